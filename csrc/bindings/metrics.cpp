@@ -1,0 +1,249 @@
+// Bindings of the metrics stage (pysynth._core.metrics). Glue only: convert, release the
+// GIL, call the library, wrap the result.
+#include <cctype>
+#include <stdexcept>
+
+#include "common.hpp"
+#include "pysynth/common.hpp"
+
+namespace pysynth::bind {
+
+Column to_strings(py::handle obj, const char* name) {
+  Column c;
+  if (obj.is_none()) throw py::type_error(std::string(name) + " must be a sequence of str, got None");
+  if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
+    throw py::type_error(std::string(name) + " must be a sequence of str, not a single string; wrap it in a list");
+  PyObject* seq = PySequence_Fast(obj.ptr(), "");
+  if (!seq) {
+    PyErr_Clear();
+    throw py::type_error(std::string(name) + " must be a sequence of str, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  c.keep = py::reinterpret_steal<py::object>(seq);
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  PyObject** items = PySequence_Fast_ITEMS(seq);
+  c.views.resize(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* s = items[i];
+    if (!PyUnicode_Check(s)) {
+      throw py::type_error(std::string(name) + "[" + std::to_string(i) + "] must be str, got " +
+                           Py_TYPE(s)->tp_name);
+    }
+    Py_ssize_t len;
+    const char* p = PyUnicode_AsUTF8AndSize(s, &len);
+    if (!p) {
+      PyErr_Clear();
+      throw py::value_error(std::string(name) + "[" + std::to_string(i) +
+                            "] is not valid Unicode (lone surrogate); clean the text first");
+    }
+    c.views[static_cast<size_t>(i)] = std::string_view(p, static_cast<size_t>(len));
+  }
+  c.col.strs = c.views.data();
+  c.col.size = c.views.size();
+  return c;
+}
+
+py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n,
+                                                                         size_t total,
+                                                                         const char* name) {
+  auto off = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(obj);
+  if (!off || off.ndim() != 1 || static_cast<size_t>(off.shape(0)) != n + 1)
+    throw py::value_error(std::string(name) + " must be a 1-d integer array of length " +
+                          std::to_string(n + 1));
+  const int64_t* o = off.data();
+  if (o[0] != 0 || o[n] != static_cast<int64_t>(total))
+    throw py::value_error(std::string(name) + " must start at 0 and end at " + std::to_string(total));
+  for (size_t i = 0; i < n; ++i)
+    if (o[i + 1] < o[i]) throw py::value_error(std::string(name) + " must be non-decreasing");
+  return off;
+}
+
+Column to_column(py::handle obj, const char* name) {
+  if (!obj.is_none() && py::hasattr(obj, "values") && py::hasattr(obj, "offsets") &&
+      !PySequence_Check(obj.ptr())) {
+    Column c;
+    c.keep = py::reinterpret_borrow<py::object>(obj);
+    c.ids = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(obj.attr("values"));
+    if (!c.ids || c.ids.ndim() != 1) throw py::value_error(std::string(name) + ".values must be a 1-d int32 array");
+    py::object off = obj.attr("offsets");
+    auto o = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(off);
+    if (!o || o.ndim() != 1 || o.shape(0) < 1)
+      throw py::value_error(std::string(name) + ".offsets must be a 1-d int64 array of length n + 1");
+    size_t n = static_cast<size_t>(o.shape(0)) - 1;
+    c.offsets = to_offsets(off, n, static_cast<size_t>(c.ids.shape(0)), (std::string(name) + ".offsets").c_str());
+    c.col.ids = c.ids.data();
+    c.col.offsets = c.offsets.data();
+    c.col.size = n;
+    return c;
+  }
+  return to_strings(obj, name);
+}
+
+namespace {
+
+std::vector<RougeType> parse_types(const std::vector<std::string>& names) {
+  std::vector<RougeType> out;
+  for (const auto& s : names) {
+    if (s == "rougeL") {
+      out.push_back({RougeKind::L, 0});
+    } else if (s == "rougeLsum") {
+      out.push_back({RougeKind::Lsum, 0});
+    } else if (s.size() > 5 && s.compare(0, 5, "rouge") == 0 &&
+               s.find_first_not_of("0123456789", 5) == std::string::npos && s.size() < 8) {
+      int n = std::stoi(s.substr(5));
+      if (n < 1) throw py::value_error("types: " + s + " needs n >= 1");
+      out.push_back({RougeKind::N, n});
+    } else {
+      throw py::value_error("types: unknown ROUGE type '" + s +
+                            "'; use rouge1..rouge9 (any rougeN), rougeL or rougeLsum");
+    }
+  }
+  if (out.empty()) throw py::value_error("types must name at least one ROUGE type");
+  return out;
+}
+
+RougeFlavor parse_flavor(const std::string& f) {
+  if (f == "rouge-score") return RougeFlavor::RougeScore;
+  if (f == "pltrdy") return RougeFlavor::Pltrdy;
+  throw py::value_error("flavor must be 'rouge-score' or 'pltrdy', got '" + f + "'");
+}
+
+Smooth parse_smooth(const std::string& s) {
+  if (s == "none") return Smooth::None;
+  if (s == "floor") return Smooth::Floor;
+  if (s == "add-k") return Smooth::AddK;
+  if (s == "exp") return Smooth::Exp;
+  throw py::value_error("smooth_method must be one of none, floor, add-k, exp; got '" + s + "'");
+}
+
+py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
+                                    const std::vector<std::string>& types, const std::string& flavor,
+                                    bool stem, int workers) {
+  Column h = to_column(hyps, "hyps");
+  Column r = to_column(refs, "refs");
+  auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
+  RougeConfig cfg;
+  cfg.flavor = parse_flavor(flavor);
+  cfg.types = parse_types(types);
+  cfg.stem = stem;
+  resolve_workers(workers);
+  py::array_t<int64_t> out({static_cast<py::ssize_t>(r.col.size), static_cast<py::ssize_t>(cfg.types.size()),
+                            py::ssize_t{3}});
+  int64_t* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    rouge_stats(h.col, r.col, off.data(), cfg, workers, o);
+  }
+  return out;
+}
+
+py::array_t<int64_t> bleu_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
+                                   const std::string& tokenize, int max_order, int workers) {
+  Column h = to_column(hyps, "hyps");
+  Column r = to_column(refs, "refs");
+  auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
+  BleuTokenize tok;
+  if (tokenize == "13a") {
+    tok = BleuTokenize::T13a;
+  } else if (tokenize == "none") {
+    tok = BleuTokenize::None;
+  } else {
+    throw py::value_error("tokenize must be '13a' or 'none' in the compiled path, got '" + tokenize + "'");
+  }
+  if (max_order < 1) throw py::value_error("max_order must be >= 1");
+  if (h.col.is_ids() && tok != BleuTokenize::None)
+    throw py::value_error("token ids are already tokenized: use tokenize='none'");
+  resolve_workers(workers);
+  py::array_t<int64_t> out({static_cast<py::ssize_t>(h.col.size), static_cast<py::ssize_t>(2 + 2 * max_order)});
+  int64_t* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    bleu_stats(h.col, r.col, off.data(), tok, max_order, workers, o);
+  }
+  return out;
+}
+
+using StatsArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+StatsArray check_stats(py::handle stats, int max_order) {
+  auto s = StatsArray::ensure(stats);
+  if (max_order < 1) throw py::value_error("max_order must be >= 1");
+  if (!s || s.ndim() != 2 || s.shape(1) != 2 + 2 * max_order)
+    throw py::value_error("stats must be an int64 array of shape (n, " + std::to_string(2 + 2 * max_order) + ")");
+  return s;
+}
+
+py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& smooth_method,
+                                          double smooth_value, bool effective_order, int max_order) {
+  auto s = check_stats(stats, max_order);
+  Smooth sm = parse_smooth(smooth_method);
+  py::object vi = py::module_::import("sys").attr("version_info");
+  bool compensated = py::cast<int>(vi.attr("major")) > 3 ||
+                     (py::cast<int>(vi.attr("major")) == 3 && py::cast<int>(vi.attr("minor")) >= 12);
+  size_t n = static_cast<size_t>(s.shape(0));
+  py::array_t<double> out(static_cast<py::ssize_t>(n));
+  double* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    sacrebleu_sentence_scores(s.data(), n, max_order, sm, smooth_value, effective_order, compensated, o);
+  }
+  return out;
+}
+
+py::array_t<double> coco_sentence_py(py::handle stats, int max_order) {
+  auto s = check_stats(stats, max_order);
+  size_t n = static_cast<size_t>(s.shape(0));
+  py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(max_order)});
+  double* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    coco_sentence_scores(s.data(), n, max_order, o);
+  }
+  return out;
+}
+
+py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers) {
+  Column c = to_strings(texts, "texts");
+  TokenizerKind kind;
+  if (tokenizer == "rouge") {
+    kind = TokenizerKind::Rouge;
+  } else if (tokenizer == "rouge-stem") {
+    kind = TokenizerKind::RougeStem;
+  } else if (tokenizer == "13a") {
+    kind = TokenizerKind::T13a;
+  } else if (tokenizer == "none") {
+    kind = TokenizerKind::Whitespace;
+  } else {
+    throw py::value_error("tokenizer must be one of rouge, rouge-stem, 13a, none; got '" + tokenizer + "'");
+  }
+  resolve_workers(workers);
+  std::vector<std::vector<std::string>> toks;
+  {
+    py::gil_scoped_release nogil;
+    toks = tokenize_texts(c.views.data(), c.views.size(), kind, workers);
+  }
+  py::list out(toks.size());
+  for (size_t i = 0; i < toks.size(); ++i) {
+    py::list row(toks[i].size());
+    for (size_t j = 0; j < toks[i].size(); ++j) row[j] = py::str(toks[i][j]);
+    out[i] = row;
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_metrics(py::module_& m) {
+  auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
+  sub.def("rouge_stats", &rouge_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
+          py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
+  sub.def("bleu_stats", &bleu_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
+          py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
+  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, py::arg("stats"), py::arg("smooth_method"),
+          py::arg("smooth_value"), py::arg("effective_order"), py::arg("max_order"));
+  sub.def("coco_sentence_scores", &coco_sentence_py, py::arg("stats"), py::arg("max_order"));
+  sub.def("tokenize", &tokenize_py, py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
+  register_porter(sub);
+}
+
+}  // namespace pysynth::bind

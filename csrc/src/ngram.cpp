@@ -1,0 +1,685 @@
+#include "pysynth/ngram.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "pysynth/common.hpp"
+#include "pysynth/porter.hpp"
+#include "pysynth/text.hpp"
+
+namespace pysynth {
+namespace {
+
+inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+inline uint64_t hash_bytes(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9FB21C651E98DF25ULL;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * 0x9FB21C651E98DF25ULL;
+  }
+  return mix64(h);
+}
+
+// Open-addressing interner mapping strings or 64-bit keys to dense ids. Reset is O(1)
+// (a stamp per slot): segments are short, and clearing the table would dominate.
+class Interner {
+ public:
+  void reset(size_t expected, int32_t first_id) {
+    size_t cap = 16;
+    while (cap < expected * 2 + 2) cap <<= 1;
+    if (cap > slots_.size()) {
+      slots_.assign(cap, Slot{});
+      stamp_ = 0;
+    }
+    mask_ = cap - 1;  // only the first `cap` slots are used: small groups stay in cache
+    if (++stamp_ == 0) {
+      std::fill(slots_.begin(), slots_.end(), Slot{});
+      stamp_ = 1;
+    }
+    next_ = first_id;
+    limit_ = cap / 2;
+    count_ = 0;
+  }
+  int32_t next_id() const { return next_; }
+
+  int32_t str(std::string_view s) {
+    uint64_t h = hash_bytes(s.data(), s.size());
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& sl = slots_[i];
+      if (sl.stamp != stamp_) return insert(sl, h, s.data(), static_cast<uint32_t>(s.size()));
+      if (sl.key == h && sl.len == s.size() && std::memcmp(sl.ptr, s.data(), s.size()) == 0)
+        return sl.id;
+    }
+  }
+  int32_t key(uint64_t k) {
+    for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
+      Slot& sl = slots_[i];
+      if (sl.stamp != stamp_) return insert(sl, k, nullptr, 0);
+      if (sl.key == k) return sl.id;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    const char* ptr = nullptr;
+    uint32_t len = 0;
+    uint32_t stamp = 0;
+    int32_t id = 0;
+  };
+  int32_t insert(Slot& sl, uint64_t key, const char* p, uint32_t n) {
+    if (++count_ > limit_) throw Error("interner overflow: group larger than announced");
+    sl.key = key;
+    sl.ptr = p;
+    sl.len = n;
+    sl.stamp = stamp_;
+    sl.id = next_++;
+    return sl.id;
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, limit_ = 0, count_ = 0;
+  uint32_t stamp_ = 0;
+  int32_t next_ = 0;
+};
+
+enum class Mode { Rouge, RougeLsum, Whitespace, T13a, Pltrdy };
+
+// One segment's tokens as dense ids, with sentence starts (sent.back() == ids.size()).
+struct Seq {
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> sent;
+  bool no_sentence = false;
+  // n-gram ids per order (index k holds order k + 1; order 1 is `ids` itself)
+  std::vector<std::vector<int32_t>> grams;
+  const std::vector<int32_t>& order(int n) const { return n == 1 ? ids : grams[n - 2]; }
+};
+
+struct Workspace {
+  std::string tmp;
+  std::vector<std::string> tbuf;  // per text of the group: tokenized bytes
+  std::vector<std::pair<uint32_t, uint32_t>> spans;
+  std::vector<std::string_view> views;  // all tokens of the group
+  std::vector<size_t> view_off;         // per text: first view
+  std::unordered_map<std::string, std::string> stems;
+  std::string stem_out;
+  Interner words, grams;
+  std::vector<int32_t> cnt, cnt2;
+  std::vector<uint8_t> mark, pos_mark;
+  std::vector<uint64_t> masks, vbits;
+  std::vector<int32_t> table;
+  std::vector<Seq> seqs;  // 0 = hypothesis, 1.. = its references
+
+  void ensure_ids(size_t n) {
+    if (cnt.size() < n) {
+      cnt.resize(n, 0);
+      cnt2.resize(n, 0);
+      mark.resize(n, 0);
+    }
+  }
+  std::string_view stem(std::string_view tok) {
+    // The cache owns keys and values: views into it stay valid for the whole call.
+    auto it = stems.find(std::string(tok));
+    if (it == stems.end()) {
+      porter_stem(tok, stem_out);
+      it = stems.emplace(std::string(tok), stem_out).first;
+    }
+    return it->second;
+  }
+};
+
+// --- tokenization of one text into views (sentence starts recorded into seq.sent) -------
+
+void rouge_piece(std::string_view piece, bool stem, std::string& buf, Workspace& ws) {
+  ws.spans.clear();
+  tokenize_rouge(piece, buf, ws.spans);
+  for (auto& sp : ws.spans) {
+    std::string_view t(buf.data() + sp.first, sp.second);
+    ws.views.push_back(stem && t.size() > 3 ? ws.stem(t) : t);
+  }
+}
+
+void tokenize_one(std::string_view s, Mode mode, bool stem, size_t k, Workspace& ws, Seq& seq) {
+  std::string& buf = ws.tbuf[k];
+  buf.clear();
+  seq.sent.clear();
+  seq.no_sentence = false;
+  size_t first = ws.views.size();
+  auto mark_sentence = [&]() { seq.sent.push_back(static_cast<uint32_t>(ws.views.size() - first)); };
+  switch (mode) {
+    case Mode::Rouge:
+      buf.reserve(s.size());  // the rouge tokenizer never writes more bytes than it reads
+      rouge_piece(s, stem, buf, ws);
+      break;
+    case Mode::RougeLsum: {
+      // Sentences are the non-empty pieces of text.split("\n"); the reserve keeps views
+      // into buf valid across pieces.
+      buf.reserve(s.size());
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t nl = s.find('\n', start);
+        if (nl == std::string_view::npos) nl = s.size();
+        if (nl > start) {
+          mark_sentence();
+          rouge_piece(s.substr(start, nl - start), stem, buf, ws);
+        }
+        start = nl + 1;
+      }
+      break;
+    }
+    case Mode::Whitespace:
+      split_whitespace(s, ws.views);
+      break;
+    case Mode::T13a:
+      tokenize_13a(s, buf, ws.tmp);
+      split_whitespace(buf, ws.views);
+      break;
+    case Mode::Pltrdy: {
+      // rouge 0.3.2: [" ".join(p.split()) for p in text.split(".") if len(p) > 0], then each
+      // sentence .split(" "): a whitespace-only piece yields one empty word.
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t dot = s.find('.', start);
+        if (dot == std::string_view::npos) dot = s.size();
+        if (dot > start) {
+          mark_sentence();
+          size_t before = ws.views.size();
+          split_whitespace(s.substr(start, dot - start), ws.views);
+          if (ws.views.size() == before) ws.views.emplace_back();
+        }
+        start = dot + 1;
+      }
+      seq.no_sentence = seq.sent.empty();
+      break;
+    }
+  }
+  seq.sent.push_back(static_cast<uint32_t>(ws.views.size() - first));
+}
+
+// Tokenize hyp `i` and its references, intern every token (and n-grams up to max_order)
+// into one dense id space shared by the group. Returns the number of ids.
+size_t load_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
+                  size_t i, Mode mode, bool stem, int max_order, Workspace& ws) {
+  size_t r0 = static_cast<size_t>(ref_offsets[i]), r1 = static_cast<size_t>(ref_offsets[i + 1]);
+  size_t n_texts = 1 + (r1 - r0);
+  if (ws.seqs.size() < n_texts) ws.seqs.resize(n_texts);
+  if (ws.tbuf.size() < n_texts) ws.tbuf.resize(n_texts);
+  size_t total = 0;
+  if (hyps.is_ids()) {
+    auto load_ids = [&](const TextColumn& col, size_t row, Seq& seq) {
+      int64_t b = col.offsets[row], e = col.offsets[row + 1];
+      seq.ids.assign(col.ids + b, col.ids + e);
+      seq.sent.assign({0u, static_cast<uint32_t>(e - b)});
+      seq.no_sentence = false;
+      total += static_cast<size_t>(e - b);
+    };
+    load_ids(hyps, i, ws.seqs[0]);
+    for (size_t j = r0; j < r1; ++j) load_ids(refs, j, ws.seqs[1 + j - r0]);
+    ws.words.reset(total, 0);
+    for (size_t t = 0; t < n_texts; ++t)
+      for (auto& id : ws.seqs[t].ids) id = ws.words.key(static_cast<uint32_t>(id));
+  } else {
+    ws.views.clear();
+    ws.view_off.clear();
+    for (size_t t = 0; t < n_texts; ++t) {
+      ws.view_off.push_back(ws.views.size());
+      std::string_view s = t == 0 ? hyps.strs[i] : refs.strs[r0 + t - 1];
+      tokenize_one(s, mode, stem, t, ws, ws.seqs[t]);
+    }
+    ws.view_off.push_back(ws.views.size());
+    ws.words.reset(ws.views.size(), 0);
+    for (size_t t = 0; t < n_texts; ++t) {
+      Seq& seq = ws.seqs[t];
+      seq.ids.resize(ws.view_off[t + 1] - ws.view_off[t]);
+      for (size_t q = 0; q < seq.ids.size(); ++q) seq.ids[q] = ws.words.str(ws.views[ws.view_off[t] + q]);
+    }
+  }
+  int32_t n_words = ws.words.next_id();
+  // n-gram ids: order k at position q = intern(order k-1 id at q, word id at q + k - 1).
+  // Ids of every order live in one space, so a (prefix id, word id) key is unambiguous.
+  size_t n_grams = 0;
+  for (size_t t = 0; t < n_texts; ++t) {
+    size_t len = ws.seqs[t].ids.size();
+    for (int k = 2; k <= max_order; ++k) n_grams += len >= static_cast<size_t>(k) ? len - k + 1 : 0;
+  }
+  ws.grams.reset(n_grams, n_words);
+  for (size_t t = 0; t < n_texts; ++t) {
+    Seq& seq = ws.seqs[t];
+    if (seq.grams.size() < static_cast<size_t>(std::max(max_order - 1, 0))) seq.grams.resize(max_order - 1);
+    for (int k = 2; k <= max_order; ++k) {
+      const auto& prev = seq.order(k - 1);
+      auto& cur = seq.grams[k - 2];
+      size_t len = seq.ids.size();
+      cur.resize(len >= static_cast<size_t>(k) ? len - k + 1 : 0);
+      for (size_t q = 0; q < cur.size(); ++q) {
+        uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(prev[q])) << 32) |
+                       static_cast<uint32_t>(seq.ids[q + k - 1]);
+        cur[q] = ws.grams.key(key);
+      }
+    }
+  }
+  size_t n_ids = static_cast<size_t>(ws.grams.next_id());
+  ws.ensure_ids(n_ids);
+  return n_texts;
+}
+
+// --- LCS ---------------------------------------------------------------------------------
+
+// Length of the LCS of a (the hypothesis) and b (the reference): bit-parallel over b
+// (Allison-Dix / Hyyro: V' = (V + (V & M)) | (V & ~M)); O(|a| * ceil(|b| / 64)).
+int64_t lcs_length(const std::vector<int32_t>& a, const std::vector<int32_t>& b, Workspace& ws) {
+  size_t n = a.size(), m = b.size();
+  if (n == 0 || m == 0) return 0;
+  size_t W = (m + 63) / 64;
+  if (W == 1) {
+    if (ws.masks.size() < ws.cnt.size()) ws.masks.resize(ws.cnt.size(), 0);
+    for (size_t j = 0; j < m; ++j) ws.masks[b[j]] |= uint64_t{1} << j;
+    uint64_t V = ~uint64_t{0};
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t M = ws.masks[a[i]];
+      uint64_t U = V & M;
+      V = (V + U) | (V - U);
+    }
+    for (size_t j = 0; j < m; ++j) ws.masks[b[j]] = 0;
+    uint64_t live = m == 64 ? ~uint64_t{0} : ((uint64_t{1} << m) - 1);
+    return __builtin_popcountll(~V & live);
+  }
+  size_t need = ws.cnt.size() * W;
+  if (ws.masks.size() < need) ws.masks.resize(need, 0);
+  for (size_t j = 0; j < m; ++j) ws.masks[static_cast<size_t>(b[j]) * W + j / 64] |= uint64_t{1} << (j % 64);
+  ws.vbits.assign(W, ~uint64_t{0});
+  uint64_t* V = ws.vbits.data();
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t* M = &ws.masks[static_cast<size_t>(a[i]) * W];
+    bool carry = false;
+    for (size_t w = 0; w < W; ++w) {
+      uint64_t u = V[w] & M[w];
+      uint64_t sum;
+      bool c1 = __builtin_add_overflow(V[w], u, &sum);
+      bool c2 = __builtin_add_overflow(sum, static_cast<uint64_t>(carry), &sum);
+      carry = c1 || c2;
+      V[w] = sum | (V[w] & ~M[w]);
+    }
+  }
+  for (size_t j = 0; j < m; ++j) ws.masks[static_cast<size_t>(b[j]) * W + j / 64] = 0;
+  int64_t zeros = 0;
+  for (size_t w = 0; w < W; ++w) {
+    size_t bits = std::min<size_t>(64, m - w * 64);
+    uint64_t live = bits == 64 ? ~uint64_t{0} : ((uint64_t{1} << bits) - 1);
+    zeros += __builtin_popcountll(~V[w] & live);
+  }
+  return zeros;
+}
+
+// Full DP table for rows x (reference) and columns y; t[i * (|y| + 1) + j].
+void lcs_table(const int32_t* x, size_t n, const int32_t* y, size_t m, std::vector<int32_t>& t) {
+  size_t cols = m + 1;
+  t.assign((n + 1) * cols, 0);
+  for (size_t i = 1; i <= n; ++i)
+    for (size_t j = 1; j <= m; ++j)
+      t[i * cols + j] = x[i - 1] == y[j - 1] ? t[(i - 1) * cols + j - 1] + 1
+                                             : std::max(t[(i - 1) * cols + j], t[i * cols + j - 1]);
+}
+
+// rouge-score Lsum: summary-level union LCS with ROUGE-1.5.5's clamping by token counts.
+int64_t summary_lcs_hits(const Seq& hyp, const Seq& ref, Workspace& ws) {
+  for (int32_t id : hyp.ids) ws.cnt[id]++;
+  for (int32_t id : ref.ids) ws.cnt2[id]++;
+  int64_t hits = 0;
+  for (size_t rs = 0; rs + 1 < ref.sent.size(); ++rs) {
+    const int32_t* r = ref.ids.data() + ref.sent[rs];
+    size_t rn = ref.sent[rs + 1] - ref.sent[rs];
+    ws.pos_mark.assign(rn, 0);
+    for (size_t cs = 0; cs + 1 < hyp.sent.size(); ++cs) {
+      const int32_t* c = hyp.ids.data() + hyp.sent[cs];
+      size_t cn = hyp.sent[cs + 1] - hyp.sent[cs];
+      if (rn == 0 || cn == 0) continue;
+      lcs_table(r, rn, c, cn, ws.table);
+      size_t cols = cn + 1, i = rn, j = cn;
+      // rouge-score's _backtrack_norec tie rule: prefer moving left when strictly better.
+      while (i > 0 && j > 0) {
+        if (r[i - 1] == c[j - 1]) {
+          ws.pos_mark[i - 1] = 1;
+          --i;
+          --j;
+        } else if (ws.table[i * cols + j - 1] > ws.table[(i - 1) * cols + j]) {
+          --j;
+        } else {
+          --i;
+        }
+      }
+    }
+    for (size_t q = 0; q < rn; ++q) {
+      if (!ws.pos_mark[q]) continue;
+      int32_t t = r[q];
+      if (ws.cnt[t] > 0 && ws.cnt2[t] > 0) {
+        ++hits;
+        ws.cnt[t]--;
+        ws.cnt2[t]--;
+      }
+    }
+  }
+  for (int32_t id : hyp.ids) ws.cnt[id] = 0;
+  for (int32_t id : ref.ids) ws.cnt2[id] = 0;
+  return hits;
+}
+
+// rouge 0.3.2 (pltrdy) L: size of the union, over (ref sentence, hyp sentence) pairs, of the
+// set of words on the LCS its _recon_lcs reads out (tie rule: move up when strictly better).
+int64_t pltrdy_union_lcs(const Seq& hyp, const Seq& ref, Workspace& ws) {
+  int64_t count = 0;
+  std::vector<int32_t> touched;
+  for (size_t rs = 0; rs + 1 < ref.sent.size(); ++rs) {
+    const int32_t* x = ref.ids.data() + ref.sent[rs];
+    size_t xn = ref.sent[rs + 1] - ref.sent[rs];
+    for (size_t cs = 0; cs + 1 < hyp.sent.size(); ++cs) {
+      const int32_t* y = hyp.ids.data() + hyp.sent[cs];
+      size_t yn = hyp.sent[cs + 1] - hyp.sent[cs];
+      lcs_table(x, xn, y, yn, ws.table);
+      size_t cols = yn + 1, i = xn, j = yn;
+      while (i > 0 && j > 0) {
+        if (x[i - 1] == y[j - 1]) {
+          int32_t w = x[i - 1];
+          if (!ws.mark[w]) {
+            ws.mark[w] = 1;
+            touched.push_back(w);
+            ++count;
+          }
+          --i;
+          --j;
+        } else if (ws.table[(i - 1) * cols + j] > ws.table[i * cols + j - 1]) {
+          --i;
+        } else {
+          --j;
+        }
+      }
+    }
+  }
+  for (int32_t w : touched) ws.mark[w] = 0;
+  return count;
+}
+
+int64_t count_distinct(const std::vector<int32_t>& ids, Workspace& ws) {
+  int64_t c = 0;
+  for (int32_t id : ids)
+    if (!ws.mark[id]) {
+      ws.mark[id] = 1;
+      ++c;
+    }
+  for (int32_t id : ids) ws.mark[id] = 0;
+  return c;
+}
+
+void check_offsets(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets) {
+  if (hyps.is_ids() != refs.is_ids())
+    throw std::invalid_argument("hyps and refs must both be strings or both be token ids");
+  if (ref_offsets[0] != 0 || ref_offsets[hyps.size] != static_cast<int64_t>(refs.size))
+    throw std::invalid_argument("ref_offsets must start at 0 and end at len(refs)");
+  for (size_t i = 0; i < hyps.size; ++i)
+    if (ref_offsets[i + 1] < ref_offsets[i])
+      throw std::invalid_argument("ref_offsets must be non-decreasing");
+}
+
+}  // namespace
+
+void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
+                 const RougeConfig& cfg, int workers, int64_t* out) {
+  check_offsets(hyps, refs, ref_offsets);
+  bool pltrdy = cfg.flavor == RougeFlavor::Pltrdy;
+  bool lsum = false;
+  int max_order = 1;
+  for (const auto& t : cfg.types) {
+    if (t.kind == RougeKind::N) {
+      if (t.n < 1) throw std::invalid_argument("ROUGE-N needs n >= 1");
+      max_order = std::max(max_order, t.n);
+    }
+    lsum = lsum || t.kind == RougeKind::Lsum;
+  }
+  if (pltrdy && lsum) throw std::invalid_argument("the pltrdy flavor has no rougeLsum");
+  if (hyps.is_ids() && (pltrdy || lsum))
+    throw std::invalid_argument("token ids carry no sentence boundaries: use strings for pltrdy or rougeLsum");
+  Mode mode = pltrdy ? Mode::Pltrdy : (lsum ? Mode::RougeLsum : Mode::Rouge);
+  const size_t T = cfg.types.size();
+  parallel_for(hyps.size, workers, 256, [&](size_t, size_t b, size_t e) {
+    Workspace ws;
+    for (size_t i = b; i < e; ++i) {
+      size_t n_texts = load_group(hyps, refs, ref_offsets, i, mode, cfg.stem, max_order, ws);
+      const Seq& hyp = ws.seqs[0];
+      int64_t hyp_distinct = pltrdy ? count_distinct(hyp.ids, ws) : 0;
+      for (size_t r = 1; r < n_texts; ++r) {
+        const Seq& ref = ws.seqs[r];
+        int64_t* o = out + (static_cast<size_t>(ref_offsets[i]) + r - 1) * T * 3;
+        for (size_t t = 0; t < T; ++t, o += 3) {
+          const RougeType& ty = cfg.types[t];
+          if (pltrdy && (hyp.no_sentence || ref.no_sentence)) {
+            o[0] = o[1] = o[2] = -1;
+            continue;
+          }
+          if (ty.kind == RougeKind::N) {
+            const auto& hg = hyp.order(ty.n);
+            const auto& rg = ref.order(ty.n);
+            if (pltrdy) {
+              for (int32_t g : hg) ws.mark[g] |= 1;
+              int64_t nh = 0, nr = 0, both = 0;
+              for (int32_t g : hg)
+                if (!(ws.mark[g] & 4)) { ws.mark[g] |= 4; ++nh; }
+              for (int32_t g : rg)
+                if (!(ws.mark[g] & 2)) {
+                  ws.mark[g] |= 2;
+                  ++nr;
+                  both += ws.mark[g] & 1;
+                }
+              for (int32_t g : hg) ws.mark[g] = 0;
+              for (int32_t g : rg) ws.mark[g] = 0;
+              o[0] = both;
+              o[1] = nh;
+              o[2] = nr;
+            } else {
+              for (int32_t g : rg) ws.cnt[g]++;
+              int64_t match = 0;
+              for (int32_t g : hg)
+                if (ws.cnt[g] > 0) {
+                  ws.cnt[g]--;
+                  ++match;
+                }
+              for (int32_t g : rg) ws.cnt[g] = 0;
+              o[0] = match;
+              o[1] = static_cast<int64_t>(hg.size());
+              o[2] = static_cast<int64_t>(rg.size());
+            }
+          } else if (ty.kind == RougeKind::L) {
+            if (pltrdy) {
+              o[0] = pltrdy_union_lcs(hyp, ref, ws);
+              o[1] = hyp_distinct;
+              o[2] = count_distinct(ref.ids, ws);
+            } else {
+              o[0] = lcs_length(hyp.ids, ref.ids, ws);
+              o[1] = static_cast<int64_t>(hyp.ids.size());
+              o[2] = static_cast<int64_t>(ref.ids.size());
+            }
+          } else {
+            o[0] = summary_lcs_hits(hyp, ref, ws);
+            o[1] = static_cast<int64_t>(hyp.ids.size());
+            o[2] = static_cast<int64_t>(ref.ids.size());
+          }
+        }
+      }
+    }
+  });
+}
+
+void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
+                BleuTokenize tokenize, int max_order, int workers, int64_t* out) {
+  check_offsets(hyps, refs, ref_offsets);
+  if (max_order < 1) throw std::invalid_argument("max_order must be >= 1");
+  for (size_t i = 0; i < hyps.size; ++i)
+    if (ref_offsets[i + 1] == ref_offsets[i])
+      throw std::invalid_argument("every hypothesis needs at least one reference");
+  Mode mode = tokenize == BleuTokenize::T13a ? Mode::T13a : Mode::Whitespace;
+  const size_t width = 2 + 2 * static_cast<size_t>(max_order);
+  parallel_for(hyps.size, workers, 256, [&](size_t, size_t b, size_t e) {
+    Workspace ws;
+    for (size_t i = b; i < e; ++i) {
+      size_t n_texts = load_group(hyps, refs, ref_offsets, i, mode, false, max_order, ws);
+      int64_t* o = out + i * width;
+      const Seq& hyp = ws.seqs[0];
+      int64_t hyp_len = static_cast<int64_t>(hyp.ids.size());
+      // Clip counts: the max count of each n-gram over the references (cnt), built with
+      // a per-reference count (cnt2).
+      int64_t closest_diff = -1, closest_len = -1;
+      for (size_t r = 1; r < n_texts; ++r) {
+        const Seq& ref = ws.seqs[r];
+        int64_t rl = static_cast<int64_t>(ref.ids.size());
+        int64_t diff = rl > hyp_len ? rl - hyp_len : hyp_len - rl;
+        if (closest_diff == -1 || diff < closest_diff || (diff == closest_diff && rl < closest_len)) {
+          closest_diff = diff;
+          closest_len = rl;
+        }
+        for (int k = 1; k <= max_order; ++k) {
+          const auto& g = ref.order(k);
+          for (int32_t id : g) ws.cnt2[id]++;
+          for (int32_t id : g) {
+            if (ws.cnt2[id] > ws.cnt[id]) ws.cnt[id] = ws.cnt2[id];
+          }
+          for (int32_t id : g) ws.cnt2[id] = 0;
+        }
+      }
+      o[0] = hyp_len;
+      o[1] = closest_len;
+      for (int k = 1; k <= max_order; ++k) {
+        const auto& g = hyp.order(k);
+        int64_t correct = 0;
+        for (int32_t id : g)
+          if (ws.cnt[id] > 0) {
+            ws.cnt[id]--;
+            ++correct;
+          }
+        o[1 + k] = correct;
+        o[1 + max_order + k] = static_cast<int64_t>(g.size());
+      }
+      for (size_t r = 1; r < n_texts; ++r)
+        for (int k = 1; k <= max_order; ++k)
+          for (int32_t id : ws.seqs[r].order(k)) ws.cnt[id] = 0;
+    }
+  });
+}
+
+void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth,
+                               double smooth_value, bool effective_order, bool compensated_sum,
+                               double* out) {
+  const size_t width = 2 + 2 * static_cast<size_t>(max_order);
+  std::vector<double> correct(max_order), total(max_order), prec(max_order);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t* s = stats + i * width;
+    double sys_len = static_cast<double>(s[0]), ref_len = static_cast<double>(s[1]);
+    double bp = 1.0;
+    if (s[0] < s[1]) bp = s[0] > 0 ? std::exp(1.0 - ref_len / sys_len) : 0.0;
+    bool any = false;
+    for (int k = 0; k < max_order; ++k) {
+      correct[k] = static_cast<double>(s[2 + k]);
+      total[k] = static_cast<double>(s[2 + max_order + k]);
+      prec[k] = 0.0;
+      any = any || s[2 + k] != 0;
+    }
+    if (!any) {
+      out[i] = 0.0;
+      continue;
+    }
+    double smooth_mteval = 1.0;
+    int eff_order = max_order;
+    for (int k = 0; k < max_order; ++k) {
+      if (smooth == Smooth::AddK && k > 0) {
+        correct[k] += smooth_value;
+        total[k] += smooth_value;
+      }
+      if (total[k] == 0.0) break;
+      if (effective_order) eff_order = k + 1;
+      if (correct[k] == 0.0) {
+        if (smooth == Smooth::Exp) {
+          smooth_mteval *= 2;
+          prec[k] = 100.0 / (smooth_mteval * total[k]);
+        } else if (smooth == Smooth::Floor) {
+          prec[k] = 100.0 * smooth_value / total[k];
+        }
+      } else {
+        prec[k] = 100.0 * correct[k] / total[k];
+      }
+    }
+    // sum(my_log(p) for p in precisions[:eff_order]), as the running Python does it.
+    double acc = 0.0, comp = 0.0;
+    for (int k = 0; k < eff_order; ++k) {
+      double x = prec[k] == 0.0 ? -9999999999.0 : std::log(prec[k]);
+      if (compensated_sum) {
+        double t = acc + x;
+        if (std::fabs(acc) >= std::fabs(x))
+          comp += (acc - t) + x;
+        else
+          comp += (x - t) + acc;
+        acc = t;
+      } else {
+        acc += x;
+      }
+    }
+    if (compensated_sum && comp != 0.0 && std::isfinite(comp)) acc += comp;
+    out[i] = bp * std::exp(acc / eff_order);
+  }
+}
+
+void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out) {
+  const size_t width = 2 + 2 * static_cast<size_t>(max_order);
+  const double tiny = 1e-15, small = 1e-9;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t* s = stats + i * width;
+    double* o = out + i * static_cast<size_t>(max_order);
+    double bleu = 1.0;
+    for (int k = 0; k < max_order; ++k) {
+      bleu *= (static_cast<double>(s[2 + k]) + tiny) / (static_cast<double>(s[2 + max_order + k]) + small);
+      o[k] = std::pow(bleu, 1.0 / (k + 1));
+    }
+    double ratio = (static_cast<double>(s[0]) + tiny) / (static_cast<double>(s[1]) + small);
+    if (ratio < 1) {
+      double f = std::exp(1 - 1 / ratio);
+      for (int k = 0; k < max_order; ++k) o[k] *= f;
+    }
+  }
+}
+
+std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n,
+                                                     TokenizerKind kind, int workers) {
+  std::vector<std::vector<std::string>> result(n);
+  Mode mode = kind == TokenizerKind::T13a         ? Mode::T13a
+              : kind == TokenizerKind::Whitespace ? Mode::Whitespace
+                                                  : Mode::Rouge;
+  bool stem = kind == TokenizerKind::RougeStem;
+  parallel_for(n, workers, 256, [&](size_t, size_t b, size_t e) {
+    Workspace ws;
+    ws.tbuf.resize(1);
+    Seq seq;
+    for (size_t i = b; i < e; ++i) {
+      ws.views.clear();
+      tokenize_one(texts[i], mode, stem, 0, ws, seq);
+      result[i].assign(ws.views.begin(), ws.views.end());
+    }
+  });
+  return result;
+}
+
+}  // namespace pysynth

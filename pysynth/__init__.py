@@ -1,0 +1,21 @@
+"""pysynth: fast, exact toolkit for synthetic question data.
+
+Generating, filtering, rewriting and evaluating question data at scale. Hot paths are
+compiled (C++17 via pybind11); every compiled function has a pure-Python twin that is
+its specification (``PYSYNTH_IMPL=auto|cpp|python``, see :func:`show_config`).
+
+``import pysynth`` stays light: numpy only; torch/triton load when a model or kernel is used.
+"""
+from pysynth._dispatch import show_config
+
+__version__ = "0.1.0"
+__all__ = ["show_config", "metrics", "ranking", "__version__"]
+
+
+def __getattr__(name):
+    # Submodules load on first use so `import pysynth` stays cheap.
+    if name in ("metrics", "ranking"):
+        import importlib
+
+        return importlib.import_module(f"pysynth.{name}")
+    raise AttributeError(f"module 'pysynth' has no attribute {name!r}")

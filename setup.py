@@ -1,0 +1,71 @@
+"""Build script: drives CMake to build the pybind11 module ``pysynth._core``.
+
+``pip install .`` (or ``pip install -e .``) configures and builds with CMake; the
+compiled module lands next to the Python sources (editable) or in the wheel.
+``kernels/`` ships inside the package as ``pysynth.kernels``.
+Set ``PYSYNTH_NO_EXT=1`` to install the pure-Python package only.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name: str) -> None:
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext: Extension) -> None:
+        if not isinstance(ext, CMakeExtension):
+            return super().build_extension(ext)
+        import pybind11
+
+        out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
+        build_temp = Path(self.build_temp).resolve() / ext.name
+        build_temp.mkdir(parents=True, exist_ok=True)
+        cfg = os.environ.get("PYSYNTH_BUILD_TYPE", "Release")
+        args = [
+            f"-DCMAKE_BUILD_TYPE={cfg}",
+            f"-DPYSYNTH_OUTPUT_DIR={out_dir}",
+            f"-DPython_EXECUTABLE={sys.executable}",
+            f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+        ]
+        gen = []
+        try:
+            import ninja  # noqa: F401
+
+            gen = ["-G", "Ninja"]
+        except ImportError:
+            pass
+        subprocess.run(["cmake", str(ROOT), *gen, *args], cwd=build_temp, check=True)
+        jobs = str(os.cpu_count() or 2)
+        subprocess.run(
+            ["cmake", "--build", ".", "--target", "_core", "-j", jobs],
+            cwd=build_temp,
+            check=True,
+        )
+
+
+ext_modules = [] if os.environ.get("PYSYNTH_NO_EXT") else [CMakeExtension("pysynth._core")]
+
+setup(
+    packages=[
+        "pysynth",
+        "pysynth.metrics",
+        "pysynth.ranking",
+        "pysynth.data",
+        "pysynth.kernels",
+    ],
+    package_dir={"pysynth.kernels": "kernels"},
+    package_data={"pysynth": ["py.typed", "*.pyi", "data/*.gz", "data/*.md"]},
+    ext_modules=ext_modules,
+    cmdclass={"build_ext": CMakeBuild},
+    zip_safe=False,
+)

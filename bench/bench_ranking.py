@@ -9,6 +9,7 @@ Run:  pytest bench/bench_ranking.py --benchmark-only
 The NumPy baseline is a vectorized implementation written here (no
 scikit-learn); each benchmark also checks it against the backend result.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-from pysynth._dispatch import available  # noqa: E402
+from pysynth._dispatch import available
 
 N_QUERIES = 100_000
 N_CANDS = 20

@@ -202,6 +202,19 @@ py::array_t<double> coco_sentence_py(py::handle stats, int max_order) {
   return out;
 }
 
+py::array_t<double> rouge_prf_py(py::handle stats) {
+  auto s = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(stats);
+  if (!s || s.ndim() != 3 || s.shape(2) != 3) throw py::value_error("stats must be an int64 array of shape (rows, types, 3)");
+  size_t rows = static_cast<size_t>(s.shape(0)), T = static_cast<size_t>(s.shape(1));
+  py::array_t<double> out({py::ssize_t{3}, static_cast<py::ssize_t>(T), static_cast<py::ssize_t>(rows)});
+  double* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    rouge_score_prf(s.data(), rows, T, o);
+  }
+  return out;
+}
+
 py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers) {
   Column c = to_strings(texts, "texts");
   TokenizerKind kind;
@@ -237,6 +250,7 @@ void register_metrics(py::module_& m) {
   auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
   sub.def("rouge_stats", &rouge_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
           py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
+  sub.def("rouge_prf", &rouge_prf_py, py::arg("stats"));
   sub.def("bleu_stats", &bleu_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
           py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
   sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, py::arg("stats"), py::arg("smooth_method"),

@@ -116,7 +116,6 @@ struct Seq {
 struct Workspace {
   std::string tmp;
   std::vector<std::string> tbuf;  // per text of the group: tokenized bytes
-  std::vector<std::pair<uint32_t, uint32_t>> spans;
   std::vector<std::string_view> views;  // all tokens of the group
   std::vector<size_t> view_off;         // per text: first view
   std::unordered_map<std::string, std::string> stems;
@@ -124,7 +123,9 @@ struct Workspace {
   Interner words, grams;
   std::vector<int32_t> cnt, cnt2;
   std::vector<uint8_t> mark, pos_mark;
-  std::vector<uint64_t> masks, vbits;
+  std::vector<uint64_t> masks, vbits, eq;
+  std::vector<uint64_t> vhash;  // filter key of each view (fast path)
+  std::vector<uint64_t> scratch;
   std::vector<int32_t> table;
   std::vector<Seq> seqs;  // 0 = hypothesis, 1.. = its references
 
@@ -149,12 +150,11 @@ struct Workspace {
 // --- tokenization of one text into views (sentence starts recorded into seq.sent) -------
 
 void rouge_piece(std::string_view piece, bool stem, std::string& buf, Workspace& ws) {
-  ws.spans.clear();
-  tokenize_rouge(piece, buf, ws.spans);
-  for (auto& sp : ws.spans) {
-    std::string_view t(buf.data() + sp.first, sp.second);
-    ws.views.push_back(stem && t.size() > 3 ? ws.stem(t) : t);
-  }
+  size_t first = ws.views.size();
+  tokenize_rouge(piece, buf, ws.views, ws.scratch);
+  if (stem)
+    for (size_t q = first; q < ws.views.size(); ++q)
+      if (ws.views[q].size() > 3) ws.views[q] = ws.stem(ws.views[q]);
 }
 
 void tokenize_one(std::string_view s, Mode mode, bool stem, size_t k, Workspace& ws, Seq& seq) {
@@ -214,37 +214,61 @@ void tokenize_one(std::string_view s, Mode mode, bool stem, size_t k, Workspace&
   seq.sent.push_back(static_cast<uint32_t>(ws.views.size() - first));
 }
 
-// Tokenize hyp `i` and its references, intern every token (and n-grams up to max_order)
-// into one dense id space shared by the group. Returns the number of ids.
-size_t load_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                  size_t i, Mode mode, bool stem, int max_order, Workspace& ws) {
+// The texts are scattered Python objects: touching them is a cache miss each. Prefetch the
+// group a few items ahead (about 20% faster on question-length pairs).
+inline void prefetch_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
+                           size_t i, size_t end) {
+  constexpr size_t kAhead = 6;
+  if (hyps.is_ids() || i + kAhead >= end) return;
+  size_t k = i + kAhead;
+  __builtin_prefetch(hyps.strs[k].data());
+  for (int64_t j = ref_offsets[k]; j < ref_offsets[k + 1]; ++j) __builtin_prefetch(refs.strs[j].data());
+}
+
+// Phase 1: tokenize hyp `i` and its references. Strings become views (ws.views, one range
+// per text in ws.view_off); ids are copied raw into seqs[t].ids. Returns the text count.
+size_t read_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
+                  size_t i, Mode mode, bool stem, Workspace& ws) {
   size_t r0 = static_cast<size_t>(ref_offsets[i]), r1 = static_cast<size_t>(ref_offsets[i + 1]);
   size_t n_texts = 1 + (r1 - r0);
   if (ws.seqs.size() < n_texts) ws.seqs.resize(n_texts);
   if (ws.tbuf.size() < n_texts) ws.tbuf.resize(n_texts);
-  size_t total = 0;
   if (hyps.is_ids()) {
-    auto load_ids = [&](const TextColumn& col, size_t row, Seq& seq) {
+    for (size_t t = 0; t < n_texts; ++t) {
+      const TextColumn& col = t == 0 ? hyps : refs;
+      size_t row = t == 0 ? i : r0 + t - 1;
       int64_t b = col.offsets[row], e = col.offsets[row + 1];
+      Seq& seq = ws.seqs[t];
       seq.ids.assign(col.ids + b, col.ids + e);
       seq.sent.assign({0u, static_cast<uint32_t>(e - b)});
       seq.no_sentence = false;
-      total += static_cast<size_t>(e - b);
-    };
-    load_ids(hyps, i, ws.seqs[0]);
-    for (size_t j = r0; j < r1; ++j) load_ids(refs, j, ws.seqs[1 + j - r0]);
-    ws.words.reset(total, 0);
-    for (size_t t = 0; t < n_texts; ++t)
-      for (auto& id : ws.seqs[t].ids) id = ws.words.key(static_cast<uint32_t>(id));
+    }
   } else {
     ws.views.clear();
     ws.view_off.clear();
     for (size_t t = 0; t < n_texts; ++t) {
       ws.view_off.push_back(ws.views.size());
-      std::string_view s = t == 0 ? hyps.strs[i] : refs.strs[r0 + t - 1];
-      tokenize_one(s, mode, stem, t, ws, ws.seqs[t]);
+      tokenize_one(t == 0 ? hyps.strs[i] : refs.strs[r0 + t - 1], mode, stem, t, ws, ws.seqs[t]);
     }
     ws.view_off.push_back(ws.views.size());
+  }
+  return n_texts;
+}
+
+size_t text_len(const Workspace& ws, bool ids, size_t t) {
+  return ids ? ws.seqs[t].ids.size() : ws.view_off[t + 1] - ws.view_off[t];
+}
+
+// Phase 2 (general path): intern every token, and n-grams up to max_order, into one dense
+// id space shared by the group. Returns the number of ids.
+size_t intern_group(bool ids, size_t n_texts, int max_order, Workspace& ws) {
+  if (ids) {
+    size_t total = 0;
+    for (size_t t = 0; t < n_texts; ++t) total += ws.seqs[t].ids.size();
+    ws.words.reset(total, 0);
+    for (size_t t = 0; t < n_texts; ++t)
+      for (auto& id : ws.seqs[t].ids) id = ws.words.key(static_cast<uint32_t>(id));
+  } else {
     ws.words.reset(ws.views.size(), 0);
     for (size_t t = 0; t < n_texts; ++t) {
       Seq& seq = ws.seqs[t];
@@ -278,7 +302,101 @@ size_t load_group(const TextColumn& hyps, const TextColumn& refs, const int64_t*
   }
   size_t n_ids = static_cast<size_t>(ws.grams.next_id());
   ws.ensure_ids(n_ids);
-  return n_texts;
+  return n_ids;
+}
+
+// --- short-reference fast path ------------------------------------------------------------
+// When the reference has at most 64 tokens, token equality is a bit matrix: M[i] has bit j
+// set iff hyp token i equals ref token j. N-gram equality is then M[i] & (M[i+1] >> 1) & ...,
+// multiset matches (sum over n-grams of min(count_hyp, count_ref)) follow from a greedy
+// assignment within each equivalence class, and the LCS from the bit-parallel recurrence.
+// No hashing or interning per n-gram: about 5x faster on question-length text.
+
+void equality_masks(const Workspace& ws, bool ids, size_t h, size_t r, std::vector<uint64_t>& M) {
+  size_t nh = text_len(ws, ids, h), nr = text_len(ws, ids, r);
+  M.assign(nh, 0);
+  if (ids) {
+    const int32_t* a = ws.seqs[h].ids.data();
+    const int32_t* b = ws.seqs[r].ids.data();
+    for (size_t i = 0; i < nh; ++i) {
+      uint64_t m = 0;
+      for (size_t j = 0; j < nr; ++j) m |= static_cast<uint64_t>(a[i] == b[j]) << j;
+      M[i] = m;
+    }
+    return;
+  }
+  const std::string_view* a = ws.views.data() + ws.view_off[h];
+  const std::string_view* b = ws.views.data() + ws.view_off[r];
+  const uint64_t* ha = ws.vhash.data() + ws.view_off[h];
+  const uint64_t* hb = ws.vhash.data() + ws.view_off[r];
+  for (size_t i = 0; i < nh; ++i) {
+    uint64_t m = 0;
+    for (size_t j = 0; j < nr; ++j) m |= static_cast<uint64_t>(ha[i] == hb[j]) << j;
+    if (m && a[i].size() >= 8) {  // long tokens: the key was only a filter
+      for (uint64_t x = m; x; x &= x - 1) {
+        size_t j = static_cast<size_t>(__builtin_ctzll(x));
+        if (a[i] != b[j]) m &= ~(uint64_t{1} << j);
+      }
+    }
+    M[i] = m;
+  }
+}
+
+// sum over distinct n-grams g of min(count_hyp(g), count_ref(g))
+int64_t mask_matches(const std::vector<uint64_t>& M, int n) {
+  size_t nh = M.size(), k = static_cast<size_t>(n);
+  if (nh < k) return 0;
+  uint64_t used = 0;
+  int64_t count = 0;
+  for (size_t i = 0; i + k <= nh; ++i) {
+    uint64_t g = M[i];
+    for (size_t q = 1; q < k && g; ++q) g &= M[i + q] >> q;
+    uint64_t avail = g & ~used;
+    if (avail) {
+      used |= avail & (~avail + 1);
+      ++count;
+    }
+  }
+  return count;
+}
+
+int64_t mask_lcs(const std::vector<uint64_t>& M, size_t m) {
+  if (m == 0) return 0;
+  uint64_t V = ~uint64_t{0};
+  for (uint64_t x : M) {
+    uint64_t U = V & x;
+    V = (V + U) | (V - U);
+  }
+  uint64_t live = m == 64 ? ~uint64_t{0} : ((uint64_t{1} << m) - 1);
+  return __builtin_popcountll(~V & live);
+}
+
+// A cheap filter key per token: its first 8 bytes, zero padded. Equal keys are confirmed
+// by comparing the bytes, so the fast path stays exact.
+void key_views(Workspace& ws) {
+  ws.vhash.resize(ws.views.size());
+  for (size_t q = 0; q < ws.views.size(); ++q) {
+    const char* b = ws.views[q].data();
+    size_t n = ws.views[q].size();
+    uint64_t k = 0;
+    if (n >= 8) {
+      std::memcpy(&k, b, 8);
+      k |= uint64_t{1} << 63;  // long keys never equal short ones (top byte <= 7)
+    } else {
+#if !defined(__SANITIZE_ADDRESS__)
+      // An 8-byte load that stays inside the token's page cannot fault; mask the extra bytes.
+      if ((reinterpret_cast<uintptr_t>(b) & 4095) <= 4096 - 8) {
+        std::memcpy(&k, b, 8);
+        k &= n ? (~uint64_t{0} >> (64 - 8 * n)) : 0;
+      } else
+#endif
+      {
+        for (size_t i = 0; i < n; ++i) k |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
+      }
+      k |= static_cast<uint64_t>(n) << 56;  // short keys are exact: bytes + length
+    }
+    ws.vhash[q] = k;
+  }
 }
 
 // --- LCS ---------------------------------------------------------------------------------
@@ -458,10 +576,38 @@ void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* 
     throw std::invalid_argument("token ids carry no sentence boundaries: use strings for pltrdy or rougeLsum");
   Mode mode = pltrdy ? Mode::Pltrdy : (lsum ? Mode::RougeLsum : Mode::Rouge);
   const size_t T = cfg.types.size();
-  parallel_for(hyps.size, workers, 256, [&](size_t, size_t b, size_t e) {
-    Workspace ws;
+  const bool ids = hyps.is_ids();
+  std::vector<Workspace> spaces(static_cast<size_t>(resolve_workers(workers)));
+  parallel_for(hyps.size, workers, 256, [&](size_t tid, size_t b, size_t e) {
+    Workspace& ws = spaces[tid];
     for (size_t i = b; i < e; ++i) {
-      size_t n_texts = load_group(hyps, refs, ref_offsets, i, mode, cfg.stem, max_order, ws);
+      prefetch_group(hyps, refs, ref_offsets, i, e);
+      size_t n_texts = read_group(hyps, refs, ref_offsets, i, mode, cfg.stem, ws);
+      bool fast = !pltrdy && !lsum;
+      for (size_t r = 1; r < n_texts && fast; ++r) fast = text_len(ws, ids, r) <= 64;
+      if (fast) {
+        if (!ids) key_views(ws);
+        int64_t nh = static_cast<int64_t>(text_len(ws, ids, 0));
+        for (size_t r = 1; r < n_texts; ++r) {
+          int64_t nr = static_cast<int64_t>(text_len(ws, ids, r));
+          equality_masks(ws, ids, 0, r, ws.eq);
+          int64_t* o = out + (static_cast<size_t>(ref_offsets[i]) + r - 1) * T * 3;
+          for (size_t t = 0; t < T; ++t, o += 3) {
+            const RougeType& ty = cfg.types[t];
+            if (ty.kind == RougeKind::N) {
+              o[0] = mask_matches(ws.eq, ty.n);
+              o[1] = std::max<int64_t>(0, nh - ty.n + 1);
+              o[2] = std::max<int64_t>(0, nr - ty.n + 1);
+            } else {
+              o[0] = mask_lcs(ws.eq, static_cast<size_t>(nr));
+              o[1] = nh;
+              o[2] = nr;
+            }
+          }
+        }
+        continue;
+      }
+      intern_group(ids, n_texts, max_order, ws);
       const Seq& hyp = ws.seqs[0];
       int64_t hyp_distinct = pltrdy ? count_distinct(hyp.ids, ws) : 0;
       for (size_t r = 1; r < n_texts; ++r) {
@@ -526,6 +672,25 @@ void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* 
   });
 }
 
+void rouge_score_prf(const int64_t* stats, size_t rows, size_t T, double* out) {
+  double* P = out;
+  double* R = out + rows * T;
+  double* F = out + 2 * rows * T;
+  for (size_t j = 0; j < rows; ++j) {
+    for (size_t t = 0; t < T; ++t) {
+      const int64_t* s = stats + (j * T + t) * 3;
+      double m = static_cast<double>(s[0]);
+      double p = m / static_cast<double>(std::max<int64_t>(s[1], 1));
+      double r = m / static_cast<double>(std::max<int64_t>(s[2], 1));
+      double d = p + r;
+      size_t o = t * rows + j;
+      P[o] = p;
+      R[o] = r;
+      F[o] = d > 0 ? 2 * p * r / d : 0.0;
+    }
+  }
+}
+
 void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
                 BleuTokenize tokenize, int max_order, int workers, int64_t* out) {
   check_offsets(hyps, refs, ref_offsets);
@@ -535,11 +700,28 @@ void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* r
       throw std::invalid_argument("every hypothesis needs at least one reference");
   Mode mode = tokenize == BleuTokenize::T13a ? Mode::T13a : Mode::Whitespace;
   const size_t width = 2 + 2 * static_cast<size_t>(max_order);
-  parallel_for(hyps.size, workers, 256, [&](size_t, size_t b, size_t e) {
-    Workspace ws;
+  const bool ids = hyps.is_ids();
+  std::vector<Workspace> spaces(static_cast<size_t>(resolve_workers(workers)));
+  parallel_for(hyps.size, workers, 256, [&](size_t tid, size_t b, size_t e) {
+    Workspace& ws = spaces[tid];
     for (size_t i = b; i < e; ++i) {
-      size_t n_texts = load_group(hyps, refs, ref_offsets, i, mode, false, max_order, ws);
+      prefetch_group(hyps, refs, ref_offsets, i, e);
+      size_t n_texts = read_group(hyps, refs, ref_offsets, i, mode, false, ws);
       int64_t* o = out + i * width;
+      if (n_texts == 2 && text_len(ws, ids, 1) <= 64) {
+        // one short reference: clipped counts are plain multiset matches
+        if (!ids) key_views(ws);
+        int64_t nh = static_cast<int64_t>(text_len(ws, ids, 0));
+        equality_masks(ws, ids, 0, 1, ws.eq);
+        o[0] = nh;
+        o[1] = static_cast<int64_t>(text_len(ws, ids, 1));
+        for (int k = 1; k <= max_order; ++k) {
+          o[1 + k] = mask_matches(ws.eq, k);
+          o[1 + max_order + k] = std::max<int64_t>(0, nh - k + 1);
+        }
+        continue;
+      }
+      intern_group(ids, n_texts, max_order, ws);
       const Seq& hyp = ws.seqs[0];
       int64_t hyp_len = static_cast<int64_t>(hyp.ids.size());
       // Clip counts: the max count of each n-gram over the references (cnt), built with

@@ -1,6 +1,9 @@
 #include "pysynth/text.hpp"
 
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace pysynth {
 
@@ -71,58 +74,156 @@ std::string_view rstrip_whitespace(std::string_view s) {
   return std::string_view(s.data(), static_cast<size_t>(last - s.data()));
 }
 
-void tokenize_rouge(std::string_view s, std::string& buf,
-                    std::vector<std::pair<uint32_t, uint32_t>>& spans) {
+namespace {
+
+// rouge-score character classes: 0 separator, 1 copy ([a-z0-9]), 2 upper case, 3 non-ASCII.
+struct RougeClasses {
+  uint8_t c[256];
+  constexpr RougeClasses() : c() {
+    for (int i = 0; i < 256; ++i) {
+      c[i] = i >= 0x80 ? 3 : ((i >= 'a' && i <= 'z') || (i >= '0' && i <= '9')) ? 1 : (i >= 'A' && i <= 'Z') ? 2 : 0;
+    }
+  }
+};
+constexpr RougeClasses kRouge{};
+
+}  // namespace
+
+namespace {
+
+#if defined(__SSE2__)
+// Bit masks over 16 bytes: [a-z0-9] bytes, [A-Z] bytes, and bytes >= 0x80. Signed byte
+// compares are fine: every range is ASCII, and bytes >= 0x80 compare negative.
+inline void classify16(const unsigned char* p, uint32_t& word, uint32_t& upper, uint32_t& high) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  auto in = [&](char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                         _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+  };
+  __m128i lower = _mm_or_si128(in('a', 'z'), in('0', '9'));
+  __m128i up = in('A', 'Z');
+  upper = static_cast<uint32_t>(_mm_movemask_epi8(up));
+  word = static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(lower, up)));
+  high = static_cast<uint32_t>(_mm_movemask_epi8(v));
+}
+
+// ASCII-only fast tokenizer: builds word/upper bitmaps 16 bytes at a time, then walks the
+// runs of word bits. Returns false (and emits nothing) if the text has a byte >= 0x80.
+bool tokenize_rouge_ascii(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
+                          std::vector<uint64_t>& bits) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), nw = (n + 63) / 64;
+  bits.assign(2 * nw, 0);
+  uint64_t* W = bits.data();
+  uint64_t* U = W + nw;
+  for (size_t b = 0; b < n; b += 16) {
+    uint32_t w, u, h;
+    if (b + 16 <= n) {
+      classify16(p + b, w, u, h);
+    } else {
+      unsigned char tail[16] = {0};  // zero bytes are separators
+      std::memcpy(tail, p + b, n - b);
+      classify16(tail, w, u, h);
+    }
+    if (h) return false;
+    W[b / 64] |= static_cast<uint64_t>(w) << (b % 64);
+    U[b / 64] |= static_cast<uint64_t>(u) << (b % 64);
+  }
+  auto next = [&](size_t pos, bool set) -> size_t {  // first bit == set at or after pos
+    size_t k = pos / 64;
+    if (k >= nw) return n;
+    uint64_t x = (set ? W[k] : ~W[k]) & (~uint64_t{0} << (pos % 64));
+    while (!x) {
+      if (++k == nw) return set ? n : nw * 64;
+      x = set ? W[k] : ~W[k];
+    }
+    return k * 64 + static_cast<size_t>(__builtin_ctzll(x));
+  };
+  for (size_t pos = 0;;) {
+    size_t b = next(pos, true);
+    if (b >= n) break;
+    size_t e = std::min(next(b, false), n);
+    bool has_upper = false;
+    for (size_t k = b / 64; k <= (e - 1) / 64 && !has_upper; ++k) {
+      uint64_t m = U[k];
+      if (k == b / 64) m &= ~uint64_t{0} << (b % 64);
+      if (k == (e - 1) / 64 && (e % 64)) m &= (uint64_t{1} << (e % 64)) - 1;
+      has_upper = m != 0;
+    }
+    if (has_upper) {
+      size_t t = buf.size();
+      for (size_t q = b; q < e; ++q) {
+        unsigned char c = p[q];
+        buf.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+      }
+      out.emplace_back(buf.data() + t, e - b);
+    } else {
+      out.emplace_back(s.data() + b, e - b);
+    }
+    pos = e;
+  }
+  return true;
+}
+#endif
+
+}  // namespace
+
+void tokenize_rouge(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
+                    std::vector<uint64_t>& scratch) {
+#if defined(__SSE2__)
+  if (tokenize_rouge_ascii(s, buf, out, scratch)) return;
+#else
+  (void)scratch;
+#endif
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
-  bool in_token = false;
-  uint32_t start = 0;
-  auto close = [&]() {
-    if (in_token) {
-      spans.emplace_back(start, static_cast<uint32_t>(buf.size()) - start);
-      in_token = false;
-    }
-  };
-  auto put = [&](char c) {
-    if (!in_token) {
-      start = static_cast<uint32_t>(buf.size());
-      in_token = true;
-    }
-    buf.push_back(c);
-  };
+  // Fast path: a run of [a-z0-9] ending at a separator is already the token; return a view
+  // into the input. Runs with upper case or U+212A are lower-cased into buf (the caller
+  // reserved room, so buf never reallocates and earlier views stay valid).
   while (p < end) {
-    unsigned char c = *p;
-    if (c < 0x80) {
-      if (c >= 'a' && c <= 'z') {
-        put(static_cast<char>(c));
-      } else if (c >= 'A' && c <= 'Z') {
-        put(static_cast<char>(c + 32));
-      } else if (c >= '0' && c <= '9') {
-        put(static_cast<char>(c));
+    while (p < end && kRouge.c[*p] == 0) ++p;
+    if (p == end) break;
+    const unsigned char* start = p;
+    while (p < end && kRouge.c[*p] == 1) ++p;
+    if (p == end || kRouge.c[*p] == 0) {
+      out.emplace_back(reinterpret_cast<const char*>(start), static_cast<size_t>(p - start));
+      continue;
+    }
+    // Slow path: copy the token so far, then go character by character.
+    size_t tok = buf.size();
+    buf.append(reinterpret_cast<const char*>(start), static_cast<size_t>(p - start));
+    bool open = p > start;
+    while (p < end) {
+      unsigned char c = *p;
+      int k = kRouge.c[c];
+      if (k == 1) {
+        buf.push_back(static_cast<char>(c));
+        open = true;
+        ++p;
+      } else if (k == 2) {
+        buf.push_back(static_cast<char>(c + 32));
+        open = true;
+        ++p;
+      } else if (k == 0) {
+        break;
+      } else if (c == 0xE2 && p + 2 < end && p[1] == 0x84 && p[2] == 0xAA) {
+        buf.push_back('k');  // U+212A KELVIN SIGN lower-cases to "k"
+        open = true;
+        p += 3;
+      } else if (c == 0xC4 && p + 1 < end && p[1] == 0xB0) {
+        buf.push_back('i');  // U+0130 lower-cases to "i" + U+0307, a separator
+        open = true;
+        p += 2;
+        break;
       } else {
-        close();
+        // any other non-ASCII character is a separator
+        ++p;
+        while (p < end && (*p & 0xC0) == 0x80) ++p;
+        break;
       }
-      ++p;
-      continue;
     }
-    // Non-ASCII: only two characters lower-case to ASCII alphanumerics in Python:
-    // U+0130 -> "i" + U+0307 (a separator), U+212A KELVIN SIGN -> "k".
-    if (c == 0xC4 && p + 1 < end && p[1] == 0xB0) {
-      put('i');
-      close();
-      p += 2;
-      continue;
-    }
-    if (c == 0xE2 && p + 2 < end && p[1] == 0x84 && p[2] == 0xAA) {
-      put('k');
-      p += 3;
-      continue;
-    }
-    close();
-    ++p;
-    while (p < end && (*p & 0xC0) == 0x80) ++p;
+    if (open) out.emplace_back(buf.data() + tok, buf.size() - tok);
   }
-  close();
 }
 
 namespace {

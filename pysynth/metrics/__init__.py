@@ -329,9 +329,13 @@ def rouge(
     r = len(streams)
     out = RougeScores()
     out.flavor = flavor
+    if flavor == "rouge-score":
+        prf = backend("metrics").rouge_prf(stats)
     for t, name in enumerate(types):
         st = stats[:, t, :]
-        if flavor == "pltrdy":
+        if flavor == "rouge-score":
+            p, rc, f = prf[0, t], prf[1, t], prf[2, t]
+        else:
             bad = np.flatnonzero(st[:, 0] < 0)
             if bad.size:
                 i = int(bad[0]) // r
@@ -340,11 +344,7 @@ def rouge(
                     "raises 'Collections must contain at least 1 sentence.'); remove it, or pass "
                     "ignore_empty=True to skip empty hypotheses as the tool does"
                 )
-            kind = "N" if name.startswith("rouge") and name[5:].isdigit() else "L"
-            p, rc, f = _formulas.pltrdy_prf(kind, st)
-        else:
-            kind = "N" if name[5:].isdigit() else ("L" if name == "rougeL" else "Lsum")
-            p, rc, f = _formulas.rouge_score_prf(kind, st)
+            p, rc, f = _formulas.pltrdy_prf("N" if name[5:].isdigit() else "L", st)
         if r > 1:
             p, rc, f = (x.reshape(n, r) for x in (p, rc, f))
             best = np.argmax(f, axis=1)
@@ -400,7 +400,7 @@ def avg_max_rouge_l(
             raise ValueError("a hypothesis or reference has no words for the pltrdy flavor")
         f = _formulas.pltrdy_prf("L", stats[:, 0, :])[2]
     else:
-        f = _formulas.rouge_score_prf("L", stats[:, 0, :])[2]
+        f = backend("metrics").rouge_prf(stats)[2, 0]
     starts = offsets[:-1]
     total = np.add.reduceat(f, starts)
     return total / sizes[1:], np.maximum.reduceat(f, starts)

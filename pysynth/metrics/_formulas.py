@@ -26,24 +26,6 @@ def seq_mean(x: np.ndarray) -> float:
 # ---------------------------------------------------------------------------- ROUGE
 
 
-def rouge_score_prf(kind: str, s: np.ndarray):
-    """rouge-score 0.1.2 P/R/F from (matches, hyp count, ref count) rows."""
-    m = s[..., 0].astype(np.float64)
-    h = s[..., 1]
-    r = s[..., 2]
-    if kind == "N":
-        p = m / np.maximum(h, 1)
-        rc = m / np.maximum(r, 1)
-    else:  # L and Lsum: zero when either side has no token
-        ok = (h > 0) & (r > 0)
-        p = np.where(ok, m / np.maximum(h, 1), 0.0)
-        rc = np.where(ok, m / np.maximum(r, 1), 0.0)
-    denom = p + rc
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f = np.where(denom > 0, 2 * p * rc / denom, 0.0)
-    return p, rc, f
-
-
 def pltrdy_prf(kind: str, s: np.ndarray):
     """rouge 0.3.2 (pltrdy) P/R/F; scalar Python floats to mirror its ``beta**2``."""
     flat = s.reshape(-1, 3).tolist()

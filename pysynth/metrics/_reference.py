@@ -28,6 +28,7 @@ from pysynth.metrics._porter import porter_stem as _stem_one
 __all__ = [
     "tokenize",
     "rouge_stats",
+    "rouge_prf",
     "bleu_stats",
     "sacrebleu_sentence_scores",
     "coco_sentence_scores",
@@ -352,6 +353,30 @@ def rouge_stats(hyps, refs, ref_offsets, types, flavor: str, stem: bool, workers
                     out[j, t] = (lcs, len(ht), len(rt))
                 else:
                     out[j, t] = (_summary_hits(hs, rs), len(ht), len(rt))
+    return out
+
+
+def rouge_prf(stats) -> np.ndarray:
+    """rouge-score 0.1.2 precision, recall and F from :func:`rouge_stats` output.
+
+    rouge-score divides n-gram matches by ``max(count, 1)`` and returns zeros for ROUGE-L
+    when either side is empty; since matches never exceed either count, both rules give
+    the same numbers, so one formula serves every type.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (3, types, rows): P, R, F.
+    """
+    s = np.asarray(stats, dtype=np.int64)
+    if s.ndim != 3 or s.shape[2] != 3:
+        raise ValueError("stats must be an int64 array of shape (rows, types, 3)")
+    out = np.zeros((3, s.shape[1], s.shape[0]))
+    for j, row in enumerate(s.tolist()):
+        for t, (m, h, r) in enumerate(row):
+            p = m / max(h, 1)
+            rc = m / max(r, 1)
+            out[0, t, j], out[1, t, j] = p, rc
+            out[2, t, j] = 2 * p * rc / (p + rc) if p + rc > 0 else 0.0
     return out
 
 

@@ -84,26 +84,26 @@ Lei, T., Joshi, H., Barzilay, R., Jaakkola, T., Tymoshenko, K., Moschitti, A.,
 Màrquez, L. (2016). Semi-supervised Question Retrieval with Gated
 Convolutions. NAACL 2016.
 """
+
 from __future__ import annotations
 
-import math
 import numbers
 import operator
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 
 from pysynth._dispatch import backend
 
 __all__ = [
-    "ranking_stats",
-    "precision_at_k",
-    "reciprocal_ranks",
-    "mean_reciprocal_rank",
-    "average_precisions",
-    "mean_average_precision",
     "auc_at",
+    "average_precisions",
     "evaluate_rankings",
+    "mean_average_precision",
+    "mean_reciprocal_rank",
+    "precision_at_k",
+    "ranking_stats",
+    "reciprocal_ranks",
 ]
 
 _TRUNCATIONS = ("interpolate", "qra_code")
@@ -116,9 +116,7 @@ def _is_nested(x: Any) -> bool:
     """True for a list/tuple whose items are sequences (a list of per-query lists)."""
     if not isinstance(x, (list, tuple)):
         return False
-    return len(x) > 0 and all(
-        isinstance(item, (list, tuple, np.ndarray)) for item in x
-    )
+    return len(x) > 0 and all(isinstance(item, (list, tuple, np.ndarray)) for item in x)
 
 
 def _numeric(x: Any, name: str, hint: str) -> np.ndarray:
@@ -169,7 +167,9 @@ def _offsets_1d(x: Any, n: int) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise TypeError(f"offsets must be integers, got dtype {arr.dtype}; {hint}")
     if arr.ndim != 1 or arr.shape[0] < 1:
-        raise ValueError(f"offsets must be 1-D with at least one entry, got shape {arr.shape}; {hint}")
+        raise ValueError(
+            f"offsets must be 1-D with at least one entry, got shape {arr.shape}; {hint}"
+        )
     if arr[0] != 0:
         raise ValueError(f"offsets must start at 0, got offsets[0] = {arr[0]}; {hint}")
     steps = np.diff(arr.astype(np.int64))
@@ -187,7 +187,7 @@ def _offsets_1d(x: Any, n: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def _flatten_nested(scores: Any, labels: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _flatten_nested(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lists of per-query lists (or 2-D arrays) -> flat scores, labels, offsets."""
     if isinstance(scores, np.ndarray) and scores.ndim == 2:
         s2 = _numeric(scores, "scores", "pass float64 or float32 scores")
@@ -212,8 +212,7 @@ def _flatten_nested(scores: Any, labels: Any) -> Tuple[np.ndarray, np.ndarray, n
             lq, (list, tuple, np.ndarray)
         ):
             raise TypeError(
-                f"scores[{q}] and labels[{q}] must both be lists of numbers "
-                "(one list per query)"
+                f"scores[{q}] and labels[{q}] must both be lists of numbers (one list per query)"
             )
         if len(sq) != len(lq):
             raise ValueError(
@@ -234,9 +233,7 @@ def _flatten_nested(scores: Any, labels: Any) -> Tuple[np.ndarray, np.ndarray, n
     return s, lab, offsets
 
 
-def _prepare(
-    scores: Any, labels: Any, offsets: Any
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _prepare(scores: Any, labels: Any, offsets: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated (scores float64, labels int8, offsets int64), all C-contiguous."""
     if offsets is None:
         if _is_nested(scores) or (isinstance(scores, np.ndarray) and scores.ndim == 2):
@@ -302,18 +299,14 @@ def _mean(values: np.ndarray, n_relevant: np.ndarray, skip_no_relevant: bool, wh
     keep = n_relevant > 0 if skip_no_relevant else np.ones(values.shape[0], dtype=bool)
     if not keep.any():
         why = "no query has a relevant candidate" if skip_no_relevant else "there are no queries"
-        raise ValueError(
-            f"{what} is undefined: {why}; pass at least one query with a label of 1"
-        )
+        raise ValueError(f"{what} is undefined: {why}; pass at least one query with a label of 1")
     return float(np.mean(values[keep]))
 
 
 # --------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------
-def ranking_stats(
-    scores: Any, labels: Any, offsets: Optional[Any] = None, k: int = 5
-) -> np.ndarray:
+def ranking_stats(scores: Any, labels: Any, offsets: Any | None = None, k: int = 5) -> np.ndarray:
     """Per-query ranking statistics: P@k, reciprocal rank, average precision, #relevant.
 
     Parameters
@@ -346,7 +339,7 @@ def ranking_stats(
 def precision_at_k(
     scores: Any,
     labels: Any,
-    offsets: Optional[Any] = None,
+    offsets: Any | None = None,
     k: int = 5,
     skip_no_relevant: bool = True,
 ) -> float:
@@ -390,7 +383,7 @@ def precision_at_k(
     return _mean(st[:, 0], st[:, 3], skip_no_relevant, "P@k")
 
 
-def reciprocal_ranks(scores: Any, labels: Any, offsets: Optional[Any] = None) -> np.ndarray:
+def reciprocal_ranks(scores: Any, labels: Any, offsets: Any | None = None) -> np.ndarray:
     """Reciprocal rank of the first relevant candidate, per query.
 
     Parameters
@@ -417,7 +410,7 @@ def reciprocal_ranks(scores: Any, labels: Any, offsets: Optional[Any] = None) ->
 
 
 def mean_reciprocal_rank(
-    scores: Any, labels: Any, offsets: Optional[Any] = None, skip_no_relevant: bool = True
+    scores: Any, labels: Any, offsets: Any | None = None, skip_no_relevant: bool = True
 ) -> float:
     """Mean reciprocal rank (MRR) over queries, as reported by Rücklé et al. 2019.
 
@@ -447,7 +440,7 @@ def mean_reciprocal_rank(
     return _mean(st[:, 1], st[:, 3], skip_no_relevant, "MRR")
 
 
-def average_precisions(scores: Any, labels: Any, offsets: Optional[Any] = None) -> np.ndarray:
+def average_precisions(scores: Any, labels: Any, offsets: Any | None = None) -> np.ndarray:
     """Average precision per query.
 
     ``AP = (1/R) * sum over relevant candidates of (relevant at rank <= r) / r``,
@@ -477,7 +470,7 @@ def average_precisions(scores: Any, labels: Any, offsets: Optional[Any] = None) 
 
 
 def mean_average_precision(
-    scores: Any, labels: Any, offsets: Optional[Any] = None, skip_no_relevant: bool = True
+    scores: Any, labels: Any, offsets: Any | None = None, skip_no_relevant: bool = True
 ) -> float:
     """Mean average precision (MAP) over queries, as reported by Rücklé et al. 2019.
 
@@ -574,13 +567,13 @@ def auc_at(
 def evaluate_rankings(
     scores: Any,
     labels: Any,
-    offsets: Optional[Any] = None,
+    offsets: Any | None = None,
     k: int = 5,
     max_fpr: float = 0.05,
     skip_no_relevant: bool = True,
     *,
     truncation: str = "interpolate",
-) -> Dict[str, float]:
+) -> dict[str, float]:
     """P@k, MRR, MAP and AUC(max_fpr) of a batch of rankings, as fractions in [0, 1].
 
     The four measures of Rücklé et al. 2019 (P@5, MAP and MRR after Lei et al.

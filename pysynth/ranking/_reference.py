@@ -36,18 +36,18 @@ that rounding never takes a perfect ranking away from exactly 1.  ``L`` is
 that crosses it) or ``m - 1`` with ``m`` the smallest negative count with
 ``m / N >= max_fpr`` (``interpolate=False``, darsh10/qra_code's AUCMeter).
 """
+
 from __future__ import annotations
 
 import math
 import operator
-from typing import Tuple
 
 import numpy as np
 
-__all__ = ["ranking_stats", "auc_at"]
+__all__ = ["auc_at", "ranking_stats"]
 
 
-def _flat(scores, labels) -> Tuple[np.ndarray, np.ndarray]:
+def _flat(scores, labels) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     lab = np.asarray(labels, dtype=np.int8)
     if s.ndim != 1:

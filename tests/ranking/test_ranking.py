@@ -7,6 +7,7 @@ are computed by hand in the comments; the Hypothesis properties compare with
 slow, obvious oracles written here (ranks by counting, ROC areas in exact
 rational arithmetic).
 """
+
 from __future__ import annotations
 
 import math
@@ -16,11 +17,11 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import pysynth.ranking as R  # noqa: E402
-from pysynth._dispatch import available, force  # noqa: E402
+import pysynth.ranking as R
+from pysynth._dispatch import available, force
 
 BACKENDS = available("ranking")
 NAMES = sorted(BACKENDS)
@@ -78,9 +79,8 @@ def public_all(func, *args, **kwargs):
 
 def public_raises(exc, match, func, *args, **kwargs):
     for name in NAMES:
-        with force(name, "ranking"):
-            with pytest.raises(exc, match=match):
-                func(*args, **kwargs)
+        with force(name, "ranking"), pytest.raises(exc, match=match):
+            func(*args, **kwargs)
 
 
 def flat(scores_lists, labels_lists):
@@ -102,7 +102,9 @@ def oracle_stats(s, lab, off, k):
         ql = [int(x) for x in lab[off[q] : off[q + 1]]]
         n = len(qs)
         ranks = sorted(
-            1 + sum(1 for j in range(n) if qs[j] > qs[i]) + sum(1 for j in range(i) if qs[j] == qs[i])
+            1
+            + sum(1 for j in range(n) if qs[j] > qs[i])
+            + sum(1 for j in range(i) if qs[j] == qs[i])
             for i in range(n)
             if ql[i] == 1
         )
@@ -197,7 +199,9 @@ def pooled_pairs(draw, max_n=40, tie_heavy=None):
     else:
         elem = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
     s = np.array(draw(st.lists(elem, min_size=n, max_size=n)), dtype=np.float64)
-    lab = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n).filter(lambda v: 0 < sum(v) < len(v)))
+    lab = draw(
+        st.lists(st.integers(0, 1), min_size=n, max_size=n).filter(lambda v: 0 < sum(v) < len(v))
+    )
     return s, np.array(lab, dtype=np.int8)
 
 
@@ -232,7 +236,9 @@ def test_ranking_stats_hand_example():
 
 def test_ties_broken_by_position():
     # all scores equal: the ranking is the input order
-    s, lab, off = flat([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.0, -0.0]], [[0, 0, 1], [1, 0, 0], [0, 1]])
+    s, lab, off = flat(
+        [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.0, -0.0]], [[0, 0, 1], [1, 0, 0], [0, 1]]
+    )
     got = call_backends("ranking_stats", s, lab, off, 1)
     # relevant at rank 3, 1 and 2 (0.0 == -0.0 is a tie)
     assert got[:, 1].tolist() == [1 / 3, 1.0, 0.5]
@@ -254,7 +260,9 @@ def test_no_relevant_empty_and_short_queries():
 
 
 def test_zero_queries():
-    got = call_backends("ranking_stats", np.zeros(0), np.zeros(0, np.int8), np.zeros(1, np.int64), 5)
+    got = call_backends(
+        "ranking_stats", np.zeros(0), np.zeros(0, np.int8), np.zeros(1, np.int64), 5
+    )
     assert got.shape == (0, 4)
 
 
@@ -324,7 +332,12 @@ def test_public_api_hand_example():
     # keeping q2 adds negatives 0.5 and 0.6, both below 0.9: wins = (4 + 2) + 1 = 7 of 2 * 6
     res = public_all(R.evaluate_rankings, scores, labels, k=1, max_fpr=1.0, skip_no_relevant=False)
     assert math.isclose(res["AUC(1)"], 7 / 12, rel_tol=1e-15) and res["P@1"] == 1 / 3
-    assert list(public_all(R.evaluate_rankings, scores, labels)) == ["P@5", "MRR", "MAP", "AUC(0.05)"]
+    assert list(public_all(R.evaluate_rankings, scores, labels)) == [
+        "P@5",
+        "MRR",
+        "MAP",
+        "AUC(0.05)",
+    ]
 
 
 def test_input_layouts_agree():
@@ -335,14 +348,13 @@ def test_input_layouts_agree():
     assert _same(public_all(R.ranking_stats, scores, labels, k=2), ref)
     assert _same(public_all(R.ranking_stats, np.array(scores), np.array(labels, bool), k=2), ref)
     assert _same(public_all(R.ranking_stats, s.astype(np.float32), lab.astype(bool), off, k=2), ref)
-    assert _same(
-        public_all(R.ranking_stats, tuple(np.array(q) for q in scores), labels, k=2), ref
-    )
+    assert _same(public_all(R.ranking_stats, tuple(np.array(q) for q in scores), labels, k=2), ref)
     assert _same(public_all(R.auc_at, scores, labels, 0.5), public_all(R.auc_at, s, lab, 0.5))
     # float32 scores are converted exactly to float64
     s32 = np.array([0.1, 0.7, 0.3], dtype=np.float32)
     assert _same(
-        public_all(R.auc_at, s32, [1, 0, 1], 1.0), public_all(R.auc_at, s32.astype(np.float64), [1, 0, 1], 1.0)
+        public_all(R.auc_at, s32, [1, 0, 1], 1.0),
+        public_all(R.auc_at, s32.astype(np.float64), [1, 0, 1], 1.0),
     )
 
 
@@ -490,7 +502,17 @@ def test_evaluate_rankings_consistent_with_parts(data, k, max_fpr, skip):
     pair_keep = keep[np.repeat(np.arange(st_.shape[0]), np.diff(off))]
     kept_lab = lab[pair_keep]
     if not keep.any() or kept_lab.sum() in (0, kept_lab.size):
-        public_raises(ValueError, "needs at least one|undefined", R.evaluate_rankings, s, lab, off, k, max_fpr, skip)
+        public_raises(
+            ValueError,
+            "needs at least one|undefined",
+            R.evaluate_rankings,
+            s,
+            lab,
+            off,
+            k,
+            max_fpr,
+            skip,
+        )
         return
     res = public_all(R.evaluate_rankings, s, lab, off, k, max_fpr, skip)
     assert res[f"P@{k}"] == float(np.mean(st_[keep, 0]))
@@ -510,27 +532,71 @@ L3 = [0, 1, 0]
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(scores=S3, labels=[0, 1], offsets=[0, 3]), ValueError, "labels has 2 entries"),
-        (dict(scores=S3, labels=L3, offsets=[1, 3]), ValueError, "offsets must start at 0"),
-        (dict(scores=S3, labels=L3, offsets=[0, 2, 1, 3]), ValueError, "non-decreasing"),
-        (dict(scores=S3, labels=L3, offsets=[0, 2]), ValueError, "offsets must end at len"),
-        (dict(scores=S3, labels=L3, offsets=[]), ValueError, "offsets must have at least one"),
-        (dict(scores=S3, labels=L3, offsets=[[0, 3]]), ValueError, "offsets must be 1-D"),
-        (dict(scores=S3, labels=L3, offsets=[0.0, 3.0]), TypeError, "offsets must be integers"),
-        (dict(scores=[0.1, np.nan, 0.3], labels=L3, offsets=[0, 3]), ValueError, r"scores\[1\] is NaN"),
-        (dict(scores=S3, labels=[0, 2, 0], offsets=[0, 3]), ValueError, "labels must be 0 or 1"),
-        (dict(scores=["a", "b", "c"], labels=L3, offsets=[0, 3]), TypeError, "scores must be numeric"),
-        (dict(scores=S3, labels=["x", "y", "z"], offsets=[0, 3]), TypeError, "labels must be numeric"),
-        (dict(scores=[None, 1.0, 2.0], labels=L3, offsets=[0, 3]), TypeError, "scores must be numeric"),
-        (dict(scores=S3, labels=L3), TypeError, "offsets is missing"),
-        (dict(scores=[[0.1], [0.2]], labels=[[0], [1]], offsets=[0, 1, 2]), TypeError, "offsets must be omitted"),
-        (dict(scores=[[0.1, 0.2], [0.3]], labels=[[0], [1]]), ValueError, "query 0: labels has 1"),
-        (dict(scores=[[0.1], [0.2]], labels=[[0]]), ValueError, "labels must be one too"),
-        (dict(scores=np.zeros((2, 2)), labels=np.zeros((2, 3))), ValueError, "labels has shape"),
-        (dict(scores=np.zeros((2, 2)), labels=np.zeros(4), offsets=[0, 4]), ValueError, "scores must be 1-D"),
-        (dict(scores=S3, labels=L3, offsets=[0, 3], k=0), ValueError, "k must be >= 1"),
-        (dict(scores=S3, labels=L3, offsets=[0, 3], k=2.0), TypeError, "k must be an integer"),
-        (dict(scores=S3, labels=L3, offsets=[0, 3], k=True), TypeError, "k must be an integer"),
+        ({"scores": S3, "labels": [0, 1], "offsets": [0, 3]}, ValueError, "labels has 2 entries"),
+        ({"scores": S3, "labels": L3, "offsets": [1, 3]}, ValueError, "offsets must start at 0"),
+        ({"scores": S3, "labels": L3, "offsets": [0, 2, 1, 3]}, ValueError, "non-decreasing"),
+        ({"scores": S3, "labels": L3, "offsets": [0, 2]}, ValueError, "offsets must end at len"),
+        ({"scores": S3, "labels": L3, "offsets": []}, ValueError, "offsets must have at least one"),
+        ({"scores": S3, "labels": L3, "offsets": [[0, 3]]}, ValueError, "offsets must be 1-D"),
+        (
+            {"scores": S3, "labels": L3, "offsets": [0.0, 3.0]},
+            TypeError,
+            "offsets must be integers",
+        ),
+        (
+            {"scores": [0.1, np.nan, 0.3], "labels": L3, "offsets": [0, 3]},
+            ValueError,
+            r"scores\[1\] is NaN",
+        ),
+        (
+            {"scores": S3, "labels": [0, 2, 0], "offsets": [0, 3]},
+            ValueError,
+            "labels must be 0 or 1",
+        ),
+        (
+            {"scores": ["a", "b", "c"], "labels": L3, "offsets": [0, 3]},
+            TypeError,
+            "scores must be numeric",
+        ),
+        (
+            {"scores": S3, "labels": ["x", "y", "z"], "offsets": [0, 3]},
+            TypeError,
+            "labels must be numeric",
+        ),
+        (
+            {"scores": [None, 1.0, 2.0], "labels": L3, "offsets": [0, 3]},
+            TypeError,
+            "scores must be numeric",
+        ),
+        ({"scores": S3, "labels": L3}, TypeError, "offsets is missing"),
+        (
+            {"scores": [[0.1], [0.2]], "labels": [[0], [1]], "offsets": [0, 1, 2]},
+            TypeError,
+            "offsets must be omitted",
+        ),
+        (
+            {"scores": [[0.1, 0.2], [0.3]], "labels": [[0], [1]]},
+            ValueError,
+            "query 0: labels has 1",
+        ),
+        ({"scores": [[0.1], [0.2]], "labels": [[0]]}, ValueError, "labels must be one too"),
+        ({"scores": np.zeros((2, 2)), "labels": np.zeros((2, 3))}, ValueError, "labels has shape"),
+        (
+            {"scores": np.zeros((2, 2)), "labels": np.zeros(4), "offsets": [0, 4]},
+            ValueError,
+            "scores must be 1-D",
+        ),
+        ({"scores": S3, "labels": L3, "offsets": [0, 3], "k": 0}, ValueError, "k must be >= 1"),
+        (
+            {"scores": S3, "labels": L3, "offsets": [0, 3], "k": 2.0},
+            TypeError,
+            "k must be an integer",
+        ),
+        (
+            {"scores": S3, "labels": L3, "offsets": [0, 3], "k": True},
+            TypeError,
+            "k must be an integer",
+        ),
     ],
 )
 def test_bad_ranking_input(kwargs, exc, match):
@@ -541,11 +607,11 @@ def test_bad_ranking_input(kwargs, exc, match):
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(max_fpr=0.0), ValueError, r"max_fpr must be in \(0, 1\]"),
-        (dict(max_fpr=1.5), ValueError, r"max_fpr must be in \(0, 1\]"),
-        (dict(max_fpr=float("nan")), ValueError, r"max_fpr must be in \(0, 1\]"),
-        (dict(max_fpr="0.05"), TypeError, "max_fpr must be a real number"),
-        (dict(truncation="sklearn"), ValueError, "truncation must be one of"),
+        ({"max_fpr": 0.0}, ValueError, r"max_fpr must be in \(0, 1\]"),
+        ({"max_fpr": 1.5}, ValueError, r"max_fpr must be in \(0, 1\]"),
+        ({"max_fpr": float("nan")}, ValueError, r"max_fpr must be in \(0, 1\]"),
+        ({"max_fpr": "0.05"}, TypeError, "max_fpr must be a real number"),
+        ({"truncation": "sklearn"}, ValueError, "truncation must be one of"),
     ],
 )
 def test_bad_auc_arguments(kwargs, exc, match):
@@ -561,8 +627,16 @@ def test_auc_needs_both_classes():
 
 
 def test_means_need_a_query():
-    public_raises(ValueError, "no query has a relevant candidate", R.mean_average_precision, [[0.1, 0.2]], [[0, 0]])
-    public_raises(ValueError, "there are no queries", R.precision_at_k, [], [], skip_no_relevant=False)
+    public_raises(
+        ValueError,
+        "no query has a relevant candidate",
+        R.mean_average_precision,
+        [[0.1, 0.2]],
+        [[0, 0]],
+    )
+    public_raises(
+        ValueError, "there are no queries", R.precision_at_k, [], [], skip_no_relevant=False
+    )
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,11 @@ struct RougeConfig {
 void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
                  const RougeConfig& cfg, int workers, int64_t* out);
 
+// rouge-score's P/R/F from rouge_stats output (rows x T x 3) into out (3 x T x rows):
+// P = m / max(h, 1), R = m / max(r, 1), F = 2PR / (P + R) or 0 (IEEE operations in
+// Python's order, so the results are bit-identical to the tool).
+void rouge_score_prf(const int64_t* stats, size_t rows, size_t T, double* out);
+
 enum class BleuTokenize { None, T13a };
 
 // Per hypothesis i, writes 2 + 2 * max_order integers at out[i * (2 + 2 * max_order)]:

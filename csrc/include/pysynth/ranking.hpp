@@ -25,7 +25,8 @@ constexpr std::size_t kStatColumns = 4;
 // offsets[0] == 0, non-decreasing, offsets[n_queries] == n.
 // out must hold n_queries * 4 doubles; row q receives
 //   [P@k, reciprocal rank, average precision, number of relevant candidates].
-// Candidates are ranked by score descending, ties broken by position ascending.
+// Candidates are ranked by score descending, ties broken by position ascending
+// (rank_i = 1 + #{j : s_j > s_i} + #{j < i : s_j == s_i}).
 // P@k = (relevant among the first min(k, n_q)) / min(k, n_q), 0 when n_q == 0;
 // RR and AP are 0 for a query without any relevant candidate.
 //
@@ -39,10 +40,13 @@ void ranking_stats(const double* scores, const std::int8_t* labels, std::size_t 
 // from fpr = 0 to max_fpr, divided by max_fpr (so a perfect ranking scores 1).
 // Tied scores form a single threshold step (the curve is a straight diagonal
 // through a tie group).  interpolate == true integrates exactly up to
-// fpr == max_fpr (linear interpolation inside the segment that crosses it);
-// interpolate == false reproduces darsh10/qra_code's AUCMeter.value(max_fpr),
-// which stops at fpr = (m - 1) / n_neg, m the smallest negative count with
-// m / n_neg >= max_fpr, and still divides by max_fpr.
+// fpr == max_fpr (linear interpolation inside the segment that crosses it).
+// interpolate == false uses the stopping rule of darsh10/qra_code's
+// AUCMeter.value(max_fpr): stop at fpr = (m - 1) / n_neg, m the smallest
+// negative count with m / n_neg >= max_fpr, and still divide by max_fpr.
+// With interpolate == true the area above the curve is summed as well and,
+// when it is the smaller part, the result is
+// 1 - above / (max_fpr * n_neg * n_pos), so a perfect ranking gives exactly 1.
 //
 // Throws std::invalid_argument on NaN scores, labels other than 0/1,
 // max_fpr outside (0, 1], or when there is no positive or no negative pair.

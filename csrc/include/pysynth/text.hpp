@@ -19,10 +19,12 @@ void split_whitespace(std::string_view s, std::vector<std::string_view>& out);
 // str.rstrip(): s without trailing Python whitespace.
 std::string_view rstrip_whitespace(std::string_view s);
 
-// rouge-score's tokenizer without stemming: text.lower(), runs of [a-z0-9].
-// Lower-cased token bytes are written to buf; (offset, length) spans appended to spans.
-void tokenize_rouge(std::string_view s, std::string& buf,
-                    std::vector<std::pair<uint32_t, uint32_t>>& spans);
+// rouge-score's tokenizer without stemming: text.lower(), runs of [a-z0-9]. Tokens are
+// appended to out as views into s, or into buf where lower-casing changed the bytes. The
+// caller reserves s.size() spare bytes in buf so that it never reallocates. scratch is
+// working memory.
+void tokenize_rouge(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
+                    std::vector<uint64_t>& scratch);
 
 // sacrebleu's 13a tokenizer (mteval-v13a): rstrip, <skipped>/-\n/\n handling, the four
 // entity unescapes, then the four regex rules. The tokenized line goes to out (tokens

@@ -1,0 +1,33 @@
+"""Small bundled data sets (see README.md in this folder for sources and licenses)."""
+from __future__ import annotations
+
+import gzip
+import json
+from importlib import resources
+from typing import Dict, List
+
+MQR_SYSTEMS = (
+    "GEC",
+    "lstm",
+    "nmt_de",
+    "nmt_fr",
+    "paralex_quora_stackexchange",
+    "paralex_stackexchange",
+    "quora_stackexchange",
+    "quora_stackexchange_gec",
+    "transformer",
+)
+
+
+def mqr_sample() -> List[Dict]:
+    """400 MQR test rows with the paper's nine system rewrites (CC BY-SA 4.0, Chu et al. 2020).
+
+    Returns
+    -------
+    list of dict
+        Keys ``row_idx``, ``post_id``, ``category``, ``ill_formed``, ``well_formed`` and
+        ``systems`` (system name -> rewrite).
+    """
+    path = resources.files(__name__).joinpath("mqr_sample.jsonl.gz")
+    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]

@@ -64,7 +64,7 @@ setup(
         "pysynth.kernels",
     ],
     package_dir={"pysynth.kernels": "kernels"},
-    package_data={"pysynth": ["py.typed", "*.pyi"], "pysynth.data": ["*.gz", "*.md"]},
+    package_data={"pysynth": ["py.typed", "_core/*.pyi"], "pysynth.data": ["*.gz", "*.md"]},
     ext_modules=ext_modules,
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

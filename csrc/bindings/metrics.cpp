@@ -246,17 +246,26 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
 
 }  // namespace
 
+// The compiled function and its pure-Python twin share one docstring: the twin's.
+std::string twin_doc(const char* name) {
+  try {
+    return py::str(py::module_::import("pysynth.metrics._reference").attr(name).attr("__doc__"));
+  } catch (py::error_already_set&) {
+    return std::string("See pysynth.metrics._reference.") + name;
+  }
+}
+
 void register_metrics(py::module_& m) {
   auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
-  sub.def("rouge_stats", &rouge_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
+  sub.def("rouge_stats", &rouge_stats_py, twin_doc("rouge_stats").c_str(), py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
           py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
-  sub.def("rouge_prf", &rouge_prf_py, py::arg("stats"));
-  sub.def("bleu_stats", &bleu_stats_py, py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
+  sub.def("rouge_prf", &rouge_prf_py, twin_doc("rouge_prf").c_str(), py::arg("stats"));
+  sub.def("bleu_stats", &bleu_stats_py, twin_doc("bleu_stats").c_str(), py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
           py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
-  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, py::arg("stats"), py::arg("smooth_method"),
+  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, twin_doc("sacrebleu_sentence_scores").c_str(), py::arg("stats"), py::arg("smooth_method"),
           py::arg("smooth_value"), py::arg("effective_order"), py::arg("max_order"));
-  sub.def("coco_sentence_scores", &coco_sentence_py, py::arg("stats"), py::arg("max_order"));
-  sub.def("tokenize", &tokenize_py, py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
+  sub.def("coco_sentence_scores", &coco_sentence_py, twin_doc("coco_sentence_scores").c_str(), py::arg("stats"), py::arg("max_order"));
+  sub.def("tokenize", &tokenize_py, twin_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
   register_porter(sub);
 }
 

@@ -1,0 +1,89 @@
+"""
+n-gram and LCS statistics for ROUGE and BLEU
+"""
+from __future__ import annotations
+import collections.abc
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'porter_stem', 'rouge_prf', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, tokenize: str, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    BLEU sufficient statistics per hypothesis (Papineni et al. 2002, Eq. 1-2).
+    
+        Returns
+        -------
+        numpy.ndarray of int64, shape (N, 2 + 2 * max_order)
+            hyp length, closest reference length (ties: the shorter, as sacrebleu, nltk and
+            pycocoevalcap all do), clipped matches per order 1..max_order (clipped by the max
+            count over the references), hypothesis n-grams per order.
+    """
+def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.
+    """
+def porter_stem(words: typing.Any) -> list:
+    """
+    Porter stems of a list of lowercase words (NLTK_EXTENSIONS variant).
+    
+    Equal to ``[nltk.stem.porter.PorterStemmer().stem(w) for w in words]`` (nltk 3.10.4)
+    for lowercase words, and to the pure-Python twin ``pysynth.metrics._porter.porter_stem``
+    for every str. Porter, M. F., "An algorithm for suffix stripping", Program 14(3), 1980.
+    
+    Parameters
+    ----------
+    words : sequence of str
+        Lowercase tokens (no case folding is done).
+    
+    Returns
+    -------
+    list of str
+        One stem per word; a word that needs no change is returned as the same object.
+    """
+def rouge_prf(stats: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    rouge-score 0.1.2 precision, recall and F from :func:`rouge_stats` output.
+    
+        rouge-score divides n-gram matches by ``max(count, 1)`` and returns zeros for ROUGE-L
+        when either side is empty; since matches never exceed either count, both rules give
+        the same numbers, so one formula serves every type.
+    
+        Returns
+        -------
+        numpy.ndarray of float64, shape (3, types, rows): P, R, F.
+    """
+def rouge_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, types: collections.abc.Sequence[str], flavor: str, stem: bool, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Integer ROUGE statistics for each (hypothesis, reference) row.
+    
+        Parameters
+        ----------
+        hyps : sequence of str or TokenIds
+            N hypotheses.
+        refs : sequence of str or TokenIds
+            M references, grouped per hypothesis by ``ref_offsets``.
+        ref_offsets : array of int64, length N + 1
+            Hypothesis i owns references ``refs[ref_offsets[i]:ref_offsets[i + 1]]``.
+        types : list of str
+            ``rougeN`` (any N >= 1), ``rougeL``, ``rougeLsum``.
+        flavor : {"rouge-score", "pltrdy"}
+        stem : bool
+            Porter-stem tokens longer than 3 characters (rouge-score flavor).
+        workers : int
+            Threads (ignored here; validated).
+    
+        Returns
+        -------
+        numpy.ndarray of int64, shape (M, len(types), 3)
+            Per reference row and type: (matches, hypothesis count, reference count); see
+            ``csrc/include/pysynth/ngram.hpp`` for each type's exact meaning. pltrdy rows whose
+            hypothesis or reference has no sentence are ``-1``.
+    """
+def sacrebleu_sentence_scores(stats: typing.Any, smooth_method: str, smooth_value: typing.SupportsFloat | typing.SupportsIndex, effective_order: bool, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`).
+    """
+def tokenize(texts: typing.Any, tokenizer: str, workers: typing.SupportsInt | typing.SupportsIndex) -> list:
+    """
+    Tokens of each text: ``rouge``, ``rouge-stem``, ``13a`` or ``none`` (whitespace).
+    """

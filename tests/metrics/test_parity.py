@@ -106,20 +106,28 @@ def grouped(draw, min_refs=0, max_refs=3, max_hyps=5, hyp_text=text):
     return hyps, refs, offsets
 
 
+_HUGE_IDS = [2**31 - 1, 2**31 - 2, 65535, 65536, 0]
+
+
+def _id_row(rng: random.Random, long: bool):
+    n = rng.randint(65, 150) if long else rng.randint(0, 12)
+    return [rng.choice(_HUGE_IDS) if rng.random() < 0.1 else rng.randint(0, 6) for _ in range(n)]
+
+
 @st.composite
 def grouped_ids(draw, min_refs=1, max_refs=3, max_hyps=5):
     """Token-id columns: small id alphabets (matches) plus a few huge ids."""
-    ident = st.one_of(st.integers(0, 6), st.integers(0, 6), st.sampled_from([2**31 - 1, 2**31 - 2, 65535, 65536]))
-    row = st.one_of(st.lists(ident, max_size=12), st.lists(ident, min_size=65, max_size=150))
-    hyps = draw(st.lists(row, min_size=1, max_size=max_hyps))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    p_long = draw(st.sampled_from([0.0, 0.2, 0.5]))
+    hyps = [_id_row(rng, rng.random() < p_long) for _ in range(draw(st.integers(1, max_hyps)))]
     counts = [draw(st.integers(min_refs, max_refs)) for _ in hyps]
     refs = []
     for h, c in zip(hyps, counts):
         for _ in range(c):
-            if h and draw(st.booleans()):
-                refs.append([t for t in h if draw(st.integers(0, 3))])
+            if h and rng.random() < 0.6:
+                refs.append([t for t in h if rng.random() < 0.75])
             else:
-                refs.append(draw(row))
+                refs.append(_id_row(rng, rng.random() < p_long))
     offsets = np.zeros(len(hyps) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return TokenIds.from_lists(hyps), TokenIds.from_lists(refs), offsets

@@ -21,22 +21,29 @@ inline uint64_t mix64(uint64_t x) {
   return x;
 }
 
-inline uint64_t hash_bytes(const char* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xff51afd7ed558ccdULL);
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0x9FB21C651E98DF25ULL;
-    h ^= h >> 29;
-    p += 8;
-    n -= 8;
+
+// First 8 bytes (zero padded) with the length in the top byte for words shorter than 8
+// bytes, where it identifies the word exactly; longer words set the top bit and need a
+// byte comparison on key equality.
+inline uint64_t short_key(std::string_view s) {
+  const char* b = s.data();
+  size_t n = s.size();
+  uint64_t k = 0;
+  if (n >= 8) {
+    std::memcpy(&k, b, 8);
+    return k | (uint64_t{1} << 63);
   }
-  if (n) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = (h ^ w) * 0x9FB21C651E98DF25ULL;
+#if !defined(__SANITIZE_ADDRESS__)
+  // An 8-byte load that stays inside the word's page cannot fault; mask the extra bytes.
+  if ((reinterpret_cast<uintptr_t>(b) & 4095) <= 4096 - 8) {
+    std::memcpy(&k, b, 8);
+    k &= n ? (~uint64_t{0} >> (64 - 8 * n)) : 0;
+  } else
+#endif
+  {
+    for (size_t i = 0; i < n; ++i) k |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
   }
-  return mix64(h);
+  return k | (static_cast<uint64_t>(n) << 56);
 }
 
 // Open-addressing interner mapping strings or 64-bit keys to dense ids. Reset is O(1)
@@ -61,12 +68,15 @@ class Interner {
   }
   int32_t next_id() const { return next_; }
 
+  // Strings are keyed by a cheap exact-for-short key (first 8 bytes + length); words longer
+  // than 7 bytes also get their bytes compared.
   int32_t str(std::string_view s) {
-    uint64_t h = hash_bytes(s.data(), s.size());
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    uint64_t k = short_key(s);
+    for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
       Slot& sl = slots_[i];
-      if (sl.stamp != stamp_) return insert(sl, h, s.data(), static_cast<uint32_t>(s.size()));
-      if (sl.key == h && sl.len == s.size() && std::memcmp(sl.ptr, s.data(), s.size()) == 0)
+      if (sl.stamp != stamp_) return insert(sl, k, s.data(), static_cast<uint32_t>(s.size()));
+      if (sl.key == k && sl.len == s.size() &&
+          (s.size() < 8 || std::memcmp(sl.ptr, s.data(), s.size()) == 0))
         return sl.id;
     }
   }
@@ -371,32 +381,9 @@ int64_t mask_lcs(const std::vector<uint64_t>& M, size_t m) {
   return __builtin_popcountll(~V & live);
 }
 
-// A cheap filter key per token: its first 8 bytes, zero padded. Equal keys are confirmed
-// by comparing the bytes, so the fast path stays exact.
 void key_views(Workspace& ws) {
   ws.vhash.resize(ws.views.size());
-  for (size_t q = 0; q < ws.views.size(); ++q) {
-    const char* b = ws.views[q].data();
-    size_t n = ws.views[q].size();
-    uint64_t k = 0;
-    if (n >= 8) {
-      std::memcpy(&k, b, 8);
-      k |= uint64_t{1} << 63;  // long keys never equal short ones (top byte <= 7)
-    } else {
-#if !defined(__SANITIZE_ADDRESS__)
-      // An 8-byte load that stays inside the token's page cannot fault; mask the extra bytes.
-      if ((reinterpret_cast<uintptr_t>(b) & 4095) <= 4096 - 8) {
-        std::memcpy(&k, b, 8);
-        k &= n ? (~uint64_t{0} >> (64 - 8 * n)) : 0;
-      } else
-#endif
-      {
-        for (size_t i = 0; i < n; ++i) k |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
-      }
-      k |= static_cast<uint64_t>(n) << 56;  // short keys are exact: bytes + length
-    }
-    ws.vhash[q] = k;
-  }
+  for (size_t q = 0; q < ws.views.size(); ++q) ws.vhash[q] = short_key(ws.views[q]);
 }
 
 // --- LCS ---------------------------------------------------------------------------------

@@ -7,27 +7,6 @@
 
 namespace pysynth {
 
-size_t py_space_len(const char* p, const char* end) {
-  auto c = static_cast<unsigned char>(*p);
-  if (c < 0x80) {
-    return (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
-  }
-  size_t left = static_cast<size_t>(end - p);
-  auto b1 = left > 1 ? static_cast<unsigned char>(p[1]) : 0;
-  auto b2 = left > 2 ? static_cast<unsigned char>(p[2]) : 0;
-  if (c == 0xC2) return (b1 == 0x85 || b1 == 0xA0) ? 2 : 0;
-  if (c == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;  // U+1680
-  if (c == 0xE2) {
-    if (b1 == 0x80) {
-      // U+2000-U+200A, U+2028, U+2029, U+202F
-      return ((b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF) ? 3 : 0;
-    }
-    return (b1 == 0x81 && b2 == 0x9F) ? 3 : 0;  // U+205F
-  }
-  if (c == 0xE3) return (b1 == 0x80 && b2 == 0x80) ? 3 : 0;  // U+3000
-  return 0;
-}
-
 void split_whitespace(std::string_view s, std::vector<std::string_view>& out) {
   const char* p = s.data();
   const char* end = p + s.size();
@@ -56,22 +35,17 @@ void split_whitespace(std::string_view s, std::vector<std::string_view>& out) {
 }
 
 std::string_view rstrip_whitespace(std::string_view s) {
-  // Walk forward remembering the end of the last non-space character: UTF-8 cannot be
-  // decoded backwards as cheaply, and lines are short.
-  const char* p = s.data();
-  const char* end = p + s.size();
-  const char* last = p;
-  while (p < end) {
-    size_t w = py_space_len(p, end);
-    if (w) {
-      p += w;
-    } else {
-      ++p;
-      while (p < end && (static_cast<unsigned char>(*p) & 0xC0) == 0x80) ++p;
-      last = p;
-    }
+  // Walk back over trailing whitespace: ASCII bytes directly, multi-byte characters by
+  // finding their lead byte (whitespace characters are at most 3 bytes long).
+  const char* begin = s.data();
+  const char* end = begin + s.size();
+  while (end > begin) {
+    const char* c = end - 1;
+    while (c > begin && end - c < 3 && (static_cast<unsigned char>(*c) & 0xC0) == 0x80) --c;
+    if (py_space_len(c, end) != static_cast<size_t>(end - c)) break;
+    end = c;
   }
-  return std::string_view(s.data(), static_cast<size_t>(last - s.data()));
+  return std::string_view(begin, static_cast<size_t>(end - begin));
 }
 
 namespace {
@@ -107,9 +81,9 @@ inline void classify16(const unsigned char* p, uint32_t& word, uint32_t& upper, 
   high = static_cast<uint32_t>(_mm_movemask_epi8(v));
 }
 
-// ASCII-only fast tokenizer: builds word/upper bitmaps 16 bytes at a time, then walks the
-// runs of word bits. Returns false (and emits nothing) if the text has a byte >= 0x80.
-bool tokenize_rouge_ascii(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
+// Fast tokenizer: builds word/upper bitmaps 16 bytes at a time, then walks the runs of word
+// bits. Returns false (and emits nothing) if the text holds U+0130 or U+212A.
+bool tokenize_rouge_simd(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
                           std::vector<uint64_t>& bits) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size(), nw = (n + 63) / 64;
@@ -125,7 +99,15 @@ bool tokenize_rouge_ascii(std::string_view s, std::string& buf, std::vector<std:
       std::memcpy(tail, p + b, n - b);
       classify16(tail, w, u, h);
     }
-    if (h) return false;
+    // Non-ASCII characters are separators, except the two whose lower case is ASCII
+    // alphanumeric: U+0130 (C4 B0) and U+212A (E2 84 AA). Only those need the scalar path.
+    while (h) {
+      size_t q = b + static_cast<size_t>(__builtin_ctz(h));
+      h &= h - 1;
+      if ((p[q] == 0xC4 && q + 1 < n && p[q + 1] == 0xB0) ||
+          (p[q] == 0xE2 && q + 2 < n && p[q + 1] == 0x84 && p[q + 2] == 0xAA))
+        return false;
+    }
     W[b / 64] |= static_cast<uint64_t>(w) << (b % 64);
     U[b / 64] |= static_cast<uint64_t>(u) << (b % 64);
   }
@@ -152,9 +134,11 @@ bool tokenize_rouge_ascii(std::string_view s, std::string& buf, std::vector<std:
     }
     if (has_upper) {
       size_t t = buf.size();
+      buf.resize(t + (e - b));  // within the reserved capacity: no reallocation
+      char* o = &buf[t];
       for (size_t q = b; q < e; ++q) {
         unsigned char c = p[q];
-        buf.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+        o[q - b] = static_cast<char>(c + ((c - 'A') < 26u ? 32 : 0));
       }
       out.emplace_back(buf.data() + t, e - b);
     } else {
@@ -171,7 +155,7 @@ bool tokenize_rouge_ascii(std::string_view s, std::string& buf, std::vector<std:
 void tokenize_rouge(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
                     std::vector<uint64_t>& scratch) {
 #if defined(__SSE2__)
-  if (tokenize_rouge_ascii(s, buf, out, scratch)) return;
+  if (tokenize_rouge_simd(s, buf, out, scratch)) return;
 #else
   (void)scratch;
 #endif
@@ -269,72 +253,91 @@ void tokenize_13a(std::string_view s, std::string& out, std::string& tmp) {
     replace_all(a, "&lt;", "<", tmp);
     replace_all(a, "&gt;", ">", tmp);
   }
-  // Rule 1: pad the 13a punctuation class with spaces (the line is padded by one space
-  // each side first, as sacrebleu does).
-  tmp.clear();
-  tmp.reserve(a.size() * 3 + 2);
-  tmp.push_back(' ');
+  // Each pass writes through a raw pointer into a buffer sized for its worst case (rule 1
+  // triples a byte; rules 2-4 add two bytes per two-byte match) and trims afterwards.
+  // Rule 1: pad the 13a punctuation class with spaces, on the line padded by one space.
+  bool dots = false, dash = false;
+  tmp.resize(3 * a.size() + 2);
+  char* o = &tmp[0];
+  *o++ = ' ';
   for (unsigned char c : a) {
     if (is_13a_punct(c)) {
-      tmp.push_back(' ');
-      tmp.push_back(static_cast<char>(c));
-      tmp.push_back(' ');
+      o[0] = ' ';
+      o[1] = static_cast<char>(c);
+      o[2] = ' ';
+      o += 3;
     } else {
-      tmp.push_back(static_cast<char>(c));
+      dots |= c == '.' || c == ',';
+      dash |= c == '-';
+      *o++ = static_cast<char>(c);
     }
   }
-  tmp.push_back(' ');
+  *o++ = ' ';
+  tmp.resize(static_cast<size_t>(o - tmp.data()));
   // Rules 2-4 emulate re.sub's leftmost, non-overlapping scan. Working on bytes gives the
   // same output as on code points: a multi-byte character is never '.', ',', '-' or a
   // digit, and splitting the match inside it does not change the emitted bytes.
-  // Rule 2: ([^0-9])([\.,]) -> '\1 \2 '
-  a.clear();
-  a.reserve(tmp.size() * 2);
-  for (size_t i = 0, n = tmp.size(); i < n;) {
-    auto c = static_cast<unsigned char>(tmp[i]);
-    if (i + 1 < n && !is_digit(c) && (tmp[i + 1] == '.' || tmp[i + 1] == ',')) {
-      a.push_back(static_cast<char>(c));
-      a.push_back(' ');
-      a.push_back(tmp[i + 1]);
-      a.push_back(' ');
-      i += 2;
-    } else {
-      a.push_back(static_cast<char>(c));
-      ++i;
+  if (dots) {
+    // Rule 2: ([^0-9])([\.,]) -> '\1 \2 '
+    a.resize(2 * tmp.size());
+    o = &a[0];
+    for (size_t i = 0, n = tmp.size(); i < n;) {
+      auto c = static_cast<unsigned char>(tmp[i]);
+      if (i + 1 < n && !is_digit(c) && (tmp[i + 1] == '.' || tmp[i + 1] == ',')) {
+        o[0] = static_cast<char>(c);
+        o[1] = ' ';
+        o[2] = tmp[i + 1];
+        o[3] = ' ';
+        o += 4;
+        i += 2;
+      } else {
+        *o++ = static_cast<char>(c);
+        ++i;
+      }
     }
+    a.resize(static_cast<size_t>(o - a.data()));
+    // Rule 3: ([\.,])([^0-9]) -> ' \1 \2' (the whole following character is consumed)
+    tmp.resize(2 * a.size());
+    o = &tmp[0];
+    for (size_t i = 0, n = a.size(); i < n;) {
+      char c = a[i];
+      if ((c == '.' || c == ',') && i + 1 < n && !is_digit(static_cast<unsigned char>(a[i + 1]))) {
+        o[0] = ' ';
+        o[1] = c;
+        o[2] = ' ';
+        o += 3;
+        size_t j = i + 1;
+        *o++ = a[j++];
+        while (j < n && (static_cast<unsigned char>(a[j]) & 0xC0) == 0x80) *o++ = a[j++];
+        i = j;
+      } else {
+        *o++ = c;
+        ++i;
+      }
+    }
+    tmp.resize(static_cast<size_t>(o - tmp.data()));
   }
-  // Rule 3: ([\.,])([^0-9]) -> ' \1 \2'
-  tmp.clear();
-  for (size_t i = 0, n = a.size(); i < n;) {
-    char c = a[i];
-    if ((c == '.' || c == ',') && i + 1 < n && !is_digit(static_cast<unsigned char>(a[i + 1]))) {
-      tmp.push_back(' ');
-      tmp.push_back(c);
-      tmp.push_back(' ');
-      // consume the whole following character, as the regex does
-      size_t j = i + 1;
-      tmp.push_back(a[j++]);
-      while (j < n && (static_cast<unsigned char>(a[j]) & 0xC0) == 0x80) tmp.push_back(a[j++]);
-      i = j;
-    } else {
-      tmp.push_back(c);
-      ++i;
+  if (dash) {
+    // Rule 4: ([0-9])(-) -> '\1 \2 '
+    a.resize(2 * tmp.size());
+    o = &a[0];
+    for (size_t i = 0, n = tmp.size(); i < n;) {
+      char c = tmp[i];
+      if (is_digit(static_cast<unsigned char>(c)) && i + 1 < n && tmp[i + 1] == '-') {
+        o[0] = c;
+        o[1] = ' ';
+        o[2] = '-';
+        o[3] = ' ';
+        o += 4;
+        i += 2;
+      } else {
+        *o++ = c;
+        ++i;
+      }
     }
-  }
-  // Rule 4: ([0-9])(-) -> '\1 \2 '
-  a.clear();
-  for (size_t i = 0, n = tmp.size(); i < n;) {
-    char c = tmp[i];
-    if (is_digit(static_cast<unsigned char>(c)) && i + 1 < n && tmp[i + 1] == '-') {
-      a.push_back(c);
-      a.push_back(' ');
-      a.push_back('-');
-      a.push_back(' ');
-      i += 2;
-    } else {
-      a.push_back(c);
-      ++i;
-    }
+    a.resize(static_cast<size_t>(o - a.data()));
+  } else {
+    a.swap(tmp);
   }
 }
 

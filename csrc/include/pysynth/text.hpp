@@ -11,7 +11,22 @@ namespace pysynth {
 // Length in bytes of the Python-whitespace character (str.isspace()) starting at p, or 0.
 // Covers \t\n\v\f\r, \x1c-\x1f, space, U+0085, U+00A0, U+1680, U+2000-U+200A,
 // U+2028, U+2029, U+202F, U+205F, U+3000 — exactly what str.split() splits on.
-size_t py_space_len(const char* p, const char* end);
+inline size_t py_space_len(const char* p, const char* end) {
+  auto c = static_cast<unsigned char>(*p);
+  if (c < 0x80) return (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
+  size_t left = static_cast<size_t>(end - p);
+  auto b1 = left > 1 ? static_cast<unsigned char>(p[1]) : 0;
+  auto b2 = left > 2 ? static_cast<unsigned char>(p[2]) : 0;
+  if (c == 0xC2) return (b1 == 0x85 || b1 == 0xA0) ? 2 : 0;   // U+0085, U+00A0
+  if (c == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;   // U+1680
+  if (c == 0xE2) {
+    if (b1 == 0x80)  // U+2000-U+200A, U+2028, U+2029, U+202F
+      return ((b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF) ? 3 : 0;
+    return (b1 == 0x81 && b2 == 0x9F) ? 3 : 0;  // U+205F
+  }
+  if (c == 0xE3) return (b1 == 0x80 && b2 == 0x80) ? 3 : 0;  // U+3000
+  return 0;
+}
 
 // str.split(): appends the whitespace-separated pieces of s to out.
 void split_whitespace(std::string_view s, std::vector<std::string_view>& out);

@@ -1,0 +1,84 @@
+"""Fixtures and run metadata for the benchmarks in bench/ (not part of the test suite).
+
+Run from the repository root, e.g.::
+
+    python -m pytest bench/bench_metrics.py --benchmark-only --benchmark-json=/tmp/bench.json
+
+The Rust competitors (rouge-rust, rouge-score-rs) score batches on Rayon's global thread
+pool, sized by ``RAYON_NUM_THREADS`` when the pool is first used. It is set to 1 here unless
+it is already set, so that the default run compares one core with one core; run again with
+``RAYON_NUM_THREADS=2`` for their all-core numbers (the JSON records the value).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib import metadata
+
+_USER_ENV = {k: os.environ.get(k) for k in ("RAYON_NUM_THREADS", "PYSYNTH_IMPL", "PYSYNTH_BENCH_SYNTHETIC")}
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before any Rust extension starts its pool
+
+import pytest  # noqa: E402
+
+import _data  # noqa: E402  (bench/ is on sys.path: rootdir-relative import of this conftest)
+
+_LOADAVG_AT_START = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+_PACKAGES = (
+    "pysynth", "numpy", "pytest-benchmark", "rouge-score", "sacrebleu", "nltk",
+    "pycocoevalcap", "rouge-rust", "rouge-score-rs",
+)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _versions() -> dict:
+    out = {}
+    for p in _PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        usable = os.cpu_count()
+    machine_info["nproc"] = usable
+    machine_info["cpu_model"] = _cpu_model()
+    machine_info["python_version_full"] = sys.version.split()[0]
+    machine_info["rayon_num_threads"] = os.environ.get("RAYON_NUM_THREADS")
+    machine_info["loadavg_at_start"] = _LOADAVG_AT_START
+    machine_info["package_versions"] = _versions()
+    machine_info["data_source"] = "real" if _data.use_real() else "synthetic"
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    output_json["command"] = "python -m pytest " + " ".join(config.invocation_params.args)
+    output_json["env"] = dict(_USER_ENV)  # as set by the user (RAYON_NUM_THREADS defaults to 1 here)
+    output_json["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
+@pytest.fixture(scope="session")
+def short_wl():
+    """100,000 question-length pairs (200,000 distinct strings)."""
+    return _data.short_pairs()
+
+
+@pytest.fixture(scope="session")
+def long_wl():
+    """10,000 pairs of 100-300 tokens."""
+    return _data.long_pairs()

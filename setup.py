@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
@@ -56,15 +56,9 @@ class CMakeBuild(build_ext):
 ext_modules = [] if os.environ.get("PYSYNTH_NO_EXT") else [CMakeExtension("pysynth._core")]
 
 setup(
-    packages=[
-        "pysynth",
-        "pysynth.metrics",
-        "pysynth.ranking",
-        "pysynth.data",
-        "pysynth.kernels",
-    ],
+    packages=find_packages(include=["pysynth", "pysynth.*"]) + ["pysynth.kernels"],
     package_dir={"pysynth.kernels": "kernels"},
-    package_data={"pysynth": ["py.typed", "_core/*.pyi"], "pysynth.data": ["*.gz", "*.md"]},
+    package_data={"pysynth": ["py.typed", "_core/*.pyi"], "pysynth.data": ["*.gz", "*.md", "*.json"]},
     ext_modules=ext_modules,
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

@@ -1,5 +1,6 @@
 // pysynth._core: one register_<stage>() per stage; each creates its submodule.
 #include "common.hpp"
+#include "registry.hpp"
 
 namespace py = pybind11;
 
@@ -8,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   pysynth::bind::register_errors(m);
   pysynth::bind::register_metrics(m);
   register_ranking(m);
+  for (auto& entry : pysynth::bind::registry()) entry.second(m);  // self-registered stages
   m.def("build_info", []() {
     py::dict d;
 #if defined(__VERSION__)

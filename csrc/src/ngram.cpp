@@ -62,53 +62,51 @@ class Interner {
       std::fill(slots_.begin(), slots_.end(), Slot{});
       stamp_ = 1;
     }
-    next_ = first_id;
+    first_ = next_ = first_id;
     limit_ = cap / 2;
-    count_ = 0;
+    strs_.clear();
   }
   int32_t next_id() const { return next_; }
 
-  // Strings are keyed by a cheap exact-for-short key (first 8 bytes + length); words longer
-  // than 7 bytes also get their bytes compared.
+  // Strings are keyed by a cheap key that is exact for words shorter than 8 bytes; longer
+  // words also get their bytes compared (kept in strs_, by id).
   int32_t str(std::string_view s) {
     uint64_t k = short_key(s);
     for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
       Slot& sl = slots_[i];
-      if (sl.stamp != stamp_) return insert(sl, k, s.data(), static_cast<uint32_t>(s.size()));
-      if (sl.key == k && sl.len == s.size() &&
-          (s.size() < 8 || std::memcmp(sl.ptr, s.data(), s.size()) == 0))
-        return sl.id;
+      if (sl.stamp != stamp_) {
+        strs_.push_back(s);
+        return insert(sl, k);
+      }
+      if (sl.key == k && (s.size() < 8 || strs_[static_cast<size_t>(sl.id - first_)] == s)) return sl.id;
     }
   }
   int32_t key(uint64_t k) {
     for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
       Slot& sl = slots_[i];
-      if (sl.stamp != stamp_) return insert(sl, k, nullptr, 0);
+      if (sl.stamp != stamp_) return insert(sl, k);
       if (sl.key == k) return sl.id;
     }
   }
 
  private:
-  struct Slot {
+  struct Slot {  // 16 bytes: four per cache line
     uint64_t key = 0;
-    const char* ptr = nullptr;
-    uint32_t len = 0;
     uint32_t stamp = 0;
     int32_t id = 0;
   };
-  int32_t insert(Slot& sl, uint64_t key, const char* p, uint32_t n) {
-    if (++count_ > limit_) throw Error("interner overflow: group larger than announced");
+  int32_t insert(Slot& sl, uint64_t key) {
+    if (next_ - first_ >= static_cast<int32_t>(limit_)) throw Error("interner overflow: group larger than announced");
     sl.key = key;
-    sl.ptr = p;
-    sl.len = n;
     sl.stamp = stamp_;
     sl.id = next_++;
     return sl.id;
   }
   std::vector<Slot> slots_;
-  size_t mask_ = 0, limit_ = 0, count_ = 0;
+  std::vector<std::string_view> strs_;
+  size_t mask_ = 0, limit_ = 0;
   uint32_t stamp_ = 0;
-  int32_t next_ = 0;
+  int32_t first_ = 0, next_ = 0;
 };
 
 enum class Mode { Rouge, RougeLsum, Whitespace, T13a, Pltrdy };
@@ -409,10 +407,15 @@ int64_t lcs_length(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
   }
   size_t need = ws.cnt.size() * W;
   if (ws.masks.size() < need) ws.masks.resize(need, 0);
-  for (size_t j = 0; j < m; ++j) ws.masks[static_cast<size_t>(b[j]) * W + j / 64] |= uint64_t{1} << (j % 64);
+  for (size_t j = 0; j < m; ++j) {
+    ws.masks[static_cast<size_t>(b[j]) * W + j / 64] |= uint64_t{1} << (j % 64);
+    ws.mark[b[j]] = 1;
+  }
   ws.vbits.assign(W, ~uint64_t{0});
   uint64_t* V = ws.vbits.data();
   for (size_t i = 0; i < n; ++i) {
+    // A word absent from the reference has M = 0, which leaves V unchanged: skip it.
+    if (!ws.mark[a[i]]) continue;
     const uint64_t* M = &ws.masks[static_cast<size_t>(a[i]) * W];
     bool carry = false;
     for (size_t w = 0; w < W; ++w) {
@@ -424,7 +427,10 @@ int64_t lcs_length(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
       V[w] = sum | (V[w] & ~M[w]);
     }
   }
-  for (size_t j = 0; j < m; ++j) ws.masks[static_cast<size_t>(b[j]) * W + j / 64] = 0;
+  for (size_t j = 0; j < m; ++j) {
+    ws.masks[static_cast<size_t>(b[j]) * W + j / 64] = 0;
+    ws.mark[b[j]] = 0;
+  }
   int64_t zeros = 0;
   for (size_t w = 0; w < W; ++w) {
     size_t bits = std::min<size_t>(64, m - w * 64);

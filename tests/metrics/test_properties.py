@@ -238,8 +238,24 @@ def test_avg_max_rouge_l(impl, hyps, data, stem):
     for i, (h, rs) in enumerate(zip(hyps, ref_sets)):
         fs = [float(M.rouge([h], [r], types=("rougeL",), stem=stem)["rougeL"].fmeasure[0]) for r in rs]
         assert mx[i] == max(fs)
-        assert avg[i] == sum(fs) / len(fs)
+        # Exactly sum(fs) / len(fs) is expected but not what the package gives (1 ulp off:
+        # see test_avg_rouge_l_is_sequential_mean below); within rounding here.
+        assert avg[i] == pytest.approx(sum(fs) / len(fs), rel=4e-16 * len(fs), abs=0)
         assert avg[i] <= mx[i]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pysynth bug: avg_max_rouge_l sums with np.add.reduceat (a0 + pairwise(a1..)), "
+    "not left to right, so AvgRougeL is 1 ulp off sum(f)/len(f) and np.mean(f)",
+)
+def test_avg_rouge_l_is_sequential_mean(impl):
+    hyp, refs = "the the the the the", ["the the the the the", "the", "the"]
+    fs = [float(M.rouge([hyp], [r], types=("rougeL",))["rougeL"].fmeasure[0]) for r in refs]
+    assert fs == [1.0, 0.33333333333333337, 0.33333333333333337]
+    avg, mx = M.avg_max_rouge_l([hyp], [refs])
+    assert mx[0] == 1.0
+    assert avg[0] == sum(fs) / len(fs) == float(np.mean(fs))  # 0.5555555555555557
 
 
 @settings(max_examples=20, **SETTINGS)
@@ -250,7 +266,7 @@ def test_avg_max_rouge_l_pltrdy(impl, hyps, data):
     for i, (h, rs) in enumerate(zip(hyps, ref_sets)):
         fs = [float(M.rouge([h], [r], types=("rougeL",), flavor="pltrdy")["rougeL"].fmeasure[0]) for r in rs]
         assert mx[i] == max(fs)
-        assert avg[i] == sum(fs) / len(fs)
+        assert avg[i] == pytest.approx(sum(fs) / len(fs), rel=4e-16 * len(fs), abs=0)
 
 
 # ------------------------------------------------------------------ corpus = sum(sent)
@@ -318,9 +334,18 @@ def test_token_ids_bleu(impl, m, max_order):
         assert M.corpus_bleu(hyps, streams, **kw2).score == M.corpus_bleu(h_ids, r_ids, **kw2).score
         assert np.array_equal(M.sentence_bleu(hyps, streams, **kw2), M.sentence_bleu(h_ids, r_ids, **kw2))
     for method in (5, 6, 7):  # nltk methods that read the last segment's tokens
-        x = M.corpus_bleu(hyps, streams, flavor="nltk", smooth_method=method).score
-        y = M.corpus_bleu(h_ids, r_ids, flavor="nltk", smooth_method=method).score
-        assert x == y or (math.isnan(x) and math.isnan(y))
+        x = _outcome(M.corpus_bleu, hyps, streams, flavor="nltk", smooth_method=method)
+        y = _outcome(M.corpus_bleu, h_ids, r_ids, flavor="nltk", smooth_method=method)
+        assert x == y, method
+
+
+def _outcome(fn, *args, **kw):
+    """The score, or the exception type (nltk method 6 raises where nltk asserts)."""
+    try:
+        v = fn(*args, **kw).score
+    except ValueError as exc:
+        return type(exc)
+    return "nan" if math.isnan(v) else v
 
 
 @settings(max_examples=40, **SETTINGS)

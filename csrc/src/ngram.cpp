@@ -12,14 +12,6 @@
 namespace pysynth {
 namespace {
 
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 
 // First 8 bytes (zero padded) with the length in the top byte for words shorter than 8
@@ -58,6 +50,7 @@ class Interner {
       stamp_ = 0;
     }
     mask_ = cap - 1;  // only the first `cap` slots are used: small groups stay in cache
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
     if (++stamp_ == 0) {
       std::fill(slots_.begin(), slots_.end(), Slot{});
       stamp_ = 1;
@@ -72,7 +65,7 @@ class Interner {
   // words also get their bytes compared (kept in strs_, by id).
   int32_t str(std::string_view s) {
     uint64_t k = short_key(s);
-    for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
+    for (size_t i = slot_of(k);; i = (i + 1) & mask_) {
       Slot& sl = slots_[i];
       if (sl.stamp != stamp_) {
         strs_.push_back(s);
@@ -82,7 +75,7 @@ class Interner {
     }
   }
   int32_t key(uint64_t k) {
-    for (size_t i = mix64(k) & mask_;; i = (i + 1) & mask_) {
+    for (size_t i = slot_of(k);; i = (i + 1) & mask_) {
       Slot& sl = slots_[i];
       if (sl.stamp != stamp_) return insert(sl, k);
       if (sl.key == k) return sl.id;
@@ -95,6 +88,9 @@ class Interner {
     uint32_t stamp = 0;
     int32_t id = 0;
   };
+  // Fibonacci hashing: the top bits of k * 2^64/phi (cheaper than a full mixer, and
+  // well spread for both byte keys and (id, id) pairs).
+  size_t slot_of(uint64_t k) const { return static_cast<size_t>((k * 0x9E3779B97F4A7C15ULL) >> shift_); }
   int32_t insert(Slot& sl, uint64_t key) {
     if (next_ - first_ >= static_cast<int32_t>(limit_)) throw Error("interner overflow: group larger than announced");
     sl.key = key;
@@ -105,6 +101,7 @@ class Interner {
   std::vector<Slot> slots_;
   std::vector<std::string_view> strs_;
   size_t mask_ = 0, limit_ = 0;
+  unsigned shift_ = 60;
   uint32_t stamp_ = 0;
   int32_t first_ = 0, next_ = 0;
 };

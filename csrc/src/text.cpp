@@ -111,40 +111,52 @@ bool tokenize_rouge_simd(std::string_view s, std::string& buf, std::vector<std::
     W[b / 64] |= static_cast<uint64_t>(w) << (b % 64);
     U[b / 64] |= static_cast<uint64_t>(u) << (b % 64);
   }
-  auto next = [&](size_t pos, bool set) -> size_t {  // first bit == set at or after pos
-    size_t k = pos / 64;
-    if (k >= nw) return n;
-    uint64_t x = (set ? W[k] : ~W[k]) & (~uint64_t{0} << (pos % 64));
-    while (!x) {
-      if (++k == nw) return set ? n : nw * 64;
-      x = set ? W[k] : ~W[k];
-    }
-    return k * 64 + static_cast<size_t>(__builtin_ctzll(x));
-  };
-  for (size_t pos = 0;;) {
-    size_t b = next(pos, true);
-    if (b >= n) break;
-    size_t e = std::min(next(b, false), n);
-    bool has_upper = false;
-    for (size_t k = b / 64; k <= (e - 1) / 64 && !has_upper; ++k) {
-      uint64_t m = U[k];
-      if (k == b / 64) m &= ~uint64_t{0} << (b % 64);
-      if (k == (e - 1) / 64 && (e % 64)) m &= (uint64_t{1} << (e % 64)) - 1;
-      has_upper = m != 0;
-    }
-    if (has_upper) {
-      size_t t = buf.size();
-      buf.resize(t + (e - b));  // within the reserved capacity: no reallocation
-      char* o = &buf[t];
-      for (size_t q = b; q < e; ++q) {
-        unsigned char c = p[q];
-        o[q - b] = static_cast<char>(c + ((c - 'A') < 26u ? 32 : 0));
+  // Walk token runs word by word: starts = set bits whose left neighbour is clear, ends =
+  // set bits whose right neighbour is clear (neighbours across words via carries).
+  bool any_upper = false;
+  for (size_t k = 0; k < nw; ++k) any_upper |= U[k] != 0;
+  size_t pending = 0;
+  bool open = false;
+  uint64_t carry = 0;
+  for (size_t k = 0; k < nw; ++k) {
+    uint64_t w = W[k];
+    uint64_t next_low = k + 1 < nw ? (W[k + 1] & 1) : 0;
+    uint64_t starts = w & ~((w << 1) | carry);
+    uint64_t ends = w & ~((w >> 1) | (next_low << 63));
+    carry = w >> 63;
+    for (;;) {
+      if (!open) {
+        if (!starts) break;
+        pending = k * 64 + static_cast<size_t>(__builtin_ctzll(starts));
+        starts &= starts - 1;
+        open = true;
       }
-      out.emplace_back(buf.data() + t, e - b);
-    } else {
-      out.emplace_back(s.data() + b, e - b);
+      if (!ends) break;  // the token continues into the next word
+      size_t e = k * 64 + static_cast<size_t>(__builtin_ctzll(ends)) + 1;
+      ends &= ends - 1;
+      open = false;
+      bool has_upper = false;
+      if (any_upper) {
+        for (size_t q = pending / 64; q <= (e - 1) / 64 && !has_upper; ++q) {
+          uint64_t m = U[q];
+          if (q == pending / 64) m &= ~uint64_t{0} << (pending % 64);
+          if (q == (e - 1) / 64 && (e % 64)) m &= (uint64_t{1} << (e % 64)) - 1;
+          has_upper = m != 0;
+        }
+      }
+      if (has_upper) {
+        size_t t = buf.size();
+        buf.resize(t + (e - pending));  // within the reserved capacity: no reallocation
+        char* o = &buf[t];
+        for (size_t q = pending; q < e; ++q) {
+          unsigned char c = p[q];
+          o[q - pending] = static_cast<char>(c + ((c - 'A') < 26u ? 32 : 0));
+        }
+        out.emplace_back(buf.data() + t, e - pending);
+      } else {
+        out.emplace_back(s.data() + pending, e - pending);
+      }
     }
-    pos = e;
   }
   return true;
 }

@@ -48,7 +48,10 @@ UNICODE = [
     "問題", "😀", "👍🏽", "ß", "ﬁ", "Σ", "ς", "İstanbul", "ǅ", "Ωmega", "Ⅻ", "²", "٣",
     "\ufeff", "\u0000", "\x7f", "ﾃｽﾄ", "Ǆ", "ẞ",
 ]
-SEPS = [" "] * 8 + ["", "  ", "\t", "\n", "\u00a0", "\u3000", "\x85", "\u2028", "\x1c", "\r\n"]
+# Every code point str.split() / str.rstrip() treat as whitespace.
+WHITESPACE = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+UNICODE += WHITESPACE
+SEPS = [" "] * 20 + ["", "  ", "\t", "\n", "\u00a0", "\u3000", "\x85", "\u2028", "\x1c", "\r\n"] + WHITESPACE
 
 word = st.tuples(st.sampled_from(WORDS), st.integers(0, 3)).map(
     lambda t: (t[0], t[0].upper(), t[0].capitalize(), t[0].lower())[t[1]]
@@ -70,7 +73,7 @@ _LONG_PIECES = WORDS * 3 + PUNCT + SPECIAL[:8] + UNICODE[:12]
 
 def _long_from_seed(seed: int, n: int) -> str:
     rng = random.Random(seed)
-    return "".join(rng.choice(_LONG_PIECES) + rng.choice(SEPS[:10]) for _ in range(n))
+    return "".join(rng.choice(_LONG_PIECES) + rng.choice(SEPS[:22]) for _ in range(n))
 
 
 long_text = st.builds(_long_from_seed, st.integers(0, 2**32), st.integers(65, 200))

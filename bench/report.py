@@ -2,10 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/report.py RUN1.json [RUN2.json ...] [--rayon2 R2.json] [--ranking RANK.json]
-                           [--notes bench/results_notes.md] [-o bench/RESULTS.md]
+    python bench/report.py RUN1.json [RUN2.json ...] [--pick-quietest] [--rayon2 R2.json]
+                           [--ranking RANK.json] [--notes bench/results_notes.md] [-o bench/RESULTS.md]
 
-RUN1.json is the reported run; further runs only feed the run-to-run variance table.
+RUN1.json is the reported run (with --pick-quietest: the run during which other processes
+used the least CPU); the other runs feed the run-to-run variance table.
 --rayon2: a run with RAYON_NUM_THREADS=2 (the Rust tools on both cores).
 --ranking: a pytest-benchmark JSON of bench/bench_ranking.py.
 --notes: markdown appended verbatim as "Notes" (default: bench/results_notes.md if it exists).
@@ -151,8 +152,8 @@ def group_table(R, group, unit):
     rs.sort(key=lambda r: (r["tool"] != "pysynth", -(r["tput"] or 0)))
     lines = [
         f"| tool | {unit} per round | rounds | best | median | {unit}/s (best) | {unit}/s (median) "
-        f"| pysynth w=1 speedup | pysynth w=2 speedup | scores vs reference |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        f"| pysynth w=1 speedup | pysynth w=2 speedup | other load | scores vs reference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rs:
         s1 = p1["tput"] / r["tput"] if p1 and r["tput"] else None
@@ -160,7 +161,8 @@ def group_table(R, group, unit):
         items = f"{r['items']:,}" + (" (subset)" if r.get("subset") else "")
         lines.append(
             f"| {label(r)} | {items} | {r['rounds']} | {fmt_s(r['min'])} | {fmt_s(r['median'])} | "
-            f"{fmt_rate(r['tput'])} | {fmt_rate(r['tput_med'])} | {fmt_x(s1)} | {fmt_x(s2)} | {fmt_agree(r['agreement'])} |"
+            f"{fmt_rate(r['tput'])} | {fmt_rate(r['tput_med'])} | {fmt_x(s1)} | {fmt_x(s2)} | "
+            f"{'-' if r['other_load'] is None else format(r['other_load'], '.2f')} | {fmt_agree(r['agreement'])} |"
         )
     return "\n".join(lines)
 
@@ -299,6 +301,12 @@ def existing_paper_section(path: Path):
     return text[i:end].rstrip() + "\n"
 
 
+def mean_other_load(run):
+    v = [b.get("extra_info", {}).get("other_load_cores") for b in run["benchmarks"]]
+    v = [x for x in v if x is not None]
+    return statistics.fmean(v) if v else float("inf")
+
+
 def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     run = runs[0]
     R = rows(run)
@@ -334,6 +342,8 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     o.append(f"- Rust tools ran with RAYON_NUM_THREADS={mi.get('rayon_num_threads')} (their batch APIs otherwise use "
              "every core); load average at start {}.".format(
                  ", ".join(f"{x:.2f}" for x in (mi.get("loadavg_at_start") or [])) or "?"))
+    o.append("- 'other load' = CPU (in cores, out of `nproc`) that *other* processes used while that benchmark ran, "
+             "from /proc/stat minus this process's own CPU time; 0 means the machine was otherwise idle.")
     o.append("- Scores are checked before timing: pysynth == rouge-score / sacrebleu / nltk / pycocoevalcap exactly "
              "(asserted); agreement of the Rust tools is recorded in the last column.\n")
 
@@ -362,11 +372,12 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
 
     if len(runs) > 1:
         o.append("## Run-to-run variance\n")
-        o.append("The same command run {} times; run 1 is the one reported above. 'other load' = CPU used by other "
+        o.append("The same command run {} times; run 1 is the one reported above (the quietest when --pick-quietest is "
+                 "given). 'other load' = CPU used by other "
                  "processes on this shared machine while the benchmark ran (2 = both cores busy).\n".format(len(runs)))
         for i, r in enumerate(runs):
-            o.append(f"- run {i + 1}: {date_of(r)}, load average at start "
-                     + ", ".join(f"{x:.2f}" for x in (r.get("machine_info", {}).get("loadavg_at_start") or [])))
+            o.append(f"- run {i + 1}: {date_of(r)}, mean other load {mean_other_load(r):.2f} cores, load average "
+                     "at start " + ", ".join(f"{x:.2f}" for x in (r.get("machine_info", {}).get("loadavg_at_start") or [])))
         o.append("")
         o.append(variance_table(runs) + "\n")
 
@@ -388,13 +399,19 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+", help="bench_metrics JSON files; the first is reported")
+    ap.add_argument("runs", nargs="+", help="bench_metrics JSON files; the first is reported (see --pick-quietest)")
     ap.add_argument("--rayon2", help="bench_metrics JSON run with RAYON_NUM_THREADS=2")
     ap.add_argument("--ranking", help="bench_ranking JSON")
     ap.add_argument("--notes", help="markdown file appended as Notes (default bench/results_notes.md if present)")
+    ap.add_argument("--pick-quietest", action="store_true",
+                    help="report the run with the least CPU used by other processes (mean other_load_cores)")
     ap.add_argument("-o", "--output", help="write here (keeps its Paper check section) instead of stdout")
     a = ap.parse_args(argv)
     runs = [load(p) for p in a.runs]
+    for p, r in zip(a.runs, runs):
+        r.setdefault("_file", p)
+    if a.pick_quietest:
+        runs.sort(key=mean_other_load)
     notes_path = Path(a.notes) if a.notes else HERE / "results_notes.md"
     notes = notes_path.read_text(encoding="utf-8") if notes_path.exists() else None
     paper = existing_paper_section(Path(a.output)) if a.output else None

@@ -32,7 +32,7 @@ def run_py(code: str, impl: str | None = None, hide_core: bool = False) -> subpr
         env["PYSYNTH_IMPL"] = impl
     src = (HIDE_CORE if hide_core else "") + textwrap.dedent(code)
     return subprocess.run(
-        [sys.executable, "-c", src], cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", src], cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=120, check=False
     )
 
 
@@ -230,9 +230,8 @@ def test_impl_bogus(value):
 
 
 def test_force_rejects_bogus():
-    with pytest.raises(ValueError, match="impl"):
-        with _dispatch.force("bogus"):
-            pass
+    with pytest.raises(ValueError, match="impl"), _dispatch.force("bogus"):
+        pass
 
 
 def test_force_restores():

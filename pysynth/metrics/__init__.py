@@ -20,6 +20,7 @@ input is a :class:`TokenIds` (flat int32 ids + int64 offsets).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -223,6 +224,31 @@ def _flatten(streams: list, n: int):
     return [s[i] for i in range(n) for s in streams], offsets
 
 
+_REF_INDEX = re.compile(r"^refs\[(\d+)\]")
+
+
+def _renamed(exc: Exception, rename) -> Exception:
+    """The backend names a flattened reference ``refs[k]``; say which stream/row it was."""
+    m = _REF_INDEX.match(str(exc))
+    if not m:
+        return exc
+    new = type(exc)(rename(int(m.group(1))) + str(exc)[m.end():])
+    new.__cause__ = exc
+    return new
+
+
+def _stats(fn, hyps, flat, offsets, n_streams, *args, ref_name=None):
+    """Call a backend statistics function; errors about references name the caller's argument."""
+    try:
+        return fn(hyps, flat, offsets, *args)
+    except (TypeError, ValueError) as exc:
+        if ref_name is not None:
+            raise _renamed(exc, ref_name) from None
+        if n_streams > 1:
+            raise _renamed(exc, lambda k: f"refs[{k % n_streams}][{k // n_streams}]") from None
+        raise
+
+
 def _lower(x, name):
     if isinstance(x, TokenIds):
         raise ValueError(f"lowercase=True needs strings; {name} holds token ids")
@@ -313,6 +339,9 @@ def rouge(
     types = list(types)
     if not types:
         raise ValueError("types must name at least one ROUGE type, e.g. ('rouge1', 'rougeL')")
+    for i, t in enumerate(types):
+        if not isinstance(t, str):
+            raise TypeError(f"types[{i}] must be a str such as 'rouge1' or 'rougeL', got {type(t).__name__}")
     workers = _check_workers(workers)
     n = _check_hyps(hyps)
     streams = _ref_streams(refs, n)
@@ -325,7 +354,7 @@ def rouge(
             streams = [[s[i] for i in keep] for s in streams]
             n = _check_hyps(hyps)
     flat, offsets = _flatten(streams, n)
-    stats = backend("metrics").rouge_stats(hyps, flat, offsets, types, flavor, bool(stem), workers)
+    stats = _stats(backend("metrics").rouge_stats, hyps, flat, offsets, len(streams), types, flavor, bool(stem), workers)
     r = len(streams)
     out = RougeScores()
     out.flavor = flavor
@@ -394,7 +423,11 @@ def avg_max_rouge_l(
         sizes[i + 1] = len(s)
     offsets = np.cumsum(sizes)
     flat = [r for s in ref_sets for r in s]
-    stats = backend("metrics").rouge_stats(hyps, flat, offsets, ["rougeL"], flavor, bool(stem), workers)
+    def set_name(k: int) -> str:
+        i = int(np.searchsorted(offsets, k, side="right")) - 1
+        return f"ref_sets[{i}][{k - int(offsets[i])}]"
+
+    stats = _stats(backend("metrics").rouge_stats, hyps, flat, offsets, 1, ["rougeL"], flavor, bool(stem), workers, ref_name=set_name)
     if flavor == "pltrdy":
         if np.any(stats[:, 0, 0] < 0):
             raise ValueError("a hypothesis or reference has no words for the pltrdy flavor")
@@ -402,8 +435,14 @@ def avg_max_rouge_l(
     else:
         f = backend("metrics").rouge_prf(stats)[2, 0]
     starts = offsets[:-1]
-    total = np.add.reduceat(f, starts)
-    return total / sizes[1:], np.maximum.reduceat(f, starts)
+    counts = sizes[1:]
+    # Eq. 17 summed left to right within each group (np.add.reduceat sums pairwise):
+    # step j adds the j-th reference's score of every group that has one.
+    total = np.zeros(n)
+    for j in range(int(counts.max())):
+        live = counts > j
+        total[live] += f[starts[live] + j]
+    return total / counts, np.maximum.reduceat(f, starts)
 
 
 # ------------------------------------------------------------------------------- BLEU
@@ -433,7 +472,7 @@ def _bleu_inputs(hyps, refs, flavor, tokenize, lowercase, max_order, workers):
         streams = [[tokenize_intl(r) for r in _strings_checked(s, f"refs[{k}]")] for k, s in enumerate(streams)]
         tokenize = "none"
     flat, offsets = _flatten(streams, n)
-    stats = backend("metrics").bleu_stats(hyps, flat, offsets, tokenize, int(max_order), workers)
+    stats = _stats(backend("metrics").bleu_stats, hyps, flat, offsets, len(streams), tokenize, int(max_order), workers)
     return stats, tokenize, streams, hyps, n
 
 

@@ -14,7 +14,7 @@ from pysynth import metrics as M
 from pysynth.metrics import TokenIds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _parity import run_all  # noqa: E402
+from _parity import run_all
 
 E = re.escape
 H3 = ["a b", "c d", "e f"]
@@ -170,11 +170,6 @@ def test_bad_input_same_error_under_every_backend(call):
 # ------------------------------------------------------------------- known pysynth bugs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pysynth bug: a non-str element of reference stream k at row i is reported by its "
-    "flattened index (refs[i * n_streams + k]) instead of refs[k][i]",
-)
 def test_multi_stream_ref_error_names_stream_and_row(impl):
     with pytest.raises(TypeError) as info:
         M.rouge(H3, [H3, ["a", 5, "c"]])  # stream 1, row 1; flattened row 3
@@ -182,21 +177,11 @@ def test_multi_stream_ref_error_names_stream_and_row(impl):
     assert "refs[3]" not in msg and "[1]" in msg, msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pysynth bug: a non-str reference in avg_max_rouge_l's ref_sets[i][j] is reported "
-    "as refs[<flat index>], an argument name the caller never used",
-)
 def test_avg_max_ref_set_error_names_ref_sets(impl):
     with pytest.raises(TypeError, match=E("ref_sets[1]")):
         M.avg_max_rouge_l(["a", "b"], [["a"], ["b", 3]])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pysynth bug: rouge(types=[1]) raises TypeError (pybind11 'incompatible function "
-    "arguments') under cpp but ValueError ('unknown ROUGE type') under python",
-)
 def test_non_str_rouge_type_same_error_under_every_backend():
     with pytest.raises((TypeError, ValueError), match="types"):
         run_all("metrics", lambda: M.rouge(["a"], ["a"], types=["rouge1", 1]))

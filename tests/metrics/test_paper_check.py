@@ -87,7 +87,7 @@ def test_paper_check_row(check, mqr, impl, system):
     assert bleu.score == row["coco_bleu"][-1]
 
     # ROUGE: pltrdy rouge 0.3.2, avg=True, raw texts.
-    kw = dict(types=tuple(PLTRDY.values()), flavor="pltrdy")
+    kw = {"types": tuple(PLTRDY.values()), "flavor": "pltrdy"}
     if row["pltrdy_error"] is not None:
         with pytest.raises(ValueError):
             M.rouge(hyps, refs, **kw)

@@ -22,11 +22,10 @@ CPP = BACKENDS.get("cpp")
 
 pytestmark = pytest.mark.skipif(CPP is None, reason="compiled extension not built")
 
-SETTINGS = dict(
-    deadline=None,
-    derandomize=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 
 # ----------------------------------------------------------------------------- text
 
@@ -139,7 +138,7 @@ def grouped_ids(draw, min_refs=1, max_refs=3, max_hyps=5):
 def call(mod, name, *args):
     try:
         return "ok", getattr(mod, name)(*args)
-    except Exception as exc:  # noqa: BLE001 - compared by the caller
+    except Exception as exc:  # noqa: BLE001  (the caller compares errors)
         return "err", exc
 
 
@@ -184,6 +183,32 @@ def test_tokenize_odd_characters(texts):
         same("tokenize", texts + joined, tok, 1)
 
 
+# Dense texts over a small alphabet: block boundaries of vectorised scanners, multi-byte
+# UTF-8 sequences split across them, and tokens differing only by trailing NULs (exact
+# short-string keys must include the length).
+DENSE = "aZ9 .,-'&;é\u0130\u212a\u00a0\u3000😀\x00\n\t"
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(texts=st.lists(st.text(alphabet=DENSE, max_size=150), min_size=1, max_size=6))
+def test_tokenize_dense_alphabet(texts):
+    for tok in ("rouge", "rouge-stem", "13a", "none"):
+        same("tokenize", texts, tok, 1)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(
+    hyps=st.lists(st.lists(st.text(alphabet="a\x00b", max_size=18), max_size=8).map(" ".join), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_nul_padded_tokens(hyps, data):
+    refs = [data.draw(st.lists(st.text(alphabet="a\x00b", max_size=18), max_size=8).map(" ".join)) for _ in hyps]
+    off = np.arange(len(hyps) + 1, dtype=np.int64)
+    for tok in ("none", "13a"):
+        same("bleu_stats", hyps, refs, off, tok, 3, 1)
+    same("rouge_stats", [h + " x" for h in hyps], [r + " x" for r in refs], off, ["rouge1", "rouge2", "rougeL"], "pltrdy", False, 1)
+
+
 @settings(max_examples=60, **SETTINGS)
 @given(words=st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=14), max_size=20))
 def test_porter_stem(words):
@@ -212,7 +237,7 @@ def test_rouge_stats_pltrdy(g, types, stem, workers):
 @settings(max_examples=80, **SETTINGS)
 @given(
     g=grouped(hyp_text=st.one_of(short_text, long_text)),
-    types=st.lists(st.sampled_from(["rougeL", "rougeLsum", "rouge1"]), min_size=1, max_size=3),
+    types=st.lists(st.sampled_from(["rougeL", "rougeLsum", "rouge1", "rouge2", "rouge4", "rouge9"]), min_size=1, max_size=3),
     flavor=st.sampled_from(["rouge-score", "pltrdy"]),
 )
 def test_rouge_stats_long(g, types, flavor):
@@ -338,7 +363,7 @@ def _corpus(n, seed):
     return hyps, refs, off
 
 
-def _chunks(fn, hyps, refs, off, size, axis_refs):
+def _chunks(fn, hyps, refs, off, size):
     parts = []
     for s in range(0, len(hyps), size):
         e = min(s + size, len(hyps))
@@ -352,13 +377,13 @@ def test_large_batch_equals_chunks(workers):
     hyps, refs, off = _corpus(3000, 7)
     types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     big = CPP.rouge_stats(hyps, refs, off, types, "rouge-score", True, workers)
-    small = _chunks(lambda h, r, o: CPP.rouge_stats(h, r, o, types, "rouge-score", True, 1), hyps, refs, off, 37, True)
+    small = _chunks(lambda h, r, o: CPP.rouge_stats(h, r, o, types, "rouge-score", True, 1), hyps, refs, off, 37)
     assert np.array_equal(big, small)
     big = CPP.rouge_stats(hyps, refs, off, ["rouge1", "rougeL"], "pltrdy", False, workers)
-    small = _chunks(lambda h, r, o: CPP.rouge_stats(h, r, o, ["rouge1", "rougeL"], "pltrdy", False, 1), hyps, refs, off, 53, True)
+    small = _chunks(lambda h, r, o: CPP.rouge_stats(h, r, o, ["rouge1", "rougeL"], "pltrdy", False, 1), hyps, refs, off, 53)
     assert np.array_equal(big, small)
     big = CPP.bleu_stats(hyps, refs, off, "13a", 4, workers)
-    small = _chunks(lambda h, r, o: CPP.bleu_stats(h, r, o, "13a", 4, 1), hyps, refs, off, 41, False)
+    small = _chunks(lambda h, r, o: CPP.bleu_stats(h, r, o, "13a", 4, 1), hyps, refs, off, 41)
     assert np.array_equal(big, small)
     assert CPP.tokenize(hyps, "13a", workers) == [t for s in range(0, 3000, 100) for t in CPP.tokenize(hyps[s : s + 100], "13a", 1)]
 
@@ -371,3 +396,62 @@ def test_large_batch_matches_python():
     ):
         assert np.array_equal(CPP.rouge_stats(hyps, refs, off, *args, -1), PY.rouge_stats(hyps, refs, off, *args, 1))
     assert np.array_equal(CPP.bleu_stats(hyps, refs, off, "13a", 4, -1), PY.bleu_stats(hyps, refs, off, "13a", 4, 1))
+
+
+def test_unbalanced_groups_and_high_orders():
+    """200 references for one hypothesis, none for others; BLEU orders up to 20."""
+    rng = random.Random(0)
+
+    def t(n):
+        return " ".join(rng.choice("abcdefgh") for _ in range(n))
+
+    hyps = [t(rng.randint(0, 80)) for _ in range(7)]
+    counts = [200, 0, 1, 0, 57, 3, 0]
+    refs = [t(rng.randint(0, 80)) for _ in range(sum(counts))]
+    off = np.zeros(len(hyps) + 1, np.int64)
+    np.cumsum(counts, out=off[1:])
+    for flavor, types in (("rouge-score", ["rouge1", "rouge3", "rougeL", "rougeLsum"]), ("pltrdy", ["rouge2", "rougeL"])):
+        want = same("rouge_stats", hyps, refs, off, types, flavor, True, 1)
+        for w in (2, -1, 16):
+            assert np.array_equal(CPP.rouge_stats(hyps, refs, off, types, flavor, True, w), want)
+    counts = [c or 1 for c in counts]
+    refs = [t(rng.randint(0, 80)) for _ in range(sum(counts))]
+    np.cumsum(counts, out=off[1:])
+    for max_order in (1, 7, 10, 20):
+        want = same("bleu_stats", hyps, refs, off, "13a", max_order, 1)
+        assert np.array_equal(CPP.bleu_stats(hyps, refs, off, "13a", max_order, -1), want)
+        same("coco_sentence_scores", want, max_order)
+        same("sacrebleu_sentence_scores", want, "exp", 0.0, True, max_order)
+
+
+def test_concurrent_calls_from_python_threads():
+    """The compiled functions release the GIL: concurrent callers must not share state."""
+    import threading
+
+    jobs = [_corpus(300, seed) for seed in range(6)]
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+    def run(job, w):
+        h, r, o = job
+        return (
+            CPP.rouge_stats(h, r, o, types, "rouge-score", True, w),
+            CPP.rouge_stats(h, r, o, ["rouge1", "rougeL"], "pltrdy", False, w),
+            CPP.bleu_stats(h, r, o, "13a", 4, w),
+            CPP.tokenize(h, "rouge-stem", w),
+        )
+
+    want = [run(job, 1) for job in jobs]
+    bad = []
+
+    def work(k):
+        for _ in range(5):
+            got = run(jobs[k], (1, 2, -1)[k % 3])
+            if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(got, want[k])):
+                bad.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []

@@ -16,7 +16,8 @@ import platform
 import sys
 from importlib import metadata
 
-_USER_ENV = {k: os.environ.get(k) for k in ("RAYON_NUM_THREADS", "PYSYNTH_IMPL", "PYSYNTH_BENCH_SYNTHETIC")}
+_USER_ENV = {k: os.environ.get(k) for k in ("RAYON_NUM_THREADS", "PYSYNTH_IMPL", "PYSYNTH_BENCH_SYNTHETIC",
+                                              "PYSYNTH_SHARED_DATA")}
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before any Rust extension starts its pool
 
 import pytest  # noqa: E402
@@ -64,6 +65,12 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["loadavg_at_start"] = _LOADAVG_AT_START
     machine_info["package_versions"] = _versions()
     machine_info["data_source"] = "real" if _data.use_real() else "synthetic"
+    try:
+        from pysynth import _dispatch
+
+        machine_info["pysynth_metrics_impl"] = _dispatch.implementation("metrics")
+    except Exception as exc:  # noqa: BLE001 - metadata only
+        machine_info["pysynth_metrics_impl"] = f"unknown ({exc})"
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):
@@ -72,13 +79,21 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
     output_json["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 
+def _need_real():
+    """PYSYNTH_BENCH_REQUIRE_REAL=1: skip (instead of using synthetic text) without the shared data."""
+    if os.environ.get("PYSYNTH_BENCH_REQUIRE_REAL", "").strip() not in ("", "0") and not _data.use_real():
+        pytest.skip(f"shared data folder {_data.SHARED_DATA} is absent (PYSYNTH_BENCH_REQUIRE_REAL=1)")
+
+
 @pytest.fixture(scope="session")
 def short_wl():
     """100,000 question-length pairs (200,000 distinct strings)."""
+    _need_real()
     return _data.short_pairs()
 
 
 @pytest.fixture(scope="session")
 def long_wl():
     """10,000 pairs of 100-300 tokens."""
+    _need_real()
     return _data.long_pairs()

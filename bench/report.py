@@ -193,7 +193,7 @@ def targets(R):
 
     def add(desc, value, need, shown):
         met = None if value is None else value >= need
-        out.append((desc, shown if value is not None else "not measured", met))
+        out.append((desc, shown if value is not None else "not measured", met, value))
 
     p = find(R, "rouge-short", "pysynth", 1)
     add("ROUGE-1/2/L, 100k short pairs: >= 2M pairs/s per core (pysynth workers=1)",
@@ -219,10 +219,30 @@ def targets(R):
     return out
 
 
-def targets_table(R):
-    lines = ["| target | measured | met? |", "|---|---:|---|"]
-    for desc, shown, met in targets(R):
-        lines.append(f"| {desc} | {shown} | {'-' if met is None else ('**met**' if met else '**not met**')} |")
+def _verdict(met):
+    return "-" if met is None else ("**met**" if met else "**not met**")
+
+
+def targets_table(R, all_runs=None):
+    """Targets in the reported run; with all_runs (list of rows()), also their range over the runs."""
+    if not all_runs or len(all_runs) < 2:
+        lines = ["| target | measured | met? |", "|---|---:|---|"]
+        for desc, shown, met, _ in targets(R):
+            lines.append(f"| {desc} | {shown} | {_verdict(met)} |")
+        return "\n".join(lines)
+    per_run = [targets(x) for x in all_runs]
+    n = len(all_runs)
+    lines = [f"| target | reported run | met? | range over {n} runs | met in |", "|---|---:|---|---:|---:|"]
+    for i, (desc, shown, met, value) in enumerate(targets(R)):
+        vals = [pr[i][3] for pr in per_run if pr[i][3] is not None]
+        mets = [pr[i][2] for pr in per_run if pr[i][2] is not None]
+        if vals:
+            is_rate = "pairs/s" in shown
+            f = (lambda v: fmt_rate(v)) if is_rate else fmt_x
+            rng = f"{f(min(vals))} - {f(max(vals))}"
+        else:
+            rng = "-"
+        lines.append(f"| {desc} | {shown} | {_verdict(met)} | {rng} | {sum(mets)} of {len(mets)} |")
     return "\n".join(lines)
 
 
@@ -328,7 +348,7 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     o.append(f"- Command: `{cmd_full}`")
     o.append(f"- Machine: {machine_line(run)}")
     o.append(f"- Date: {date_of(run)}")
-    o.append(f"- Packages: {ver_s}")
+    o.append(f"- Packages: {ver_s}; pysynth metrics backend: `{mi.get('pysynth_metrics_impl', '?')}`")
     if missing:
         o.append(f"- Not installed (skipped): {', '.join(missing)}")
     o.append(f"- Data: {mi.get('data_source', '?')} text (bench/_data.py): *short* = 100,000 random pairs of "
@@ -348,7 +368,10 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
              "(asserted); agreement of the Rust tools is recorded in the last column.\n")
 
     o.append("## Targets\n")
-    o.append(targets_table(R) + "\n")
+    o.append(targets_table(R, [rows(r) for r in runs]) + "\n")
+    if len(runs) > 1:
+        o.append(f"'reported run' = run 1 below; 'range' and 'met in' cover all {len(runs)} runs of the same command "
+                 "(see Run-to-run variance).\n")
 
     for g, title, unit in GROUPS:
         t = group_table(R, g, unit)

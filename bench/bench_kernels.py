@@ -1,0 +1,238 @@
+"""Benchmarks of the decode-step kernels: fused Triton vs torch eager vs torch.compile (CUDA only).
+
+Workloads (Ding & Balog Sect. 6.3: 44K vocabulary, decoder GRU of 400, bi-GRU encoder 2 x 200):
+
+- ``copy_attention``: one CopyNet step, rows = batch x beam in {64 x 16, 1 x 5}, V = 44,000,
+  H = 400, source lengths drawn from 10..30 (padded to 30), 10 OOV slots, k = 2 x beam,
+  fp16 and fp32 inputs; with and without the full [rows, V + n_oov] log-distribution.
+- ``diverse_beam``: one diverse-beam step on [batch, beam, 44,000] log-probs,
+  64 x 16 with G = 4 and 1 x 5 with G = 5, lambda = 0.5.
+
+Implementations: ``triton`` (the fused kernels), ``eager`` (``naive.py`` on CUDA) and
+``compile`` (``torch.compile(naive)``, default mode; its first call, the compilation, is a
+warm-up round). Every timed call ends with ``torch.cuda.synchronize()``. Results are checked
+against eager before timing (same top-k ids up to near-ties, log-probs within 1e-3).
+
+Run (a CUDA GPU and ``pip install 'pysynth[gpu]' pytest-benchmark``)::
+
+    python -m pytest bench/bench_kernels.py --benchmark-only --benchmark-json=/tmp/kernels.json
+    python bench/bench_kernels.py            # the same grid, CUDA-event timing, markdown table
+
+Without CUDA (or without torch / triton) everything here is skipped.
+Throughput = rows (batch x beam) per second for one step, in ``extra_info`` and the table.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _unavailable():
+    for mod in ("torch", "triton", "pytest_benchmark"):
+        if importlib.util.find_spec(mod) is None:
+            return f"{mod} is not installed"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA device: the kernel benchmarks need a GPU"
+    return None
+
+
+_REASON = _unavailable()
+if _REASON:
+    if __name__ == "__main__":
+        print(f"bench_kernels: skipped ({_REASON})")
+        sys.exit(0)
+    pytest.skip(_REASON, allow_module_level=True)
+
+import torch  # noqa: E402
+
+V = 44_000
+H = 400
+S_MIN, S_MAX = 10, 30
+N_OOV = 10
+LAMBDA = 0.5
+SHAPES = {"64x16": (64, 16), "1x5": (1, 5)}
+GROUPS = {"64x16": 4, "1x5": 5}
+IMPLS = ("triton", "eager", "compile")
+
+
+def _kernels():
+    """The kernels package of this checkout (an editable install of another checkout may map
+    ``pysynth.kernels`` elsewhere): ``pysynth.kernels`` or the top-level ``kernels/``."""
+    root = Path(__file__).resolve().parents[1] / "kernels"
+    found = []
+    for name in ("pysynth.kernels", "kernels"):
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError:
+            continue
+    for mod in found:
+        if getattr(mod, "__file__", None) and Path(mod.__file__).resolve().parent == root:
+            return mod
+    if found:
+        return found[0]
+    raise ImportError("neither pysynth.kernels nor the source tree's kernels/ is importable")
+
+
+K = _kernels()
+ca = importlib.import_module(K.__name__ + ".copy_attention")
+ca_triton = importlib.import_module(K.__name__ + ".copy_attention.triton_copy_attention")
+db = importlib.import_module(K.__name__ + ".diverse_beam")
+db_triton = importlib.import_module(K.__name__ + ".diverse_beam.triton_diverse_beam")
+
+
+def copy_inputs(batch, beam, dtype, seed=2018):
+    g = torch.Generator().manual_seed(seed)
+    rows = batch * beam
+    lengths = torch.randint(S_MIN, S_MAX + 1, (batch,), generator=g)
+    h_src = torch.randn(batch, S_MAX, H, generator=g)
+    ids_src = torch.randint(0, V, (batch, S_MAX), generator=g)
+    ids_src[:, -3:] = V + torch.arange(3)  # a few OOV words per source
+    mask_src = torch.arange(S_MAX)[None, :] < lengths[:, None]
+    dev = "cuda"
+    # beams of one source share h as an expanded view; with batch 1 the [rows, S, H] reshape
+    # stays a view (row stride 0, which the kernel reads as is), otherwise it copies
+    return dict(
+        s=torch.randn(rows, H, generator=g).to(dev, dtype),
+        h=h_src.to(dev, dtype)[:, None].expand(batch, beam, S_MAX, H).reshape(rows, S_MAX, H),
+        src_ids=ids_src.repeat_interleave(beam, 0).to(dev),
+        src_mask=mask_src.repeat_interleave(beam, 0).to(dev),
+        W_o=(torch.randn(V, H, generator=g) / math.sqrt(H)).to(dev, dtype),
+        b_o=torch.randn(V, generator=g).to(dev, dtype),
+        W_c=(torch.randn(H, H, generator=g) / math.sqrt(H)).to(dev, dtype),
+        n_oov=N_OOV,
+        k=2 * beam,
+    )
+
+
+def beam_inputs(batch, beam, dtype, seed=2016):
+    g = torch.Generator().manual_seed(seed)
+    lp = torch.log_softmax(2 * torch.randn(batch, beam, V, generator=g), -1)
+    scores = torch.randn(batch, beam, generator=g)
+    return lp.to("cuda", dtype), scores.to("cuda")
+
+
+_COMPILED = {}
+
+
+def copy_fn(impl, full):
+    if impl == "triton":
+        return lambda **a: ca_triton.copy_attention_step_triton(**a, return_logprobs=full,
+                                                                 check_ids=False)
+    if impl == "eager":
+        return lambda **a: ca.copy_attention_step_naive(**a, return_logprobs=full,
+                                                        check_ids=False)
+    if "copy" not in _COMPILED:
+        _COMPILED["copy"] = torch.compile(ca.copy_attention_step_naive)
+    return lambda **a: _COMPILED["copy"](**a, return_logprobs=full, check_ids=False)
+
+
+def beam_fn(impl):
+    if impl == "triton":
+        return db_triton.diverse_beam_step_triton
+    if impl == "eager":
+        return db.diverse_beam_step_naive
+    if "beam" not in _COMPILED:
+        _COMPILED["beam"] = torch.compile(db.diverse_beam_step_naive)
+    return _COMPILED["beam"]
+
+
+def synced(fn, *args, **kwargs):
+    def run():
+        out = fn(*args, **kwargs)
+        torch.cuda.synchronize()
+        return out
+
+    return run
+
+
+def check_copy(got, ref):
+    torch.testing.assert_close(got.topk_values, ref.topk_values, atol=1e-3, rtol=1e-3)
+    if got.logprobs is not None:
+        fin = torch.isfinite(ref.logprobs)
+        torch.testing.assert_close(got.logprobs[fin], ref.logprobs[fin], atol=1e-3, rtol=1e-3)
+
+
+def check_beam(got, ref):
+    torch.testing.assert_close(got.selection_scores, ref.selection_scores, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["logprobs", "topk_only"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("impl", IMPLS)
+def test_copy_attention(benchmark, impl, shape, dtype, full):
+    batch, beam = SHAPES[shape]
+    args = copy_inputs(batch, beam, dtype)
+    fn = copy_fn(impl, full)
+    ref = copy_fn("eager", True)(**args)
+    check_copy(fn(**args), ref)  # also the warm-up / compilation
+    benchmark.group = f"copy_attention {shape} {str(dtype)[6:]} {'logprobs' if full else 'topk'}"
+    benchmark.extra_info.update(rows=batch * beam, vocab=V, hidden=H, impl=impl)
+    benchmark.pedantic(synced(fn, **args), rounds=30, warmup_rounds=3)
+    benchmark.extra_info["rows_per_s"] = batch * beam / benchmark.stats.stats.median
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("impl", IMPLS)
+def test_diverse_beam(benchmark, impl, shape, dtype):
+    batch, beam = SHAPES[shape]
+    lp, scores = beam_inputs(batch, beam, dtype)
+    fn = beam_fn(impl)
+    ref = db.diverse_beam_step_naive(lp, scores, GROUPS[shape], LAMBDA)
+    check_beam(fn(lp, scores, GROUPS[shape], LAMBDA), ref)
+    benchmark.group = f"diverse_beam {shape} {str(dtype)[6:]}"
+    benchmark.extra_info.update(rows=batch * beam, vocab=V, groups=GROUPS[shape], impl=impl)
+    benchmark.pedantic(synced(fn, lp, scores, GROUPS[shape], LAMBDA), rounds=30, warmup_rounds=3)
+    benchmark.extra_info["rows_per_s"] = batch * beam / benchmark.stats.stats.median
+
+
+def _event_ms(run, reps=50):
+    for _ in range(5):
+        run()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        start.record()
+        run()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main() -> int:
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"triton {importlib.import_module('triton').__version__}\n")
+    print("| op | rows | dtype | variant | impl | median ms / step | rows / s |")
+    print("|---|---|---|---|---|---:|---:|")
+    for shape, (batch, beam) in SHAPES.items():
+        for dtype in (torch.float16, torch.float32):
+            args = copy_inputs(batch, beam, dtype)
+            for full in (True, False):
+                for impl in IMPLS:
+                    fn = copy_fn(impl, full)
+                    ms = _event_ms(lambda fn=fn, args=args: fn(**args))
+                    print(f"| copy_attention | {shape} | {str(dtype)[6:]} | "
+                          f"{'logprobs' if full else 'topk only'} | {impl} | {ms:.3f} | "
+                          f"{batch * beam / ms * 1e3:,.0f} |")
+            lp, scores = beam_inputs(batch, beam, dtype)
+            for impl in IMPLS:
+                fn = beam_fn(impl)
+                ms = _event_ms(lambda fn=fn, lp=lp, sc=scores, g=GROUPS[shape]:
+                               fn(lp, sc, g, LAMBDA))
+                print(f"| diverse_beam | {shape} | {str(dtype)[6:]} | G={GROUPS[shape]} | {impl} | "
+                      f"{ms:.3f} | {batch * beam / ms * 1e3:,.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

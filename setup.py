@@ -56,7 +56,9 @@ class CMakeBuild(build_ext):
 ext_modules = [] if os.environ.get("PYSYNTH_NO_EXT") else [CMakeExtension("pysynth._core")]
 
 setup(
-    packages=find_packages(include=["pysynth", "pysynth.*"]) + ["pysynth.kernels"],
+    packages=find_packages(include=["pysynth", "pysynth.*"])
+    + ["pysynth.kernels"]
+    + ["pysynth.kernels." + p for p in find_packages("kernels")],
     package_dir={"pysynth.kernels": "kernels"},
     package_data={"pysynth": ["py.typed", "_core/*.pyi"], "pysynth.data": ["*.gz", "*.md", "*.json"]},
     ext_modules=ext_modules,

@@ -1,0 +1,1315 @@
+// Corpus statistics and gensim-identical phrase detection over id sequences.
+//
+// gensim keys its phrase vocabulary by *strings*: the unigram "new_york" and the candidate
+// ("new", "york") are one entry, and FrozenPhrases re-splits keys on the delimiter. Here the
+// counting runs on ids; strings are only built where they can change the result:
+//   * fast mode (the usual first pass): the delimiter has no border (no proper prefix that is
+//     also a suffix, e.g. "_") and no term contains it. Then a joined string splits back
+//     into exactly its terms, so distinct id tuples are distinct strings and never equal a
+//     unigram: id tuples *are* gensim's keys.
+//   * general mode (later passes, where terms such as "honda_crf" contain the delimiter):
+//     every key is turned into its joined string and merged by string, as gensim does.
+// Both modes give the same answers as the string-keyed Python twin; fast mode only skips work.
+#include "pysynth/corpus.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "pysynth/common.hpp"
+#include "pysynth/text.hpp"
+
+namespace pysynth::corpus {
+namespace {
+
+// ------------------------------------------------------------------ hashing, tables
+
+inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+inline uint64_t load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline uint64_t load4(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// The first 16 bytes of a string as two words, built from whole-word loads (overlapping for
+// lengths that are not multiples of 8). For a given length the words determine those bytes,
+// so (length, words) compares strings of up to 16 bytes. Assembling the tail byte by byte
+// instead stalled store-to-load forwarding: 22% of build_corpus.
+struct Head {
+  uint64_t w0 = 0, w1 = 0;
+};
+inline Head head_of(const char* p, size_t n) {
+  Head h;
+  if (n >= 16) {
+    h.w0 = load8(p);
+    h.w1 = load8(p + 8);
+  } else if (n >= 8) {
+    h.w0 = load8(p);
+    h.w1 = load8(p + n - 8);
+  } else if (n >= 4) {
+    h.w0 = load4(p) | (load4(p + n - 4) << 32);
+  } else if (n > 0) {
+    auto b = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(p[i])); };
+    h.w0 = b(0) | (b(n / 2) << 8) | (b(n - 1) << 16);
+  }
+  return h;
+}
+
+inline uint64_t hash_bytes(const char* p, size_t n, const Head& head) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(n) + 1);
+  h = mix64(h ^ head.w0) ^ (head.w1 * 0xc4ceb9fe1a85ec53ULL);
+  for (size_t i = 16; i + 8 <= n; i += 8) h = (h ^ load8(p + i)) * 0xff51afd7ed558ccdULL, h ^= h >> 29;
+  if (n > 16 && (n & 7)) h = (h ^ load8(p + n - 8)) * 0xff51afd7ed558ccdULL;  // overlapping tail
+  return mix64(h);
+}
+inline uint64_t hash_bytes(const char* p, size_t n) { return hash_bytes(p, n, head_of(p, n)); }
+
+inline uint64_t hash_ids(const int32_t* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(n) + 1);
+  size_t i = 0;
+  for (; i + 2 <= n; i += 2)
+    h = mix64(h ^ ((static_cast<uint64_t>(static_cast<uint32_t>(p[i])) << 32) | static_cast<uint32_t>(p[i + 1])));
+  if (i < n) h = mix64(h ^ static_cast<uint32_t>(p[i]) ^ (uint64_t{1} << 63));
+  return h;
+}
+
+inline uint64_t pair_key(int32_t a, int32_t b) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+}
+
+size_t table_capacity(size_t expected) {
+  size_t cap = 16;
+  while (cap < expected * 2) cap <<= 1;
+  return cap;
+}
+
+// Bump allocator for string bytes: views stay valid for the arena's lifetime.
+class Arena {
+ public:
+  std::string_view copy(std::string_view s) {
+    if (s.empty()) return std::string_view();
+    if (s.size() > left_) {
+      size_t sz = std::max<size_t>(kBlock, s.size());
+      blocks_.emplace_back(new char[sz]);
+      cur_ = blocks_.back().get();
+      left_ = sz;
+    }
+    std::memcpy(cur_, s.data(), s.size());
+    std::string_view v(cur_, s.size());
+    cur_ += s.size();
+    left_ -= s.size();
+    return v;
+  }
+
+ private:
+  static constexpr size_t kBlock = size_t{1} << 16;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* cur_ = nullptr;
+  size_t left_ = 0;
+};
+
+// string -> dense id (insertion order), open addressing. Slots keep the length and the first
+// 16 bytes of their string (as two words), so most lookups (English words are short) compare
+// without touching the string itself: that second cache miss was 20% of build_corpus.
+class StringInterner {
+ public:
+  explicit StringInterner(size_t expected = 16) : slots_(table_capacity(expected)), mask_(slots_.size() - 1) {}
+  size_t size() const { return strs_.size(); }
+  std::string_view str(size_t i) const { return strs_[i]; }
+
+  int32_t find(std::string_view s) const {
+    Slot probe = make_slot(s);
+    for (size_t i = probe.hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& sl = slots_[i];
+      if (sl.id < 0) return -1;
+      if (equal(sl, probe, s)) return sl.id;
+    }
+  }
+
+  // (id, inserted). Without copy the caller keeps the bytes of s alive.
+  std::pair<int32_t, bool> intern(std::string_view s, bool copy) {
+    Slot probe = make_slot(s);
+    size_t i = probe.hash & mask_;
+    for (;; i = (i + 1) & mask_) {
+      const Slot& sl = slots_[i];
+      if (sl.id < 0) break;
+      if (equal(sl, probe, s)) return {sl.id, false};
+    }
+    if (strs_.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      throw std::length_error("more than 2**31 - 1 distinct strings");
+    auto id = static_cast<int32_t>(strs_.size());
+    strs_.push_back(copy ? arena_.copy(s) : s);
+    probe.id = id;
+    slots_[i] = probe;
+    if (strs_.size() * 2 > slots_.size()) grow();
+    return {id, true};
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    Head head;
+    int32_t id = -1;
+    uint32_t len = 0;
+  };
+  static Slot make_slot(std::string_view s) {
+    Slot sl;
+    sl.head = head_of(s.data(), s.size());
+    sl.hash = hash_bytes(s.data(), s.size(), sl.head);
+    sl.len = static_cast<uint32_t>(std::min<size_t>(s.size(), 0xffffffffu));
+    return sl;
+  }
+  bool equal(const Slot& sl, const Slot& probe, std::string_view s) const {
+    if (sl.hash != probe.hash || sl.len != probe.len || sl.head.w0 != probe.head.w0 || sl.head.w1 != probe.head.w1)
+      return false;
+    return s.size() <= 16 || strs_[static_cast<size_t>(sl.id)] == s;
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& sl : old) {
+      if (sl.id < 0) continue;
+      size_t i = sl.hash & mask_;
+      while (slots_[i].id >= 0) i = (i + 1) & mask_;
+      slots_[i] = sl;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_;
+  std::vector<std::string_view> strs_;
+  Arena arena_;
+};
+
+// (a, b) pair -> int64, open addressing; key and value share a cache line.
+class PairTable {
+ public:
+  struct Entry {
+    uint64_t key;
+    int64_t val;
+  };
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // a, b < 2**31: never a real key
+
+  explicit PairTable(size_t expected = 16) : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
+  size_t size() const { return size_; }
+
+  int64_t& at(uint64_t key) {  // inserted with value 0 when absent
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t i = mix64(key) & mask_;
+    while (slots_[i].key != key) {
+      if (slots_[i].key == kEmpty) {
+        slots_[i].key = key;
+        ++size_;
+        break;
+      }
+      i = (i + 1) & mask_;
+    }
+    return slots_[i].val;
+  }
+  const int64_t* find(uint64_t key) const {
+    for (size_t i = mix64(key) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].val;
+      if (slots_[i].key == kEmpty) return nullptr;
+    }
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Entry& e : slots_)
+      if (e.key != kEmpty) f(e);
+  }
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[mix64(key) & mask_], 1); }
+  void swap(PairTable& o) noexcept {
+    slots_.swap(o.slots_);
+    std::swap(mask_, o.mask_);
+    std::swap(size_, o.size_);
+  }
+
+ private:
+  void grow() {
+    std::vector<Entry> old(slots_.size() * 2, Entry{kEmpty, 0});
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Entry& e : old) {
+      if (e.key == kEmpty) continue;
+      size_t i = mix64(e.key) & mask_;
+      while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t mask_;
+  size_t size_ = 0;
+};
+
+// Sequence of term ids (length >= 3: a, connectors..., b) -> int64.
+class SeqTable {
+ public:
+  struct Entry {
+    uint64_t hash = 0;
+    int64_t off = -1;  // -1: empty slot
+    int64_t len = 0;
+    int64_t val = 0;
+  };
+  explicit SeqTable(size_t expected = 16) : slots_(table_capacity(expected)), mask_(slots_.size() - 1) {}
+  size_t size() const { return size_; }
+  const int32_t* seq(const Entry& e) const { return arena_.data() + e.off; }
+
+  int64_t& at(const int32_t* p, size_t n) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    uint64_t h = hash_ids(p, n);
+    size_t i = h & mask_;
+    for (;; i = (i + 1) & mask_) {
+      Entry& e = slots_[i];
+      if (e.off < 0) {
+        e.hash = h;
+        e.off = static_cast<int64_t>(arena_.size());
+        e.len = static_cast<int64_t>(n);
+        arena_.insert(arena_.end(), p, p + n);
+        ++size_;
+        return e.val;
+      }
+      if (e.hash == h && same(e, p, n)) return e.val;
+    }
+  }
+  const int64_t* find(const int32_t* p, size_t n) const {
+    uint64_t h = hash_ids(p, n);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Entry& e = slots_[i];
+      if (e.off < 0) return nullptr;
+      if (e.hash == h && same(e, p, n)) return &e.val;
+    }
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Entry& e : slots_)
+      if (e.off >= 0) f(e);
+  }
+
+ private:
+  bool same(const Entry& e, const int32_t* p, size_t n) const {
+    return static_cast<size_t>(e.len) == n && std::memcmp(arena_.data() + e.off, p, n * sizeof(int32_t)) == 0;
+  }
+  void grow() {
+    std::vector<Entry> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Entry& e : old) {
+      if (e.off < 0) continue;
+      size_t i = e.hash & mask_;
+      while (slots_[i].off >= 0) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t mask_;
+  size_t size_ = 0;
+  std::vector<int32_t> arena_;
+};
+
+// 128-bit key -> int64: candidates "a, up to 7 connector words, b" packed into one integer
+// (see collect_tuples), so that they hash and sort without an arena.
+class WideTable {
+ public:
+  using Key = unsigned __int128;
+  struct Entry {
+    Key key;
+    int64_t val;
+  };
+  static constexpr Key kEmpty = ~Key{0};  // the length field of a real key is <= 9, never 15
+
+  explicit WideTable(size_t expected = 16) : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
+  size_t size() const { return size_; }
+  static uint64_t hash(Key k) { return mix64(static_cast<uint64_t>(k) ^ mix64(static_cast<uint64_t>(k >> 64))); }
+
+  int64_t& at(Key key) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t i = hash(key) & mask_;
+    while (slots_[i].key != key) {
+      if (slots_[i].key == kEmpty) {
+        slots_[i].key = key;
+        ++size_;
+        break;
+      }
+      i = (i + 1) & mask_;
+    }
+    return slots_[i].val;
+  }
+  void prefetch(Key key) const { __builtin_prefetch(&slots_[hash(key) & mask_], 1); }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Entry& e : slots_)
+      if (e.key != kEmpty) f(e);
+  }
+
+ private:
+  void grow() {
+    std::vector<Entry> old(slots_.size() * 2, Entry{kEmpty, 0});
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Entry& e : old) {
+      if (e.key == kEmpty) continue;
+      size_t i = hash(e.key) & mask_;
+      while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t mask_;
+  size_t size_ = 0;
+};
+
+// ------------------------------------------------------------------------ helpers
+
+constexpr size_t kChunkDocs = 2048;
+
+// Owners of array slots when `owners` threads split an array between them: blocks of 64
+// slots (8 cache lines of int64), spread by a hash so that the frequent low ids do not all
+// land on one owner. Interleaving single slots instead made 2 threads 3x slower than 1
+// (false sharing of the counters).
+struct Owners {
+  std::vector<uint8_t> of_block;
+  Owners(size_t n_slots, size_t owners) : of_block((n_slots >> 6) + 1, 0) {
+    if (owners > 1)
+      for (size_t b = 0; b < of_block.size(); ++b) of_block[b] = static_cast<uint8_t>(mix64(b) % owners);
+  }
+  size_t operator()(size_t u) const { return of_block[u >> 6]; }
+};
+
+// True when no proper prefix of d is also a suffix of d. Then occurrences of d cannot
+// overlap, and split(x + d + y) == split(x) + split(y) for any x, y.
+bool borderless(std::string_view d) {
+  for (size_t k = 1; k < d.size(); ++k)
+    if (d.substr(0, k) == d.substr(d.size() - k)) return false;
+  return true;
+}
+
+bool any_contains(const std::string_view* v, size_t n, std::string_view d) {
+  for (size_t i = 0; i < n; ++i)
+    if (v[i].find(d) != std::string_view::npos) return true;
+  return false;
+}
+
+// Python's s.split(d) (d non-empty): left to right, non-overlapping.
+void split_on(std::string_view s, std::string_view d, std::vector<std::string_view>& out) {
+  out.clear();
+  size_t pos = 0;
+  for (;;) {
+    size_t f = s.find(d, pos);
+    if (f == std::string_view::npos) {
+      out.push_back(s.substr(pos));
+      return;
+    }
+    out.push_back(s.substr(pos, f - pos));
+    pos = f + d.size();
+  }
+}
+
+void append_joined(std::string& out, const std::string_view* vocab, const int32_t* t, size_t n, std::string_view d) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out.append(d.data(), d.size());
+    std::string_view s = vocab[t[i]];
+    out.append(s.data(), s.size());
+  }
+}
+
+void check_ids(const IdCorpus& c, int workers) {
+  size_t n = c.n_ids();
+  if (n && c.n_terms == 0) throw std::invalid_argument("ids: the vocabulary is empty but ids has " + std::to_string(n) + " entries");
+  auto limit = static_cast<int64_t>(c.n_terms);
+  parallel_for(n, workers, size_t{1} << 18, [&](size_t, size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      int32_t t = c.ids[i];
+      if (t < 0 || t >= limit)
+        throw std::invalid_argument("ids[" + std::to_string(i) + "] = " + std::to_string(t) + " is outside [0, " +
+                                    std::to_string(c.n_terms) + "), the vocabulary size");
+    }
+  });
+}
+
+std::vector<uint8_t> connector_flags(const std::string_view* vocab, size_t n_terms, const std::string_view* conn,
+                                     size_t n_conn) {
+  std::vector<uint8_t> flags(n_terms, 0);
+  if (!n_conn) return flags;
+  StringInterner set(n_conn);
+  for (size_t i = 0; i < n_conn; ++i) set.intern(conn[i], false);
+  for (size_t t = 0; t < n_terms; ++t) flags[t] = set.find(vocab[t]) >= 0 ? 1 : 0;
+  return flags;
+}
+
+// Calls on_token(t) for every non-connector token and on_candidate(first, last) for every
+// candidate [first, last]: consecutive non-connector tokens with only connectors between
+// them (gensim: start_token, in_between, word). Leading connectors belong to no candidate.
+template <class OnToken, class OnCandidate>
+inline void scan_doc(const int32_t* b, const int32_t* e, const uint8_t* conn, OnToken&& on_token,
+                     OnCandidate&& on_candidate) {
+  const int32_t* start = nullptr;
+  for (const int32_t* p = b; p < e; ++p) {
+    if (conn[*p]) continue;
+    on_token(*p);
+    if (start) on_candidate(start, p);
+    start = p;
+  }
+}
+
+// ------------------------------------------------------------------ output corpora
+
+// Documents as raw token ids, one vector per chunk of kChunkDocs documents.
+struct RawDocs {
+  size_t n_docs = 0;
+  std::vector<std::vector<int32_t>> chunks;
+  std::vector<int64_t> doc_len;
+  explicit RawDocs(size_t n) : n_docs(n), chunks((n + kChunkDocs - 1) / kChunkDocs), doc_len(n, 0) {}
+  size_t n_chunks() const { return chunks.size(); }
+  size_t chunk_begin(size_t c) const { return c * kChunkDocs; }
+  size_t chunk_end(size_t c) const { return std::min(n_docs, (c + 1) * kChunkDocs); }
+};
+
+// Raw ids -> a corpus: raw ids with equal strings become one term (when merge is set), terms
+// are ordered by (cf desc, bytes asc), terms that never occur are dropped.
+CorpusData finalize(RawDocs& raw, const std::vector<std::string_view>& raw_str, bool merge, int workers) {
+  workers = resolve_workers(workers);
+  size_t n_raw = raw_str.size();
+  std::vector<int32_t> uniq(n_raw);
+  std::vector<std::string_view> ustr;
+  if (merge) {
+    StringInterner si(n_raw);
+    for (size_t r = 0; r < n_raw; ++r) uniq[r] = si.intern(raw_str[r], false).first;
+    ustr.resize(si.size());
+    for (size_t u = 0; u < si.size(); ++u) ustr[u] = si.str(u);
+  } else {
+    std::iota(uniq.begin(), uniq.end(), 0);
+    ustr = raw_str;
+  }
+  size_t U = ustr.size();
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t, size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c)
+      for (int32_t& t : raw.chunks[c]) t = uniq[static_cast<size_t>(t)];
+  });
+  // cf/df: each owner scans every document and counts the terms it owns (no shared writes,
+  // no per-thread arrays to merge).
+  std::vector<int64_t> cf(U, 0), df(U, 0), last(U, -1);
+  size_t n_tok = 0;
+  for (auto& ch : raw.chunks) n_tok += ch.size();
+  size_t owners = n_tok < (size_t{1} << 16) ? 1 : std::min<size_t>(static_cast<size_t>(workers), 255);
+  Owners owner_of(U, owners);
+  parallel_for(owners, static_cast<int>(owners), 1, [&](size_t, size_t ob, size_t oe) {
+    for (size_t o = ob; o < oe; ++o) {
+      for (size_t c = 0; c < raw.n_chunks(); ++c) {
+        const int32_t* p = raw.chunks[c].data();
+        for (size_t d = raw.chunk_begin(c); d < raw.chunk_end(c); ++d) {
+          auto len = static_cast<size_t>(raw.doc_len[d]);
+          for (size_t j = 0; j < len; ++j) {
+            auto u = static_cast<size_t>(p[j]);
+            if (owner_of(u) != o) continue;
+            ++cf[u];
+            if (last[u] != static_cast<int64_t>(d)) {
+              last[u] = static_cast<int64_t>(d);
+              ++df[u];
+            }
+          }
+          p += len;
+        }
+      }
+    }
+  });
+  std::vector<int32_t> order;
+  order.reserve(U);
+  for (size_t u = 0; u < U; ++u)
+    if (cf[u] > 0) order.push_back(static_cast<int32_t>(u));
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (cf[a] != cf[b]) return cf[a] > cf[b];
+    return ustr[a] < ustr[b];
+  });
+  std::vector<int32_t> final_id(U, -1);
+  CorpusData out;
+  out.cf.resize(order.size());
+  out.df.resize(order.size());
+  size_t bytes = 0;
+  for (int32_t u : order) bytes += ustr[u].size();
+  out.vocab.bytes.reserve(bytes);
+  out.vocab.offsets.reserve(order.size() + 1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    final_id[order[i]] = static_cast<int32_t>(i);
+    out.cf[i] = cf[order[i]];
+    out.df[i] = df[order[i]];
+    out.vocab.push_back(ustr[order[i]]);
+  }
+  out.offsets.assign(raw.n_docs + 1, 0);
+  for (size_t d = 0; d < raw.n_docs; ++d) out.offsets[d + 1] = out.offsets[d] + raw.doc_len[d];
+  out.ids.resize(static_cast<size_t>(out.offsets[raw.n_docs]));
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t, size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) {
+      int32_t* dst = out.ids.data() + out.offsets[raw.chunk_begin(c)];
+      for (int32_t t : raw.chunks[c]) *dst++ = final_id[static_cast<size_t>(t)];
+      std::vector<int32_t>().swap(raw.chunks[c]);
+    }
+  });
+  return out;
+}
+
+// ------------------------------------------------------------- candidate tuples
+
+// Sorts table entries taken out of a hash table: a counting sort on a coarse bucket of the key
+// (its first term, with its length for long candidates), then std::sort inside the buckets.
+// About 2x faster than std::sort on the whole vector for 10^5-10^6 entries.
+inline uint64_t sort_key(const PairTable::Entry& e) { return e.key; }
+inline WideTable::Key sort_key(const WideTable::Entry& e) { return e.key; }
+
+template <class Entry, class BucketOf>
+void bucket_sort(std::vector<Entry>& v, size_t n_buckets, BucketOf bucket_of) {
+  if (v.size() < 2) return;
+  std::vector<size_t> start(n_buckets + 1, 0);
+  for (const Entry& e : v) ++start[bucket_of(e) + 1];
+  for (size_t b = 0; b < n_buckets; ++b) start[b + 1] += start[b];
+  std::vector<Entry> out(v.size());
+  std::vector<size_t> pos(start.begin(), start.end() - 1);
+  for (const Entry& e : v) out[pos[bucket_of(e)]++] = e;
+  for (size_t b = 0; b < n_buckets; ++b)
+    if (start[b + 1] - start[b] > 1)
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(start[b]), out.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
+                [](const Entry& x, const Entry& y) { return sort_key(x) < sort_key(y); });
+  v.swap(out);
+}
+
+// Distinct candidates of a corpus with their counts, in key order: pairs by (a, b), longer
+// tuples by (length, terms).
+struct Tuples {
+  std::vector<uint64_t> pair_keys;
+  std::vector<int64_t> pair_counts;
+  std::vector<int64_t> seq_offsets{0};
+  std::vector<int32_t> seq_terms;
+  std::vector<int64_t> seq_counts;
+  size_t n_pairs() const { return pair_keys.size(); }
+  size_t n_seqs() const { return seq_counts.size(); }
+};
+
+// Candidates are counted in parts that own ranges of first terms (ranges balanced by the
+// first term's count): every owner thread scans the whole corpus and counts the candidates of
+// its parts, so no table is shared or merged, and sorting each part and concatenating the
+// parts in order gives the global key order.
+Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<int64_t>& weight, int workers) {
+  workers = resolve_workers(workers);
+  size_t n_tok = c.n_ids();
+  size_t W = n_tok < (size_t{1} << 16) ? 1 : static_cast<size_t>(workers);
+  size_t P = W == 1 ? 1 : 4 * W;
+  std::vector<uint16_t> part_of(c.n_terms, 0);
+  if (P > 1) {
+    int64_t total = 0;
+    for (int64_t w : weight) total += w;
+    int64_t acc = 0;
+    for (size_t t = 0; t < c.n_terms; ++t) {
+      auto p = static_cast<size_t>(total > 0 ? static_cast<double>(acc) * static_cast<double>(P) / static_cast<double>(total) : 0.0);
+      part_of[t] = static_cast<uint16_t>(std::min(P - 1, p));
+      acc += weight[t];
+    }
+  }
+  std::vector<size_t> part_begin(P + 1, c.n_terms);  // parts are ranges of first terms
+  for (size_t t = c.n_terms; t-- > 0;) part_begin[part_of[t]] = t;
+  for (size_t p = P; p-- > 0;) part_begin[p] = std::min(part_begin[p], part_begin[p + 1]);
+  // Pairs of two frequent terms are counted in a dense K x K array that stays in cache; the
+  // hash tables get the rest. Corpora built here number terms by descending frequency, so
+  // with K = 1024 this covers ~60% of the candidates of a question corpus and halved the
+  // time of the counting loop (a hash table of 400k pairs does not fit in L2).
+  const size_t K = n_tok >= (size_t{1} << 16) && n_tok < (size_t{1} << 32) ? std::min<size_t>(c.n_terms, 1024) : 0;
+  std::vector<uint32_t> dense(K * K, 0);
+  // Candidates with 1-7 connector words in between ("bank of america") are packed into a
+  // 128-bit key (length 4 bits | a 31 | connector indices 8 bits each, first one highest, 56 |
+  // b 31) when there are at most 255 connector words: numeric order of the keys is then the
+  // key order (length, terms), as connector indices follow term ids. With gensim's English
+  // connector words most candidates are such; an arena-backed table for them cost 3x more.
+  std::vector<uint8_t> conn_idx(c.n_terms, 0);
+  std::vector<int32_t> conn_term(1, -1);
+  for (size_t t = 0; t < c.n_terms; ++t)
+    if (conn[t]) conn_term.push_back(static_cast<int32_t>(t));
+  const bool wide_ok = conn_term.size() <= 256;
+  if (wide_ok)
+    for (size_t i = 1; i < conn_term.size(); ++i) conn_idx[static_cast<size_t>(conn_term[i])] = static_cast<uint8_t>(i);
+  using Wide = WideTable::Key;
+  struct alignas(64) Part {  // one cache line apart: owners never share a line
+    PairTable pairs;
+    WideTable wide;
+    SeqTable seqs;
+  };
+  std::vector<Part> parts(P);
+  parallel_for(W, static_cast<int>(W), 1, [&](size_t, size_t ob, size_t oe) {
+    // Hash-table increments go through a ring of kLag pending keys: the slot of a key is
+    // prefetched when it is queued and written kLag candidates later, so the cache misses of
+    // consecutive candidates overlap instead of stalling one after the other.
+    constexpr size_t kLag = 8;
+    std::pair<size_t, uint64_t> ring[kLag];
+    std::pair<size_t, Wide> wring[kLag];
+    size_t queued = 0, wqueued = 0;
+    for (size_t o = ob; o < oe; ++o) {
+      for (size_t d = 0; d < c.n_docs; ++d) {
+        scan_doc(c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn, [](int32_t) {},
+                 [&](const int32_t* first, const int32_t* last) {
+                   size_t p = part_of[static_cast<size_t>(*first)];
+                   if (p % W != o) return;
+                   if (last == first + 1) {
+                     auto a = static_cast<size_t>(*first), b = static_cast<size_t>(*last);
+                     if (a < K && b < K) {
+                       ++dense[a * K + b];  // rows belong to the owner of their part
+                     } else {
+                       uint64_t key = pair_key(*first, *last);
+                       auto& slot = ring[queued % kLag];
+                       if (queued >= kLag) ++parts[slot.first].pairs.at(slot.second);
+                       parts[p].pairs.prefetch(key);
+                       slot = {p, key};
+                       ++queued;
+                     }
+                   } else if (wide_ok && last - first <= 8) {
+                     uint64_t mid = 0;
+                     for (const int32_t* q = first + 1; q < last; ++q) mid = (mid << 8) | conn_idx[static_cast<size_t>(*q)];
+                     Wide key = (static_cast<Wide>(last - first + 1) << 118) | (static_cast<Wide>(static_cast<uint32_t>(*first)) << 87) |
+                                (static_cast<Wide>(mid) << 31) | static_cast<uint32_t>(*last);
+                     auto& slot = wring[wqueued % kLag];
+                     if (wqueued >= kLag) ++parts[slot.first].wide.at(slot.second);
+                     parts[p].wide.prefetch(key);
+                     slot = {p, key};
+                     ++wqueued;
+                   } else {
+                     ++parts[p].seqs.at(first, static_cast<size_t>(last - first) + 1);
+                   }
+                 });
+      }
+    }
+    for (size_t i = queued > kLag ? queued - kLag : 0; i < queued; ++i) ++parts[ring[i % kLag].first].pairs.at(ring[i % kLag].second);
+    for (size_t i = wqueued > kLag ? wqueued - kLag : 0; i < wqueued; ++i)
+      ++parts[wring[i % kLag].first].wide.at(wring[i % kLag].second);
+  });
+  // Sort each part; merge in its dense rows.
+  std::vector<std::vector<PairTable::Entry>> pair_sorted(P);
+  struct SeqList {  // decoded candidates of >= 3 terms, in key order
+    std::vector<int32_t> terms;
+    std::vector<int64_t> ends, lens, counts;
+    void push(int64_t len, int64_t count) {
+      ends.push_back(static_cast<int64_t>(terms.size()));
+      lens.push_back(len);
+      counts.push_back(count);
+    }
+    size_t size() const { return counts.size(); }
+  };
+  std::vector<SeqList> seq_sorted(P);
+  parallel_for(P, workers, 1, [&](size_t, size_t b, size_t e) {
+    for (size_t p = b; p < e; ++p) {
+      std::vector<PairTable::Entry> hashed;
+      hashed.reserve(parts[p].pairs.size());
+      parts[p].pairs.for_each([&](const PairTable::Entry& en) { hashed.push_back(en); });
+      const size_t lo = part_begin[p], span = part_begin[p + 1] - part_begin[p];
+      bucket_sort(hashed, span, [&](const PairTable::Entry& en) { return static_cast<size_t>(en.key >> 32) - lo; });
+      PairTable().swap(parts[p].pairs);
+      auto& ps = pair_sorted[p];
+      size_t j = 0;
+      for (size_t a = part_begin[p]; a < std::min(part_begin[p + 1], K); ++a) {
+        const uint32_t* row = dense.data() + a * K;
+        for (size_t bb = 0; bb < K; ++bb)
+          if (row[bb]) ps.push_back(PairTable::Entry{pair_key(static_cast<int32_t>(a), static_cast<int32_t>(bb)), row[bb]});
+        for (; j < hashed.size() && (hashed[j].key >> 32) == a; ++j) ps.push_back(hashed[j]);  // b >= K
+      }
+      ps.insert(ps.end(), hashed.begin() + static_cast<std::ptrdiff_t>(j), hashed.end());
+      // Longer candidates of this part, decoded in key order: packed ones (lengths 3-9)
+      // first, then the arena-backed ones (longer, or all of them without packing).
+      SeqList& out = seq_sorted[p];
+      std::vector<WideTable::Entry> wides;
+      wides.reserve(parts[p].wide.size());
+      parts[p].wide.for_each([&](const WideTable::Entry& en) { wides.push_back(en); });
+      bucket_sort(wides, 7 * span, [&](const WideTable::Entry& en) {  // (length 3..9, first term)
+        return (static_cast<size_t>(en.key >> 118) - 3) * span + (static_cast<size_t>(en.key >> 87) & 0x7fffffffu) - lo;
+      });
+      out.terms.reserve(wides.size() * 4);
+      out.ends.reserve(wides.size() + parts[p].seqs.size());
+      out.lens.reserve(wides.size() + parts[p].seqs.size());
+      out.counts.reserve(wides.size() + parts[p].seqs.size());
+      for (const auto& en : wides) {
+        WideTable::Key key = en.key;
+        auto len = static_cast<size_t>(key >> 118);
+        auto mid = static_cast<uint64_t>(key >> 31) & ((uint64_t{1} << 56) - 1);
+        out.terms.push_back(static_cast<int32_t>((key >> 87) & 0x7fffffffu));
+        for (size_t i = len - 2; i-- > 0;) out.terms.push_back(conn_term[(mid >> (8 * i)) & 0xffu]);
+        out.terms.push_back(static_cast<int32_t>(static_cast<uint64_t>(key) & 0x7fffffffu));
+        out.push(static_cast<int64_t>(len), en.val);
+      }
+      std::vector<SeqTable::Entry> ss;
+      ss.reserve(parts[p].seqs.size());
+      parts[p].seqs.for_each([&](const SeqTable::Entry& en) { ss.push_back(en); });
+      const SeqTable& tab = parts[p].seqs;
+      std::sort(ss.begin(), ss.end(), [&](const SeqTable::Entry& x, const SeqTable::Entry& y) {
+        if (x.len != y.len) return x.len < y.len;
+        return std::lexicographical_compare(tab.seq(x), tab.seq(x) + x.len, tab.seq(y), tab.seq(y) + y.len);
+      });
+      for (const auto& en : ss) {
+        out.terms.insert(out.terms.end(), tab.seq(en), tab.seq(en) + en.len);
+        out.push(en.len, en.val);
+      }
+    }
+  });
+  Tuples out;
+  size_t np = 0, ns = 0;
+  for (size_t p = 0; p < P; ++p) {
+    np += pair_sorted[p].size();
+    ns += seq_sorted[p].size();
+  }
+  out.pair_keys.reserve(np);
+  out.pair_counts.reserve(np);
+  for (size_t p = 0; p < P; ++p) {
+    for (const auto& en : pair_sorted[p]) {
+      out.pair_keys.push_back(en.key);
+      out.pair_counts.push_back(en.val);
+    }
+    std::vector<PairTable::Entry>().swap(pair_sorted[p]);
+  }
+  // Longer tuples: for each length, the parts in order (parts are ranges of first terms).
+  out.seq_counts.reserve(ns);
+  out.seq_offsets.reserve(ns + 1);
+  std::vector<size_t> cur(P, 0);
+  for (size_t done = 0; done < ns;) {
+    int64_t L = std::numeric_limits<int64_t>::max();
+    for (size_t p = 0; p < P; ++p)
+      if (cur[p] < seq_sorted[p].size()) L = std::min(L, seq_sorted[p].lens[cur[p]]);
+    for (size_t p = 0; p < P; ++p) {
+      const SeqList& sl = seq_sorted[p];
+      while (cur[p] < sl.size() && sl.lens[cur[p]] == L) {
+        size_t i = cur[p]++;
+        const int32_t* s = sl.terms.data() + sl.ends[i] - sl.lens[i];
+        out.seq_terms.insert(out.seq_terms.end(), s, s + sl.lens[i]);
+        out.seq_offsets.push_back(static_cast<int64_t>(out.seq_terms.size()));
+        out.seq_counts.push_back(sl.counts[i]);
+        ++done;
+      }
+    }
+  }
+  return out;
+}
+
+// Non-connector token counts per term.
+std::vector<int64_t> unigram_counts(const IdCorpus& c, const uint8_t* conn, int workers) {
+  workers = resolve_workers(workers);
+  size_t n = c.n_ids();
+  size_t W = n < (size_t{1} << 16) ? 1 : std::min<size_t>(static_cast<size_t>(workers), 255);
+  std::vector<int64_t> uc(c.n_terms, 0);
+  Owners owner_of(c.n_terms, W);
+  parallel_for(W, static_cast<int>(W), 1, [&](size_t, size_t ob, size_t oe) {
+    for (size_t o = ob; o < oe; ++o)
+      for (size_t i = 0; i < n; ++i) {
+        auto t = static_cast<size_t>(c.ids[i]);
+        if (!conn[t] && owner_of(t) == o) ++uc[t];
+      }
+  });
+  return uc;
+}
+
+}  // namespace
+
+// =================================================================== build_corpus
+
+CorpusData build_corpus(const std::string_view* texts, size_t n, Tokenizer tok, int workers) {
+  workers = resolve_workers(workers);
+  RawDocs raw(n);
+  std::vector<std::unique_ptr<StringInterner>> local(static_cast<size_t>(workers));
+  std::vector<int32_t> chunk_worker(raw.n_chunks(), 0);
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t tid, size_t cb, size_t ce) {
+    if (!local[tid]) local[tid] = std::make_unique<StringInterner>(1 << 12);
+    StringInterner& si = *local[tid];
+    std::string buf;
+    std::vector<std::string_view> toks;
+    std::vector<uint64_t> scratch;
+    for (size_t c = cb; c < ce; ++c) {
+      chunk_worker[c] = static_cast<int32_t>(tid);
+      auto& out = raw.chunks[c];
+      for (size_t d = raw.chunk_begin(c); d < raw.chunk_end(c); ++d) {
+        toks.clear();
+        if (tok == Tokenizer::Rouge) {
+          buf.clear();
+          if (buf.capacity() < texts[d].size()) buf.reserve(texts[d].size());
+          tokenize_rouge(texts[d], buf, toks, scratch);
+        } else {
+          split_whitespace(texts[d], toks);
+        }
+        for (std::string_view s : toks) out.push_back(si.intern(s, true).first);
+        raw.doc_len[d] = static_cast<int64_t>(toks.size());
+      }
+    }
+  });
+  // Raw ids: worker w's local ids shifted by the sizes of the workers before it.
+  std::vector<int32_t> base(local.size() + 1, 0);
+  std::vector<std::string_view> raw_str;
+  for (size_t w = 0; w < local.size(); ++w) {
+    size_t sz = local[w] ? local[w]->size() : 0;
+    base[w + 1] = base[w] + static_cast<int32_t>(sz);
+    for (size_t i = 0; i < sz; ++i) raw_str.push_back(local[w]->str(i));
+  }
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t, size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) {
+      int32_t shift = base[static_cast<size_t>(chunk_worker[c])];
+      if (shift)
+        for (int32_t& t : raw.chunks[c]) t += shift;
+    }
+  });
+  size_t used = 0;
+  for (auto& l : local) used += l ? 1 : 0;
+  return finalize(raw, raw_str, used > 1, workers);
+}
+
+// =================================================================== phrase scores
+
+double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count,
+                    int64_t len_vocab, int64_t min_count, int64_t corpus_word_count) {
+  if (scoring == Scoring::Default) {
+    __int128 denom = static_cast<__int128>(worda_count) * static_cast<__int128>(wordb_count);
+    if (denom == 0) return -std::numeric_limits<double>::infinity();
+    return static_cast<double>(bigram_count - min_count) / static_cast<double>(denom) * static_cast<double>(len_vocab);
+  }
+  // Where Python would raise ZeroDivisionError (cwc == 0, pa * pb == 0, pab == 1) the score is
+  // -inf here: none of these can happen with counts learned from a corpus (a scored candidate
+  // has three counted parts, so bigram_count < corpus_word_count).
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  if (bigram_count < min_count) return kNegInf;
+  if (corpus_word_count == 0) return kNegInf;
+  auto cwc = static_cast<double>(corpus_word_count);
+  double pa = static_cast<double>(worda_count) / cwc;
+  double pb = static_cast<double>(wordb_count) / cwc;
+  double pab = static_cast<double>(bigram_count) / cwc;
+  double papb = pa * pb;
+  if (papb == 0.0) return kNegInf;
+  double ratio = pab / papb;
+  if (!(ratio > 0.0) || !(pab > 0.0)) return kNegInf;  // math.log raises ValueError: gensim's -inf
+  double den = -std::log(pab);
+  if (den == 0.0) return kNegInf;
+  return std::log(ratio) / den;
+}
+
+// =================================================================== count_phrases
+
+PhraseCounts count_phrases(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors,
+                           std::string_view delimiter, int64_t max_vocab_size, int workers) {
+  workers = resolve_workers(workers);
+  if (delimiter.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
+  check_ids(c, workers);
+  std::vector<uint8_t> conn = connector_flags(c.vocab, c.n_terms, connectors, n_connectors);
+  std::vector<int64_t> uc = unigram_counts(c, conn.data(), workers);
+  Tuples tup = collect_tuples(c, conn.data(), uc, workers);
+  const bool general = !borderless(delimiter) || any_contains(c.vocab, c.n_terms, delimiter);
+
+  // Keys in key order: unigrams (term order), pairs, longer tuples.
+  std::vector<int32_t> uni_terms;
+  for (size_t t = 0; t < c.n_terms; ++t)
+    if (uc[t] > 0) uni_terms.push_back(static_cast<int32_t>(t));
+  const size_t n_uni = uni_terms.size(), n_pair = tup.n_pairs(), n_seq = tup.n_seqs();
+  const size_t K = n_uni + n_pair + n_seq;
+  auto key_count = [&](size_t k) -> int64_t {
+    if (k < n_uni) return uc[static_cast<size_t>(uni_terms[k])];
+    if (k < n_uni + n_pair) return tup.pair_counts[k - n_uni];
+    return tup.seq_counts[k - n_uni - n_pair];
+  };
+  // Terms of key k into buf (cleared).
+  auto key_terms = [&](size_t k, std::vector<int32_t>& buf) {
+    buf.clear();
+    if (k < n_uni) {
+      buf.push_back(uni_terms[k]);
+    } else if (k < n_uni + n_pair) {
+      uint64_t key = tup.pair_keys[k - n_uni];
+      buf.push_back(static_cast<int32_t>(key >> 32));
+      buf.push_back(static_cast<int32_t>(key & 0xffffffffu));
+    } else {
+      size_t s = k - n_uni - n_pair;
+      buf.insert(buf.end(), tup.seq_terms.begin() + tup.seq_offsets[s], tup.seq_terms.begin() + tup.seq_offsets[s + 1]);
+    }
+  };
+
+  // Classes: keys with the same joined string (general mode) or the keys themselves.
+  std::vector<int32_t> class_of;  // empty in fast mode: class == key
+  std::vector<int32_t> class_rep;
+  std::vector<int64_t> class_count;
+  size_t n_classes = K;
+  if (general) {
+    class_of.resize(K);
+    StringList strs;
+    std::string tmp;
+    std::vector<int32_t> buf;
+    for (size_t k = 0; k < K; ++k) {
+      key_terms(k, buf);
+      tmp.clear();
+      append_joined(tmp, c.vocab, buf.data(), buf.size(), delimiter);
+      strs.push_back(tmp);
+    }
+    StringInterner si(K);
+    for (size_t k = 0; k < K; ++k) {
+      auto r = si.intern(strs[k], false);
+      class_of[k] = r.first;
+      if (r.second) {
+        class_rep.push_back(static_cast<int32_t>(k));
+        class_count.push_back(0);
+      }
+      class_count[static_cast<size_t>(r.first)] += key_count(k);
+    }
+    n_classes = class_rep.size();
+  }
+
+  PhraseCounts out;
+  out.corpus_word_count = static_cast<int64_t>(c.n_ids());
+  out.min_reduce = 1;
+  std::vector<int64_t> emulated;
+  if (static_cast<int64_t>(n_classes) > max_vocab_size) {
+    // gensim prunes between sentences once the vocabulary outgrows max_vocab_size: replay
+    // the corpus sentence by sentence with per-class counts.
+    auto cls = [&](size_t k) -> int32_t { return general ? class_of[k] : static_cast<int32_t>(k); };
+    std::vector<int32_t> uni_class(c.n_terms, -1);
+    for (size_t k = 0; k < n_uni; ++k) uni_class[static_cast<size_t>(uni_terms[k])] = cls(k);
+    PairTable pair_class(n_pair);
+    for (size_t i = 0; i < n_pair; ++i) pair_class.at(tup.pair_keys[i]) = cls(n_uni + i);
+    SeqTable seq_class(n_seq);
+    for (size_t i = 0; i < n_seq; ++i)
+      seq_class.at(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i])) =
+          cls(n_uni + n_pair + i);
+    emulated.assign(n_classes, 0);
+    std::vector<int32_t> live;
+    int64_t present = 0, min_reduce = 1;
+    auto bump = [&](int32_t k) {
+      if (emulated[static_cast<size_t>(k)]++ == 0) {
+        ++present;
+        live.push_back(k);
+      }
+    };
+    for (size_t d = 0; d < c.n_docs; ++d) {
+      scan_doc(c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn.data(),
+               [&](int32_t t) { bump(uni_class[static_cast<size_t>(t)]); },
+               [&](const int32_t* first, const int32_t* last) {
+                 if (last == first + 1) {
+                   bump(static_cast<int32_t>(*pair_class.find(pair_key(*first, *last))));
+                 } else {
+                   bump(static_cast<int32_t>(*seq_class.find(first, static_cast<size_t>(last - first) + 1)));
+                 }
+               });
+      if (present > max_vocab_size) {
+        size_t w = 0;
+        for (int32_t k : live) {
+          if (emulated[static_cast<size_t>(k)] < min_reduce) {
+            emulated[static_cast<size_t>(k)] = 0;
+            --present;
+          } else {
+            live[w++] = k;
+          }
+        }
+        live.resize(w);
+        ++min_reduce;
+      }
+    }
+    out.min_reduce = min_reduce;
+  }
+
+  std::vector<int32_t> buf;
+  for (size_t cl = 0; cl < n_classes; ++cl) {
+    int64_t cnt = !emulated.empty() ? emulated[cl] : general ? class_count[cl] : key_count(cl);
+    if (cnt <= 0) continue;
+    key_terms(general ? static_cast<size_t>(class_rep[cl]) : cl, buf);
+    out.key_terms.insert(out.key_terms.end(), buf.begin(), buf.end());
+    out.key_offsets.push_back(static_cast<int64_t>(out.key_terms.size()));
+    out.key_counts.push_back(cnt);
+  }
+  return out;
+}
+
+// =================================================================== models
+
+namespace {
+
+// Model arrays: validated once, with unigram counts and (general mode) class strings.
+struct ModelIndex {
+  bool general = false;
+  std::vector<int64_t> uni_count;  // per model term, from one-term keys
+  StringInterner strings;          // general mode: key string -> key index
+  StringList key_str;
+};
+
+void check_model(const PhraseModel& m) {
+  if (m.key_offsets[0] != 0) throw std::invalid_argument("key_offsets must start at 0");
+  for (size_t k = 0; k < m.n_keys; ++k) {
+    if (m.key_offsets[k + 1] <= m.key_offsets[k])
+      throw std::invalid_argument("key_offsets must be increasing: key " + std::to_string(k) + " has no terms");
+  }
+  size_t n = static_cast<size_t>(m.key_offsets[m.n_keys]);
+  for (size_t i = 0; i < n; ++i)
+    if (m.key_terms[i] < 0 || static_cast<size_t>(m.key_terms[i]) >= m.n_terms)
+      throw std::invalid_argument("key_terms[" + std::to_string(i) + "] = " + std::to_string(m.key_terms[i]) +
+                                  " is outside [0, " + std::to_string(m.n_terms) + "), the model vocabulary size");
+  // Keys sorted by (length, terms), strictly: distinct id tuples.
+  for (size_t k = 1; k < m.n_keys; ++k) {
+    const int32_t* a = m.key_terms + m.key_offsets[k - 1];
+    const int32_t* b = m.key_terms + m.key_offsets[k];
+    auto la = m.key_offsets[k] - m.key_offsets[k - 1], lb = m.key_offsets[k + 1] - m.key_offsets[k];
+    bool less = la != lb ? la < lb : std::lexicographical_compare(a, a + la, b, b + lb);
+    if (!less)
+      throw std::invalid_argument("keys must be sorted by (number of terms, terms) without repeats, as count_phrases "
+                                  "returns them; key " + std::to_string(k) + " is out of order");
+  }
+  if (m.corpus_word_count < 0) throw std::invalid_argument("corpus_word_count must be >= 0");
+}
+
+void index_model(const PhraseModel& m, std::string_view d, bool general, ModelIndex& ix) {
+  ix.general = general;
+  ix.uni_count.assign(m.n_terms, 0);
+  for (size_t k = 0; k < m.n_keys && m.key_offsets[k + 1] - m.key_offsets[k] == 1; ++k)
+    ix.uni_count[static_cast<size_t>(m.key_terms[m.key_offsets[k]])] = m.key_counts[k];
+  if (!general) return;
+  std::string tmp;
+  for (size_t k = 0; k < m.n_keys; ++k) {
+    tmp.clear();
+    append_joined(tmp, m.vocab, m.key_terms + m.key_offsets[k], static_cast<size_t>(m.key_offsets[k + 1] - m.key_offsets[k]), d);
+    ix.key_str.push_back(tmp);
+  }
+  ix.strings = StringInterner(m.n_keys);
+  for (size_t k = 0; k < m.n_keys; ++k) {
+    if (!ix.strings.intern(ix.key_str[k], false).second)
+      throw std::invalid_argument("keys " + std::to_string(ix.strings.find(ix.key_str[k])) + " and " + std::to_string(k) +
+                                  " join to the same string '" + std::string(ix.key_str[k]) + "'");
+  }
+}
+
+inline int64_t count_of(const ModelIndex& ix, const PhraseModel& m, std::string_view s) {
+  int32_t k = ix.strings.find(s);
+  return k < 0 ? 0 : m.key_counts[k];
+}
+
+// Accepted candidates in the applied corpus' id space -> phrase index; phrase strings.
+struct Accepted {
+  PairTable pairs;
+  SeqTable seqs;
+  StringList strings;
+  void add(const int32_t* t, size_t n, std::string_view s) {
+    auto idx = static_cast<int64_t>(strings.size());
+    if (n == 2) {
+      pairs.at(pair_key(t[0], t[1])) = idx + 1;  // 0 = absent
+    } else {
+      seqs.at(t, n) = idx + 1;
+    }
+    strings.push_back(s);
+  }
+  // phrase index or -1
+  int64_t find(const int32_t* first, const int32_t* last) const {
+    if (last == first + 1) {
+      const int64_t* v = pairs.find(pair_key(*first, *last));
+      return v && *v > 0 ? *v - 1 : -1;
+    }
+    const int64_t* v = seqs.find(first, static_cast<size_t>(last - first) + 1);
+    return v && *v > 0 ? *v - 1 : -1;
+  }
+};
+
+// gensim analyze_sentence on every document, then the output corpus.
+CorpusData greedy_apply(const IdCorpus& c, const uint8_t* conn, const Accepted& acc, bool merge, int workers) {
+  RawDocs raw(c.n_docs);
+  const auto T = static_cast<int32_t>(c.n_terms);
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t, size_t cb, size_t ce) {
+    for (size_t ch = cb; ch < ce; ++ch) {
+      auto& out = raw.chunks[ch];
+      out.reserve(static_cast<size_t>(c.offsets[raw.chunk_end(ch)] - c.offsets[raw.chunk_begin(ch)]));
+      for (size_t d = raw.chunk_begin(ch); d < raw.chunk_end(ch); ++d) {
+        size_t before = out.size();
+        const int32_t* b = c.ids + c.offsets[d];
+        const int32_t* e = c.ids + c.offsets[d + 1];
+        const int32_t* start = nullptr;
+        for (const int32_t* p = b; p < e; ++p) {
+          if (conn[*p]) {
+            if (!start) out.push_back(*p);  // inside a candidate it waits in `in_between`
+            continue;
+          }
+          if (!start) {
+            start = p;
+            continue;
+          }
+          int64_t ph = acc.find(start, p);
+          if (ph >= 0) {
+            out.push_back(T + static_cast<int32_t>(ph));
+            start = nullptr;
+          } else {
+            out.insert(out.end(), start, p);  // start_token and in_between
+            start = p;
+          }
+        }
+        if (start) out.insert(out.end(), start, e);
+        raw.doc_len[d] = static_cast<int64_t>(out.size() - before);
+      }
+    }
+  });
+  std::vector<std::string_view> raw_str(c.vocab, c.vocab + c.n_terms);
+  for (size_t i = 0; i < acc.strings.size(); ++i) raw_str.push_back(acc.strings[i]);
+  return finalize(raw, raw_str, merge, workers);
+}
+
+}  // namespace
+
+void export_phrases(const PhraseModel& m, std::string_view d, const ScoreParams& params, StringList& phrases,
+                    std::vector<double>& scores) {
+  if (d.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
+  check_model(m);
+  const bool general = !borderless(d) || any_contains(m.vocab, m.n_terms, d);
+  ModelIndex ix;
+  index_model(m, d, general, ix);
+  const auto len_vocab = static_cast<int64_t>(m.n_keys);
+  std::vector<std::string_view> pieces;
+  std::string tmp;
+  for (size_t k = 0; k < m.n_keys; ++k) {
+    const int32_t* t = m.key_terms + m.key_offsets[k];
+    auto n = static_cast<size_t>(m.key_offsets[k + 1] - m.key_offsets[k]);
+    int64_t ca, cb;
+    std::string_view s;
+    if (!general) {
+      if (n < 2) continue;  // no delimiter in the string
+      ca = ix.uni_count[static_cast<size_t>(t[0])];
+      cb = ix.uni_count[static_cast<size_t>(t[n - 1])];
+    } else {
+      s = ix.key_str[k];
+      split_on(s, d, pieces);
+      if (pieces.size() < 2) continue;
+      ca = count_of(ix, m, pieces.front());
+      cb = count_of(ix, m, pieces.back());
+    }
+    if (ca <= 0 || cb <= 0 || m.key_counts[k] <= 0) continue;
+    double sc = phrase_score(params.scoring, ca, cb, m.key_counts[k], len_vocab, params.min_count, m.corpus_word_count);
+    if (sc <= params.threshold) continue;
+    if (!general) {
+      tmp.clear();
+      append_joined(tmp, m.vocab, t, n, d);
+      s = tmp;
+    }
+    phrases.push_back(s);
+    scores.push_back(sc);
+  }
+}
+
+CorpusData apply_phrases(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors,
+                         std::string_view d, const PhraseModel& m, const ScoreParams& params, int workers) {
+  workers = resolve_workers(workers);
+  if (d.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
+  check_ids(c, workers);
+  check_model(m);
+  std::vector<uint8_t> conn = connector_flags(c.vocab, c.n_terms, connectors, n_connectors);
+  const bool general =
+      !borderless(d) || any_contains(c.vocab, c.n_terms, d) || any_contains(m.vocab, m.n_terms, d);
+  ModelIndex ix;
+  index_model(m, d, general, ix);
+  const auto len_vocab = static_cast<int64_t>(m.n_keys);
+  Accepted acc;
+  std::string tmp;
+  if (!general) {
+    // Model keys are exactly the candidates that can score: translate them to corpus ids.
+    StringInterner corpus_terms(c.n_terms);
+    for (size_t t = 0; t < c.n_terms; ++t) corpus_terms.intern(c.vocab[t], false);
+    std::vector<int32_t> to_corpus(m.n_terms);
+    for (size_t t = 0; t < m.n_terms; ++t) to_corpus[t] = corpus_terms.find(m.vocab[t]);
+    std::vector<int32_t> buf;
+    for (size_t k = 0; k < m.n_keys; ++k) {
+      const int32_t* t = m.key_terms + m.key_offsets[k];
+      auto n = static_cast<size_t>(m.key_offsets[k + 1] - m.key_offsets[k]);
+      if (n < 2) continue;
+      int64_t ca = ix.uni_count[static_cast<size_t>(t[0])], cb = ix.uni_count[static_cast<size_t>(t[n - 1])];
+      if (ca <= 0 || cb <= 0 || m.key_counts[k] <= 0) continue;
+      buf.clear();
+      for (size_t i = 0; i < n && buf.size() == i; ++i)
+        if (to_corpus[static_cast<size_t>(t[i])] >= 0) buf.push_back(to_corpus[static_cast<size_t>(t[i])]);
+      if (buf.size() != n) continue;  // a term the corpus lacks: never a candidate there
+      double sc = phrase_score(params.scoring, ca, cb, m.key_counts[k], len_vocab, params.min_count, m.corpus_word_count);
+      if (sc <= params.threshold) continue;
+      tmp.clear();
+      append_joined(tmp, m.vocab, t, n, d);
+      acc.add(buf.data(), n, tmp);
+    }
+  } else {
+    // Every distinct candidate of the corpus, scored through strings as gensim does.
+    std::vector<int64_t> weight(c.n_terms, 1);
+    Tuples tup = collect_tuples(c, conn.data(), weight, workers);
+    auto decide = [&](const int32_t* t, size_t n) {
+      int64_t ca = count_of(ix, m, c.vocab[t[0]]);
+      if (ca <= 0) return;
+      int64_t cb = count_of(ix, m, c.vocab[t[n - 1]]);
+      if (cb <= 0) return;
+      tmp.clear();
+      append_joined(tmp, c.vocab, t, n, d);
+      int64_t ck = count_of(ix, m, tmp);
+      if (ck <= 0) return;
+      double sc = phrase_score(params.scoring, ca, cb, ck, len_vocab, params.min_count, m.corpus_word_count);
+      if (sc <= params.threshold) return;
+      acc.add(t, n, tmp);
+    };
+    for (size_t i = 0; i < tup.n_pairs(); ++i) {
+      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32), static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
+      decide(t, 2);
+    }
+    for (size_t i = 0; i < tup.n_seqs(); ++i)
+      decide(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
+  }
+  return greedy_apply(c, conn.data(), acc, general, workers);
+}
+
+CorpusData apply_frozen(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors,
+                        std::string_view d, const std::string_view* phrases, const double* scores, size_t n_phrases,
+                        double threshold, int workers) {
+  workers = resolve_workers(workers);
+  if (d.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
+  check_ids(c, workers);
+  std::vector<uint8_t> conn = connector_flags(c.vocab, c.n_terms, connectors, n_connectors);
+  StringInterner table(n_phrases);
+  for (size_t i = 0; i < n_phrases; ++i)
+    if (!table.intern(phrases[i], false).second)
+      throw std::invalid_argument("phrases must be distinct; '" + std::string(phrases[i]) + "' is repeated");
+  const bool general = !borderless(d) || any_contains(c.vocab, c.n_terms, d);
+  Accepted acc;
+  if (!general) {
+    // A candidate's string splits back into its terms: look the phrases' pieces up.
+    StringInterner corpus_terms(c.n_terms);
+    for (size_t t = 0; t < c.n_terms; ++t) corpus_terms.intern(c.vocab[t], false);
+    std::vector<std::string_view> pieces;
+    std::vector<int32_t> buf;
+    for (size_t i = 0; i < n_phrases; ++i) {
+      if (!(scores[i] > threshold)) continue;
+      split_on(phrases[i], d, pieces);
+      if (pieces.size() < 2) continue;
+      buf.clear();
+      for (std::string_view p : pieces) {
+        int32_t id = corpus_terms.find(p);
+        if (id < 0) break;
+        buf.push_back(id);
+      }
+      if (buf.size() != pieces.size()) continue;
+      acc.add(buf.data(), buf.size(), phrases[i]);
+    }
+  } else {
+    std::vector<int64_t> weight(c.n_terms, 1);
+    Tuples tup = collect_tuples(c, conn.data(), weight, workers);
+    std::string tmp;
+    auto decide = [&](const int32_t* t, size_t n) {
+      tmp.clear();
+      append_joined(tmp, c.vocab, t, n, d);
+      int32_t i = table.find(tmp);
+      if (i >= 0 && scores[i] > threshold) acc.add(t, n, tmp);
+    };
+    for (size_t i = 0; i < tup.n_pairs(); ++i) {
+      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32), static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
+      decide(t, 2);
+    }
+    for (size_t i = 0; i < tup.n_seqs(); ++i)
+      decide(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
+  }
+  return greedy_apply(c, conn.data(), acc, general, workers);
+}
+
+}  // namespace pysynth::corpus

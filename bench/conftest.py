@@ -24,6 +24,37 @@ import pytest  # noqa: E402
 
 import _data  # noqa: E402  (bench/ is on sys.path: rootdir-relative import of this conftest)
 
+def _core_fingerprint():
+    """sha256 (first 16 hex) and mtime of the compiled extension that this run imports."""
+    import hashlib
+
+    try:
+        import pysynth._core as core
+
+        path = core.__file__
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        return {"path": os.path.relpath(path, _data.ROOT), "sha256_16": digest,
+                "mtime": os.path.getmtime(path)}
+    except Exception as exc:  # noqa: BLE001 - metadata only
+        return {"error": repr(exc)}
+
+
+def _git_state():
+    import subprocess
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=_data.ROOT, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except Exception:  # noqa: BLE001 - metadata only
+            return None
+
+    return {"commit": git("rev-parse", "HEAD"), "dirty_files": len((git("status", "--porcelain") or "").splitlines())}
+
+
+_CORE_AT_START = _core_fingerprint()
+_GIT_AT_START = _git_state()
 _LOADAVG_AT_START = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 _PACKAGES = (
@@ -65,6 +96,8 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["loadavg_at_start"] = _LOADAVG_AT_START
     machine_info["package_versions"] = _versions()
     machine_info["data_source"] = "real" if _data.use_real() else "synthetic"
+    machine_info["pysynth_core"] = _CORE_AT_START
+    machine_info["git"] = _GIT_AT_START
     try:
         from pysynth import _dispatch
 
@@ -76,6 +109,11 @@ def pytest_benchmark_update_machine_info(config, machine_info):
 def pytest_benchmark_update_json(config, benchmarks, output_json):
     output_json["command"] = "python -m pytest " + " ".join(config.invocation_params.args)
     output_json["env"] = dict(_USER_ENV)  # as set by the user (RAYON_NUM_THREADS defaults to 1 here)
+    end = _core_fingerprint()
+    # the extension loaded at start stays loaded, but a rebuild on disk mid-run means the
+    # next run measures different code: report.py flags runs whose fingerprints differ
+    output_json["pysynth_core_at_end"] = end
+    output_json["pysynth_core_changed_during_run"] = end.get("sha256_16") != _CORE_AT_START.get("sha256_16")
     output_json["loadavg_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 

@@ -23,6 +23,7 @@ import argparse
 import json
 import re
 import statistics
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -187,12 +188,12 @@ def ratio(a, b):
     return a["tput"] / b["tput"]
 
 
-def targets(R):
-    """(target, measured, met) rows."""
+def targets(R, informational=False):
+    """(target, measured, met, value) rows; informational adds ratios that have no target."""
     out = []
 
     def add(desc, value, need, shown):
-        met = None if value is None else value >= need
+        met = None if (value is None or need is None) else value >= need
         out.append((desc, shown if value is not None else "not measured", met, value))
 
     p = find(R, "rouge-short", "pysynth", 1)
@@ -216,6 +217,18 @@ def targets(R):
     for g, what in (("rouge-short", "ROUGE short"), ("rouge-long", "ROUGE long"), ("bleu-corpus", "corpus BLEU")):
         v = ratio(find(R, g, "pysynth", 2), find(R, g, "pysynth", 1))
         add(f"Scaling workers=2 vs 1 on 2 cores, {what}: >= 1.7x", v, 1.7, fmt_x(v))
+    if informational:
+        for g, tool, desc in (
+            ("rouge-short", "rouge-score-rs", "ROUGE short vs rouge-score-rs (1 thread)"),
+            ("rouge-short-stem", "rouge-score", "ROUGE short, stemmer, vs rouge-score"),
+            ("rouge-short-stem", "rouge-score-rs", "ROUGE short, stemmer, vs rouge-score-rs (1 thread)"),
+            ("rouge-long", "rouge-rust", "ROUGE long vs rouge-rust (1 thread)"),
+            ("rouge-long", "rouge-score", "ROUGE long vs rouge-score"),
+            ("bleu-corpus-nltk", "nltk", "Corpus BLEU, nltk flavor, vs nltk corpus_bleu"),
+            ("bleu-corpus-coco", "pycocoevalcap", "Corpus BLEU, coco flavor, vs pycocoevalcap Bleu(4)"),
+        ):
+            v = ratio(find(R, g, "pysynth", 1), find(R, g, tool))
+            add(f"(no target) {desc}", v, None, fmt_x(v))
     return out
 
 
@@ -230,10 +243,10 @@ def targets_table(R, all_runs=None):
         for desc, shown, met, _ in targets(R):
             lines.append(f"| {desc} | {shown} | {_verdict(met)} |")
         return "\n".join(lines)
-    per_run = [targets(x) for x in all_runs]
+    per_run = [targets(x, True) for x in all_runs]
     n = len(all_runs)
     lines = [f"| target | reported run | met? | range over {n} runs | met in |", "|---|---:|---|---:|---:|"]
-    for i, (desc, shown, met, value) in enumerate(targets(R)):
+    for i, (desc, shown, met, value) in enumerate(targets(R, True)):
         vals = [pr[i][3] for pr in per_run if pr[i][3] is not None]
         mets = [pr[i][2] for pr in per_run if pr[i][2] is not None]
         if vals:
@@ -242,7 +255,8 @@ def targets_table(R, all_runs=None):
             rng = f"{f(min(vals))} - {f(max(vals))}"
         else:
             rng = "-"
-        lines.append(f"| {desc} | {shown} | {_verdict(met)} | {rng} | {sum(mets)} of {len(mets)} |")
+        met_in = f"{sum(mets)} of {len(mets)}" if mets else "-"
+        lines.append(f"| {desc} | {shown} | {_verdict(met)} | {rng} | {met_in} |")
     return "\n".join(lines)
 
 
@@ -321,6 +335,10 @@ def existing_paper_section(path: Path):
     return text[i:end].rstrip() + "\n"
 
 
+def core_hash(run):
+    return (run.get("machine_info", {}).get("pysynth_core") or {}).get("sha256_16")
+
+
 def mean_other_load(run):
     v = [b.get("extra_info", {}).get("other_load_cores") for b in run["benchmarks"]]
     v = [x for x in v if x is not None]
@@ -348,7 +366,14 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     o.append(f"- Command: `{cmd_full}`")
     o.append(f"- Machine: {machine_line(run)}")
     o.append(f"- Date: {date_of(run)}")
-    o.append(f"- Packages: {ver_s}; pysynth metrics backend: `{mi.get('pysynth_metrics_impl', '?')}`")
+    git = mi.get("git") or {}
+    core = mi.get("pysynth_core") or {}
+    if git or core:
+        o.append(f"- Code: git commit `{(git.get('commit') or '?')[:12]}` ({git.get('dirty_files', '?')} files changed "
+                 f"in the work tree), `pysynth._core` sha256 `{core.get('sha256_16', '?')}...`; every run below used "
+                 "this same build")
+    impl = mi.get("pysynth_metrics_impl")
+    o.append(f"- Packages: {ver_s}" + (f"; pysynth metrics backend: `{impl}`" if impl else ""))
     if missing:
         o.append(f"- Not installed (skipped): {', '.join(missing)}")
     o.append(f"- Data: {mi.get('data_source', '?')} text (bench/_data.py): *short* = 100,000 random pairs of "
@@ -433,6 +458,19 @@ def main(argv=None):
     runs = [load(p) for p in a.runs]
     for p, r in zip(a.runs, runs):
         r.setdefault("_file", p)
+    # only runs of the same compiled code are comparable: keep those whose extension
+    # fingerprint equals that of the newest run (runs without a fingerprint are dropped
+    # when any run has one)
+    newest = max(runs, key=lambda r: r.get("datetime", ""))
+    want = core_hash(newest)
+    if want is not None:
+        dropped = [r["_file"] for r in runs if core_hash(r) != want]
+        runs = [r for r in runs if core_hash(r) == want]
+        for f in dropped:
+            print(f"report.py: leaving out {f}: other pysynth._core build than the newest run", file=sys.stderr)
+    for r in runs:
+        if r.get("pysynth_core_changed_during_run"):
+            print(f"report.py: warning: {r['_file']}: the extension was rebuilt on disk during the run", file=sys.stderr)
     if a.pick_quietest:
         runs.sort(key=mean_other_load)
     notes_path = Path(a.notes) if a.notes else HERE / "results_notes.md"

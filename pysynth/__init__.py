@@ -9,12 +9,12 @@ its specification (``PYSYNTH_IMPL=auto|cpp|python``, see :func:`show_config`).
 from pysynth._dispatch import show_config
 
 __version__ = "0.1.0"
-__all__ = ["show_config", "metrics", "ranking", "__version__"]
+__all__ = ["show_config", "metrics", "ranking", "text", "sampling", "__version__"]
 
 
 def __getattr__(name):
     # Submodules load on first use so `import pysynth` stays cheap.
-    if name in ("metrics", "ranking"):
+    if name in ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "k2q"):
         import importlib
 
         return importlib.import_module(f"pysynth.{name}")

@@ -1,0 +1,189 @@
+// pybind11 glue for pysynth::sampling -> pysynth._core.sampling (self-registered).
+// Convert, release the GIL, call the library, wrap the result.  The twin with the same
+// signatures (and the docstrings) is pysynth/sampling/_reference.py.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "pysynth/common.hpp"
+#include "pysynth/sampling.hpp"
+#include "registry.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+template <class T>
+using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+// A 1-D array of T; the dtype kinds accepted are those the twin accepts ("iub" for
+// integers, "fiu" for floats), so both backends reject the same inputs.
+template <class T>
+Arr<T> as_array(py::handle obj, const char* name, const char* kinds) {
+  py::array a = py::array::ensure(obj);
+  if (!a) throw std::invalid_argument(std::string(name) + " must be an array");
+  if (a.ndim() != 1)
+    throw std::invalid_argument(std::string(name) + " must be 1-D, got " + std::to_string(a.ndim()) + "-D");
+  if (a.size() > 0 && std::string(kinds).find(a.dtype().kind()) == std::string::npos)
+    throw std::invalid_argument(std::string(name) + " has an unsupported dtype kind '" +
+                                std::string(1, a.dtype().kind()) + "'");
+  return Arr<T>::ensure(a);
+}
+
+bool is_int(py::handle obj) {
+  if (PyBool_Check(obj.ptr())) return false;
+  py::module_ np = py::module_::import("numpy");
+  if (py::isinstance(obj, np.attr("bool_"))) return false;
+  return PyLong_Check(obj.ptr()) || py::isinstance(obj, np.attr("integer"));
+}
+
+std::int64_t to_int(py::handle obj, const char* name, std::int64_t lo) {
+  std::string msg = std::string(name) + " must be an integer >= " + std::to_string(lo) + ", got " +
+                    std::string(py::repr(obj));
+  if (!is_int(obj)) throw std::invalid_argument(msg);
+  py::int_ v(py::reinterpret_borrow<py::object>(obj));
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0 || x < lo) throw std::invalid_argument(msg);
+  return static_cast<std::int64_t>(x);
+}
+
+std::uint64_t to_seed(py::handle obj) {
+  std::string msg = "seed must be an integer in [0, 2**64), got " + std::string(py::repr(obj));
+  if (!is_int(obj)) throw std::invalid_argument(msg);
+  py::int_ v(py::reinterpret_borrow<py::object>(obj));
+  if (PyObject_RichCompareBool(v.ptr(), py::int_(0).ptr(), Py_LT) == 1) throw std::invalid_argument(msg);
+  unsigned long long x = PyLong_AsUnsignedLongLong(v.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw std::invalid_argument(msg);
+  }
+  return static_cast<std::uint64_t>(x);
+}
+
+double to_weight(py::handle obj) { return py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(obj))); }
+
+py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, py::handle c_offsets,
+                      py::handle cluster_index, py::handle cf, py::handle df, py::handle n_docs,
+                      py::handle exclude, py::handle length_dist, const std::string& strategy,
+                      py::handle w_question, py::handle w_cluster, py::handle w_collection, py::handle m,
+                      py::handle seed, py::handle first_index, py::handle max_rejections, int workers) {
+  using namespace pysynth::sampling;
+  Config cfg;
+  cfg.strategy = parse_strategy(strategy);
+  cfg.m = to_int(m, "m", 1);
+  cfg.seed = to_seed(seed);
+  cfg.first_index = to_int(first_index, "first_index", 0);
+  cfg.max_rejections = to_int(max_rejections, "max_rejections", 0);
+  cfg.workers = workers;
+  pysynth::resolve_workers(workers);
+  cfg.w_question = to_weight(w_question);
+  cfg.w_cluster = to_weight(w_cluster);
+  cfg.w_collection = to_weight(w_collection);
+
+  auto qi = as_array<std::int32_t>(q_ids, "q_ids", "iub");
+  auto qo = as_array<std::int64_t>(q_offsets, "q_offsets", "iub");
+  auto ci = as_array<std::int32_t>(c_ids, "c_ids", "iub");
+  auto co = as_array<std::int64_t>(c_offsets, "c_offsets", "iub");
+  auto cidx = as_array<std::int64_t>(cluster_index, "cluster_index", "iub");
+  auto cfa = as_array<std::int64_t>(cf, "cf", "iub");
+  auto dfa = as_array<std::int64_t>(df, "df", "iub");
+  auto exa = as_array<std::uint8_t>(exclude, "exclude", "iub");
+  auto pl = as_array<double>(length_dist, "length_dist", "fiu");
+  Corpus c;
+  c.n_docs = to_int(n_docs, "n_docs", 0);
+  c.vocab_size = static_cast<std::size_t>(cfa.shape(0));
+  if (static_cast<std::size_t>(dfa.shape(0)) != c.vocab_size ||
+      static_cast<std::size_t>(exa.shape(0)) != c.vocab_size)
+    throw std::invalid_argument("cf, df and exclude must have one entry per vocabulary id; got " +
+                                std::to_string(cfa.shape(0)) + ", " + std::to_string(dfa.shape(0)) +
+                                " and " + std::to_string(exa.shape(0)));
+  if (qo.shape(0) < 1) throw std::invalid_argument("q_offsets must have length n + 1 >= 1");
+  if (co.shape(0) < 1) throw std::invalid_argument("c_offsets must have length n + 1 >= 1");
+  c.q_ids = qi.data();
+  c.n_q_ids = static_cast<std::size_t>(qi.shape(0));
+  c.q_offsets = qo.data();
+  c.n_questions = static_cast<std::size_t>(qo.shape(0) - 1);
+  c.c_ids = ci.data();
+  c.n_c_ids = static_cast<std::size_t>(ci.shape(0));
+  c.c_offsets = co.data();
+  c.n_clusters = static_cast<std::size_t>(co.shape(0) - 1);
+  if (static_cast<std::size_t>(cidx.shape(0)) != c.n_questions)
+    throw std::invalid_argument("cluster_index must have one entry per question (" +
+                                std::to_string(c.n_questions) + "), got " + std::to_string(cidx.shape(0)));
+  c.cluster_index = cidx.data();
+  c.cf = cfa.data();
+  c.df = dfa.data();
+  c.exclude = exa.data();
+  cfg.length_dist = pl.data();
+  cfg.n_lengths = static_cast<std::size_t>(pl.shape(0));
+
+  std::unique_ptr<Sampler> sampler;
+  Arr<std::int64_t> offsets;
+  std::int64_t planned = 0;
+  {
+    py::gil_scoped_release nogil;
+    sampler = std::make_unique<Sampler>(c, cfg);
+  }
+  offsets = Arr<std::int64_t>(static_cast<py::ssize_t>(sampler->n_candidates() + 1));
+  std::int64_t* off = offsets.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    planned = sampler->plan(off);
+  }
+  Arr<std::int32_t> ids(static_cast<py::ssize_t>(planned));
+  std::int32_t* out = ids.mutable_data();
+  std::int64_t total = 0;
+  {
+    py::gil_scoped_release nogil;
+    total = sampler->sample(off, out);
+  }
+  if (total != planned) {
+    py::object sliced = ids[py::slice(0, total, 1)];
+    return py::make_tuple(sliced.attr("copy")(), offsets);
+  }
+  return py::make_tuple(ids, offsets);
+}
+
+py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_index,
+                                           py::handle candidate_index, py::handle count) {
+  std::uint64_t s = to_seed(seed);
+  std::int64_t q = to_int(question_index, "question_index", 0);
+  std::int64_t c = to_int(candidate_index, "candidate_index", 0);
+  std::int64_t n = to_int(count, "count", 0);
+  if (n > (std::int64_t{1} << 40)) throw std::invalid_argument("count is too large");
+  py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(n));
+  pysynth::sampling::random_words(s, static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(c),
+                                  static_cast<std::size_t>(n), out.mutable_data());
+  return out;
+}
+
+std::string twin_doc(const char* name) {
+  try {
+    return py::str(py::module_::import("pysynth.sampling._reference").attr(name).attr("__doc__"));
+  } catch (py::error_already_set&) {
+    return std::string("See pysynth.sampling._reference.") + name;
+  }
+}
+
+}  // namespace
+
+void register_sampling(py::module_& m) {
+  auto sub = m.def_submodule(
+      "sampling",
+      "Keyword query generation (Ding & Balog 2018, Alg. 1); twin: pysynth.sampling._reference");
+  sub.def("generate", &generate_py, twin_doc("generate").c_str(), py::arg("q_ids"), py::arg("q_offsets"),
+          py::arg("c_ids"), py::arg("c_offsets"), py::arg("cluster_index"), py::arg("cf"), py::arg("df"),
+          py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"), py::arg("strategy"),
+          py::arg("w_question"), py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"),
+          py::arg("seed"), py::arg("first_index"), py::arg("max_rejections"), py::arg("workers"));
+  sub.def("random_words", &random_words_py, twin_doc("random_words").c_str(), py::arg("seed"),
+          py::arg("question_index"), py::arg("candidate_index"), py::arg("count"));
+}
+
+static pysynth::bind::Registrar reg("sampling", &register_sampling);

@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=1, help="threads (-1: all cores)")
     s.set_defaults(func=_cmd_score)
 
+    k2q = sub.add_parser("k2q", help="keyword-to-question synthetic data (Ding & Balog 2018)")
+    k2q_sub = k2q.add_subparsers(dest="k2q_command", required=True)
+    from pysynth.k2q.cli import add_commands as add_k2q_commands
+
+    add_k2q_commands(k2q_sub)
+
     d = sub.add_parser("demo", help="score the bundled MQR sample with every metric and print a table")
     d.add_argument("--workers", type=int, default=1)
     d.set_defaults(func=_cmd_demo)

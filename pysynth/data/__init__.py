@@ -31,3 +31,10 @@ def mqr_sample() -> List[Dict]:
     path = resources.files(__name__).joinpath("mqr_sample.jsonl.gz")
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
+
+
+def questions_sample() -> List[str]:
+    """18k CC BY-SA questions (query-wellformedness >= 0.8, MQR, SQuAD 2.0); see README.md."""
+    path = resources.files(__name__).joinpath("questions_sample.jsonl.gz")
+    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
+        return [json.loads(line)["question"] for line in f]

@@ -1,0 +1,117 @@
+"""``pysynth k2q keywords`` and ``pysynth k2q table1``."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _read_rows(path: str, what: str) -> list:
+    from pysynth.k2q.data import read_jsonl
+
+    try:
+        rows = list(read_jsonl(path))
+    except OSError as exc:
+        raise SystemExit(f"pysynth: cannot read {what} {path!r}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise SystemExit(f"pysynth: {exc}") from None
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("question"), str):
+            raise SystemExit(f"pysynth: {what} {path!r} row {i + 1}: needs a string field 'question'")
+    return rows
+
+
+def _write_atomic(path: str, rows) -> None:
+    """Write JSON lines to a temporary file and rename it: a killed run leaves no half file."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    tmp.replace(out)
+
+
+def _cmd_keywords(args) -> int:
+    from pysynth import sampling
+    from pysynth.data import questions_sample
+    from pysynth.k2q.keywords import DEFAULT_CONFIG, KeywordGenerator
+
+    t0 = time.perf_counter()
+    rows = _read_rows(args.inp, "--in")
+    if not rows:
+        raise SystemExit(f"pysynth: --in {args.inp!r} has no rows")
+    if args.corpus:
+        crows = _read_rows(args.corpus, "--corpus")
+        corpus = [r["question"] for r in crows]
+        cgroups = [r.get("cluster_id") for r in crows]
+    else:
+        corpus, cgroups = questions_sample(), None
+    questions = [r["question"] for r in rows]
+    groups = [r.get("cluster_id") for r in rows]
+    phrases = DEFAULT_CONFIG["phrases"] if args.phrases is None else args.phrases
+    print(f"[1/3] statistics over {len(corpus) + len(questions):,} questions"
+          f"{' with phrase detection' if phrases else ''} ...", file=sys.stderr, flush=True)
+    try:
+        gen = KeywordGenerator(corpus, questions, cgroups, groups, phrases=phrases, workers=args.workers)
+        model = sampling.KeywordModel(
+            model=args.model, strategy=args.strategy,
+            lam=DEFAULT_CONFIG["lam"] if args.lam is None else args.lam,
+            alpha=DEFAULT_CONFIG["alpha"] if args.alpha is None else args.alpha,
+            beta=DEFAULT_CONFIG["beta"] if args.beta is None else args.beta,
+        )
+        t1 = time.perf_counter()
+        print(f"[2/3] sampling {args.m} candidates x {len(questions):,} questions ({model!r}) ...",
+              file=sys.stderr, flush=True)
+        kws = gen.generate(model, m=args.m, seed=args.seed, workers=args.workers)
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"pysynth: {exc}") from None
+    t2 = time.perf_counter()
+    _write_atomic(args.out, (dict(r, keywords=k) for r, k in zip(rows, kws)))
+    n = len(questions) * args.m
+    print(f"[3/3] wrote {args.out}: {n:,} candidates in {t2 - t1:.2f} s ({n / max(t2 - t1, 1e-9):,.0f}/s); "
+          f"total {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _cmd_table1(args) -> int:
+    from pysynth.k2q.table1 import run_table1
+
+    try:
+        run_table1(repeats=args.repeats, folds=args.folds, seed=args.seed, workers=args.workers,
+                   data=args.data, out_dir=args.out)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"pysynth: {exc}") from None
+    print(f"wrote {args.out}/table1.md, table1.json, fig6_grid.csv, fig6.png", file=sys.stderr)
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Register ``k2q keywords`` and ``k2q table1`` under the ``k2q`` subparser group."""
+    kw = sub.add_parser("keywords", help="generate keyword queries for questions (Ding & Balog 2018, Sect. 3.1)")
+    kw.add_argument("--in", dest="inp", required=True, help='JSONL rows {"question": ..., "cluster_id": optional}')
+    kw.add_argument("--out", required=True, help='JSONL output: input rows plus "keywords": [m strings]')
+    kw.add_argument("--corpus", help="JSONL question corpus for the statistics (default: the bundled 18k questions)")
+    kw.add_argument("--model", default="paraphrase", choices=["baseline", "paraphrase"])
+    kw.add_argument("--strategy", default="combination", choices=["popular", "discriminative", "combination"])
+    g = kw.add_mutually_exclusive_group()
+    g.add_argument("--phrases", dest="phrases", action="store_true", default=None, help="detect phrases (default)")
+    g.add_argument("--no-phrases", dest="phrases", action="store_false")
+    kw.add_argument("--lambda", dest="lam", type=float, default=None, help="Eq. 1 collection weight")
+    kw.add_argument("--alpha", type=float, default=None, help="Eq. 6 question weight")
+    kw.add_argument("--beta", type=float, default=None, help="Eq. 6 paraphrase weight")
+    kw.add_argument("--m", type=int, default=20, help="candidates per question")
+    kw.add_argument("--seed", type=int, default=0)
+    kw.add_argument("--workers", type=int, default=1)
+    kw.set_defaults(func=_cmd_keywords)
+
+    t1 = sub.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")
+    t1.add_argument("--repeats", type=int, default=10, help="R repetitions (the paper: 100)")
+    t1.add_argument("--folds", type=int, default=5)
+    t1.add_argument("--seed", type=int, default=0)
+    t1.add_argument("--workers", type=int, default=1)
+    t1.add_argument("--data", default=None, help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    t1.add_argument("--out", default="results/k2q_table1")
+    t1.set_defaults(func=_cmd_table1)

@@ -1,0 +1,144 @@
+"""Keyword query generation end to end: text statistics, phrases, sampling (Ding & Balog 2018).
+
+:class:`KeywordGenerator` ties the stages together: it tokenizes the question corpus Q
+(plus the questions to process) into one vocabulary (:func:`pysynth.text.build_corpus`),
+optionally detects phrases with two gensim-identical passes (Sect. 3.1.4), counts the
+collection statistics n(t), df(t), N (Eq. 2, 5), builds the paraphrase clusters C_q
+(Sect. 3.1.3), and samples keyword queries with a :class:`pysynth.sampling.KeywordModel`
+(Eq. 1-6, Alg. 1). Phrases come out as their words (``honda crf 230``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Hashable, List, Optional, Sequence
+
+import numpy as np
+
+from pysynth import sampling, text
+
+__all__ = ["KeywordGenerator", "DEFAULT_CONFIG", "PHRASE_PARAMS"]
+
+#: Phrase detection settings (gensim's defaults, two passes: bigrams then longer phrases).
+PHRASE_PARAMS: Dict[str, object] = {"min_count": 5, "threshold": 10.0, "passes": 2}
+
+#: Default configuration: the paper's best (paraphrase model, combination strategy, phrases);
+#: alpha/beta from our Table 1 reproduction (bench/RESULTS_k2q.md).
+DEFAULT_CONFIG: Dict[str, object] = {
+    "model": "paraphrase",
+    "strategy": "combination",
+    "phrases": True,
+    "lam": 0.1,
+    "alpha": 0.6,
+    "beta": 0.4,
+}
+
+
+@dataclass
+class _Prepared:
+    corpus: text.Corpus
+    stats: sampling.CollectionStats
+    clusters: sampling.Clusters
+
+
+class KeywordGenerator:
+    """Generate keyword queries for questions against the statistics of a question corpus.
+
+    Parameters
+    ----------
+    corpus : list of str
+        The question corpus Q the statistics come from.
+    corpus_groups : list, optional
+        A paraphrase-cluster id per corpus question (``None`` = no cluster).
+    questions : list of str
+        The questions to generate keyword queries for (added to the vocabulary and the
+        statistics, as the paper's Q contains them).
+    groups : list, optional
+        A cluster id per question; questions and corpus rows with the same id form C_q.
+    phrases : bool
+        Detect phrases (two passes of gensim-identical :class:`pysynth.text.Phrases`).
+    workers : int
+        Threads for the compiled stages.
+    """
+
+    def __init__(
+        self,
+        corpus: Sequence[str],
+        questions: Sequence[str],
+        corpus_groups: Optional[Sequence[Optional[Hashable]]] = None,
+        groups: Optional[Sequence[Optional[Hashable]]] = None,
+        phrases: bool = True,
+        workers: int = 1,
+    ):
+        corpus, questions = list(corpus), list(questions)
+        if not questions:
+            raise ValueError("questions is empty: pass at least one question")
+        corpus_groups = [None] * len(corpus) if corpus_groups is None else list(corpus_groups)
+        groups = [None] * len(questions) if groups is None else list(groups)
+        if len(corpus_groups) != len(corpus):
+            raise ValueError("corpus_groups must have one entry per corpus question")
+        if len(groups) != len(questions):
+            raise ValueError("groups must have one entry per question")
+        self.n_corpus = len(corpus)
+        self.questions = questions
+        built = text.build_corpus(corpus + questions, tokenizer="rouge", workers=workers)
+        self.phrase_models: list = []
+        if phrases:
+            params = dict(PHRASE_PARAMS)
+            passes = int(params.pop("passes"))
+            built, self.phrase_models = text.phrase_passes(built, passes=passes, workers=workers, **params)
+        all_groups = corpus_groups + groups
+        stats = sampling.CollectionStats(built.cf, built.df, built.n_docs)
+        docs = (np.asarray(built.ids), np.asarray(built.offsets))
+        table = sampling.Clusters.from_groups(docs, all_groups)
+        q_index = table.index[self.n_corpus:]
+        self._prep = _Prepared(built, stats, sampling.Clusters(table.values, table.offsets, q_index))
+        off = np.asarray(built.offsets)[self.n_corpus:]
+        self._q = (np.asarray(built.ids)[off[0] : off[-1]], off - off[0])
+        self.vocab = list(built.vocab)
+
+    @property
+    def corpus(self) -> text.Corpus:
+        return self._prep.corpus
+
+    def question_terms(self, i: int) -> List[str]:
+        ids, off = self._q
+        return [self.vocab[t] for t in ids[off[i] : off[i + 1]]]
+
+    def generate_ids(self, model: sampling.KeywordModel, m: int = 1, seed: int = 0, workers: int = 1,
+                     subset: Optional[np.ndarray] = None) -> sampling.Candidates:
+        """Candidates (question-major ids) for all questions, or rows ``subset``."""
+        ids, off = self._q
+        clusters = self._prep.clusters
+        if subset is not None:
+            subset = np.asarray(subset, dtype=np.int64)
+            parts = [ids[off[i] : off[i + 1]] for i in subset]
+            lens = np.array([len(p) for p in parts], dtype=np.int64)
+            off2 = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum(lens, out=off2[1:])
+            ids = np.concatenate(parts) if parts else ids[:0]
+            off = off2
+            clusters = sampling.Clusters(clusters.values, clusters.offsets, clusters.index[subset])
+        return model.generate((ids, off), clusters, self._prep.stats, m=m, seed=seed,
+                              workers=workers, vocab=self.vocab)
+
+    def decode(self, cands: sampling.Candidates) -> List[str]:
+        """Keyword strings of candidates; phrases become their words."""
+        vocab = self.vocab
+        ids = cands.ids.tolist()
+        off = cands.offsets.tolist()
+        return [" ".join(vocab[t].replace("_", " ") for t in ids[a:b]) for a, b in zip(off[:-1], off[1:])]
+
+    def generate(self, model: Optional[sampling.KeywordModel] = None, m: int = 20, seed: int = 0,
+                 workers: int = 1) -> List[List[str]]:
+        """``m`` keyword queries (strings) for every question."""
+        model = model or make_model(**DEFAULT_CONFIG)
+        flat = self.decode(self.generate_ids(model, m=m, seed=seed, workers=workers))
+        return [flat[i * m : (i + 1) * m] for i in range(len(self.questions))]
+
+
+def make_model(model: str = "paraphrase", strategy: str = "combination", lam: float = 0.1,
+               alpha: float = 0.6, beta: float = 0.4, length_dist=None, phrases: bool = True,
+               **_ignored) -> sampling.KeywordModel:
+    """A :class:`pysynth.sampling.KeywordModel` from a flat configuration dict."""
+    return sampling.KeywordModel(model=model, strategy=strategy, lam=lam, alpha=alpha, beta=beta,
+                                 length_dist=length_dist)

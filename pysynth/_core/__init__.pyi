@@ -4,6 +4,8 @@ pysynth compiled core (C++17); see pysynth._dispatch for backend selection
 from __future__ import annotations
 from . import metrics
 from . import ranking
-__all__: list[str] = ['build_info', 'metrics', 'ranking']
+from . import retrieval
+from . import filtering
+__all__: list[str] = ['build_info', 'filtering', 'metrics', 'ranking', 'retrieval']
 def build_info() -> dict:
     ...

@@ -2,10 +2,12 @@
 pysynth compiled core (C++17); see pysynth._dispatch for backend selection
 """
 from __future__ import annotations
+from . import filtering
 from . import metrics
 from . import ranking
-from . import text
+from . import retrieval
 from . import sampling
-__all__: list[str] = ['build_info', 'metrics', 'ranking', 'sampling', 'text']
+from . import text
+__all__: list[str] = ['build_info', 'filtering', 'metrics', 'ranking', 'retrieval', 'sampling', 'text']
 def build_info() -> dict:
     ...

@@ -1,0 +1,280 @@
+// pybind11 glue for pysynth::retrieval -> pysynth._core.retrieval (self-registered).
+// Glue only: convert and size-check arrays, release the GIL, call the library, wrap results.
+// The docstrings are the Python twin's (pysynth/retrieval/_reference.py).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pysynth/common.hpp"
+#include "pysynth/index.hpp"
+#include "pysynth/sdm.hpp"
+#include "registry.hpp"
+
+namespace py = pybind11;
+using namespace pysynth::retrieval;
+
+namespace {
+
+template <class T>
+using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+std::string twin_doc(const char* name) {
+  try {
+    return py::str(py::module_::import("pysynth.retrieval._reference").attr(name).attr("__doc__"));
+  } catch (py::error_already_set&) {
+    return std::string("See pysynth.retrieval._reference.") + name;
+  }
+}
+
+// A std::vector handed to numpy without a copy (the capsule owns it).
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, {static_cast<py::ssize_t>(sizeof(T))},
+                        owned->data(), owner);
+}
+
+// The index arrays of a dict, checked for dtype (exact: a memory-mapped file must not be copied
+// silently), contiguity and mutual sizes. `keep` holds references for the duration of the call.
+struct IndexArg {
+  std::vector<py::array> keep;
+  IndexView view;
+};
+
+template <class T>
+const T* get(const py::dict& d, const char* name, IndexArg& out, py::ssize_t* n) {
+  if (!d.contains(name)) throw py::value_error(std::string("index: array '") + name + "' is missing");
+  py::object o = d[name];
+  if (!py::isinstance<py::array>(o)) throw py::value_error(std::string("index: ") + name + " must be a numpy array");
+  py::array a = o.cast<py::array>();
+  if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != 1 || !(a.flags() & py::array::c_style))
+    throw py::value_error(std::string("index: ") + name + " must be a contiguous 1-D " +
+                          std::string(py::str(py::dtype::of<T>())) + " array, got " +
+                          std::string(py::str(a.dtype())) + " with " + std::to_string(a.ndim()) + " dims");
+  *n = a.shape(0);
+  out.keep.push_back(a);
+  return static_cast<const T*>(a.data());
+}
+
+IndexArg index_arg(const py::object& obj) {
+  if (!py::isinstance<py::dict>(obj)) throw py::type_error("index must be a dict of numpy arrays (Index.arrays)");
+  py::dict d = obj.cast<py::dict>();
+  IndexArg ia;
+  IndexView& v = ia.view;
+  py::ssize_t n_indptr, n_doc_ids, n_tfs, n_pos_indptr, n_positions, n_doc_offsets, n_doc_tokens, n_doc_lengths,
+      n_cf, n_max_tf, n_impact;
+  v.indptr = get<std::int64_t>(d, "indptr", ia, &n_indptr);
+  v.doc_ids = get<std::int32_t>(d, "doc_ids", ia, &n_doc_ids);
+  v.tfs = get<std::int32_t>(d, "tfs", ia, &n_tfs);
+  v.pos_indptr = get<std::int64_t>(d, "pos_indptr", ia, &n_pos_indptr);
+  v.positions = get<std::int32_t>(d, "positions", ia, &n_positions);
+  v.doc_offsets = get<std::int64_t>(d, "doc_offsets", ia, &n_doc_offsets);
+  v.doc_tokens = get<std::int32_t>(d, "doc_tokens", ia, &n_doc_tokens);
+  v.doc_lengths = get<std::int32_t>(d, "doc_lengths", ia, &n_doc_lengths);
+  v.cf = get<std::int64_t>(d, "cf", ia, &n_cf);
+  v.max_tf = get<std::int32_t>(d, "max_tf", ia, &n_max_tf);
+  v.impact = get<std::int32_t>(d, "impact", ia, &n_impact);
+  v.vocab_size = n_cf;
+  v.n_docs = n_doc_lengths;
+  v.n_postings = n_doc_ids;
+  v.n_tokens = n_positions;
+  const std::pair<const char*, std::pair<py::ssize_t, py::ssize_t>> expect[] = {
+      {"indptr", {n_indptr, n_cf + 1}},          {"tfs", {n_tfs, n_doc_ids}},
+      {"pos_indptr", {n_pos_indptr, n_doc_ids + 1}}, {"doc_offsets", {n_doc_offsets, n_doc_lengths + 1}},
+      {"doc_tokens", {n_doc_tokens, n_positions}}, {"max_tf", {n_max_tf, n_cf}},
+      {"impact", {n_impact, n_doc_ids}},
+  };
+  for (const auto& e : expect)
+    if (e.second.first != e.second.second)
+      throw py::value_error(std::string("index: ") + e.first + " has " + std::to_string(e.second.first) +
+                            " entries, expected " + std::to_string(e.second.second));
+  return ia;
+}
+
+struct QueryArg {
+  Arr<std::int32_t> ids;
+  Arr<std::int64_t> offsets;
+  Queries q;
+};
+
+QueryArg query_arg(const py::object& ids_obj, const py::object& off_obj) {
+  QueryArg a;
+  a.ids = Arr<std::int32_t>::ensure(ids_obj);
+  a.offsets = Arr<std::int64_t>::ensure(off_obj);
+  if (!a.ids || a.ids.ndim() != 1) throw py::value_error("query_ids must be a 1-D integer array");
+  if (!a.offsets || a.offsets.ndim() != 1 || a.offsets.shape(0) < 1)
+    throw py::value_error("query_offsets must be a 1-D integer array of length Q + 1 >= 1");
+  const std::int64_t* o = a.offsets.data();
+  const py::ssize_t n = a.offsets.shape(0) - 1;
+  if (o[0] != 0) throw py::value_error("query_offsets[0] must be 0, got " + std::to_string(o[0]));
+  for (py::ssize_t i = 0; i < n; ++i)
+    if (o[i + 1] < o[i])
+      throw py::value_error("query_offsets must be non-decreasing; query_offsets[" + std::to_string(i + 1) +
+                            "] < query_offsets[" + std::to_string(i) + "]");
+  if (o[n] != a.ids.shape(0))
+    throw py::value_error("query_offsets[-1] = " + std::to_string(o[n]) + " but there are " +
+                          std::to_string(a.ids.shape(0)) + " ids");
+  a.q.ids = a.ids.data();
+  a.q.offsets = o;
+  a.q.n = static_cast<std::size_t>(n);
+  return a;
+}
+
+ScoreParams params_of(const std::string& model, double mu, const std::vector<double>& weights, double k1, double b) {
+  ScoreParams p;
+  p.model = parse_model(model);
+  if (weights.size() != 3)
+    throw py::value_error("weights must be 3 numbers (unigram, ordered, unordered), got " +
+                          std::to_string(weights.size()));
+  p.mu = mu;
+  p.w_unigram = weights[0];
+  p.w_ordered = weights[1];
+  p.w_unordered = weights[2];
+  p.k1 = k1;
+  p.b = b;
+  check_params(p);
+  return p;
+}
+
+py::dict build_index_py(const py::object& ids_obj, const py::object& off_obj, std::int64_t vocab_size, int workers) {
+  auto ids = Arr<std::int32_t>::ensure(ids_obj);
+  auto off = Arr<std::int64_t>::ensure(off_obj);
+  if (!ids || ids.ndim() != 1) throw py::value_error("ids must be a 1-D integer array");
+  if (!off || off.ndim() != 1 || off.shape(0) < 1)
+    throw py::value_error("offsets must be a 1-D integer array of length N + 1 >= 1");
+  const std::size_t n_docs = static_cast<std::size_t>(off.shape(0) - 1);
+  if (off.data()[n_docs] != ids.shape(0))
+    throw py::value_error("offsets[-1] = " + std::to_string(off.data()[n_docs]) + " but there are " +
+                          std::to_string(ids.shape(0)) + " ids");
+  pysynth::resolve_workers(workers);
+  IndexArrays a;
+  {
+    py::gil_scoped_release nogil;
+    a = build_index(ids.data(), off.data(), n_docs, vocab_size, workers);
+  }
+  py::dict d;
+  d["indptr"] = to_numpy(std::move(a.indptr));
+  d["doc_ids"] = to_numpy(std::move(a.doc_ids));
+  d["tfs"] = to_numpy(std::move(a.tfs));
+  d["pos_indptr"] = to_numpy(std::move(a.pos_indptr));
+  d["positions"] = to_numpy(std::move(a.positions));
+  d["doc_offsets"] = to_numpy(std::move(a.doc_offsets));
+  d["doc_tokens"] = to_numpy(std::move(a.doc_tokens));
+  d["doc_lengths"] = to_numpy(std::move(a.doc_lengths));
+  d["cf"] = to_numpy(std::move(a.cf));
+  d["max_tf"] = to_numpy(std::move(a.max_tf));
+  d["impact"] = to_numpy(std::move(a.impact));
+  return d;
+}
+
+void validate_index_py(const py::object& index, int workers) {
+  IndexArg ia = index_arg(index);
+  pysynth::resolve_workers(workers);
+  py::gil_scoped_release nogil;
+  validate_index(ia.view, workers);
+}
+
+py::tuple search_py(const py::object& index, const py::object& query_ids, const py::object& query_offsets,
+                    const std::string& model, int k, double mu, const std::vector<double>& weights, double k1,
+                    double b, int workers, bool float64) {
+  if (k < 1) throw py::value_error("k must be >= 1, got " + std::to_string(k));
+  ScoreParams p = params_of(model, mu, weights, k1, b);
+  IndexArg ia = index_arg(index);
+  QueryArg qa = query_arg(query_ids, query_offsets);
+  pysynth::resolve_workers(workers);
+  const auto nq = static_cast<py::ssize_t>(qa.q.n);
+  py::array_t<std::int32_t> docs({nq, static_cast<py::ssize_t>(k)});
+  py::array_t<std::int32_t> counts(nq);
+  py::array scores = float64 ? py::array(py::array_t<double>({nq, static_cast<py::ssize_t>(k)}))
+                             : py::array(py::array_t<float>({nq, static_cast<py::ssize_t>(k)}));
+  std::int32_t* dp = docs.mutable_data();
+  std::int32_t* cp = counts.mutable_data();
+  void* sp = scores.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    if (float64)
+      search<double>(ia.view, qa.q, p, k, workers, dp, static_cast<double*>(sp), cp);
+    else
+      search<float>(ia.view, qa.q, p, k, workers, dp, static_cast<float*>(sp), cp);
+  }
+  return py::make_tuple(docs, scores, counts);
+}
+
+py::array_t<std::int32_t> target_ranks_py(const py::object& index, const py::object& query_ids,
+                                          const py::object& query_offsets, const py::object& targets_obj, int n,
+                                          const std::string& model, double mu, const std::vector<double>& weights,
+                                          double k1, double b, int workers) {
+  if (n < 1) throw py::value_error("n must be >= 1, got " + std::to_string(n));
+  ScoreParams p = params_of(model, mu, weights, k1, b);
+  IndexArg ia = index_arg(index);
+  QueryArg qa = query_arg(query_ids, query_offsets);
+  auto targets = Arr<std::int32_t>::ensure(targets_obj);
+  if (!targets || targets.ndim() != 1 || static_cast<std::size_t>(targets.shape(0)) != qa.q.n)
+    throw py::value_error("targets must have one entry per query (" + std::to_string(qa.q.n) + ")");
+  pysynth::resolve_workers(workers);
+  py::array_t<std::int32_t> out(static_cast<py::ssize_t>(qa.q.n));
+  std::int32_t* op = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    target_ranks(ia.view, qa.q, targets.data(), p, n, workers, op);
+  }
+  return out;
+}
+
+py::tuple window_stats_py(const py::object& index, const py::object& a_obj, const py::object& b_obj, int workers) {
+  IndexArg ia = index_arg(index);
+  auto a = Arr<std::int32_t>::ensure(a_obj);
+  auto b = Arr<std::int32_t>::ensure(b_obj);
+  if (!a || !b || a.ndim() != 1 || b.ndim() != 1 || a.shape(0) != b.shape(0))
+    throw py::value_error("a and b must be 1-D arrays of the same length");
+  pysynth::resolve_workers(workers);
+  py::array_t<std::int64_t> od(a.shape(0)), uw(a.shape(0));
+  std::int64_t* odp = od.mutable_data();
+  std::int64_t* uwp = uw.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    window_stats(ia.view, a.data(), b.data(), static_cast<std::size_t>(a.shape(0)), workers, odp, uwp);
+  }
+  return py::make_tuple(od, uw);
+}
+
+std::int32_t ordered_count_py(const std::vector<std::int32_t>& A, const std::vector<std::int32_t>& B, int width) {
+  return ordered_count(A.data(), A.size(), B.data(), B.size(), width);
+}
+
+std::int32_t unordered_count_py(const std::vector<std::int32_t>& A, const std::vector<std::int32_t>& B,
+                                bool same_term, int width) {
+  return unordered_count(A.data(), A.size(), B.data(), B.size(), same_term, width);
+}
+
+void register_retrieval(py::module_& m) {
+  auto sub = m.def_submodule("retrieval",
+                             "Positional inverted index, SDM and BM25 retrieval; twin: pysynth.retrieval._reference");
+  sub.def("build_index", &build_index_py, twin_doc("build_index").c_str(), py::arg("ids"), py::arg("offsets"),
+          py::arg("vocab_size"), py::arg("workers"));
+  sub.def("validate_index", &validate_index_py, twin_doc("validate_index").c_str(), py::arg("index"),
+          py::arg("workers"));
+  sub.def("search", &search_py, twin_doc("search").c_str(), py::arg("index"), py::arg("query_ids"),
+          py::arg("query_offsets"), py::arg("model"), py::arg("k"), py::arg("mu"), py::arg("weights"), py::arg("k1"),
+          py::arg("b"), py::arg("workers"), py::arg("float64"));
+  sub.def("target_ranks", &target_ranks_py, twin_doc("target_ranks").c_str(), py::arg("index"), py::arg("query_ids"),
+          py::arg("query_offsets"), py::arg("targets"), py::arg("n"), py::arg("model"), py::arg("mu"),
+          py::arg("weights"), py::arg("k1"), py::arg("b"), py::arg("workers"));
+  sub.def("window_stats", &window_stats_py, twin_doc("window_stats").c_str(), py::arg("index"), py::arg("a"),
+          py::arg("b"), py::arg("workers"));
+  sub.def("ordered_count", &ordered_count_py, twin_doc("ordered_count").c_str(), py::arg("A"), py::arg("B"),
+          py::arg("width"));
+  sub.def("unordered_count", &unordered_count_py, twin_doc("unordered_count").c_str(), py::arg("A"), py::arg("B"),
+          py::arg("same_term"), py::arg("width"));
+}
+
+pysynth::bind::Registrar reg("retrieval", &register_retrieval);
+
+}  // namespace

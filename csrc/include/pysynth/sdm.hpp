@@ -1,0 +1,88 @@
+// Batch retrieval over a positional index (no Python.h): the Sequential Dependence Model with
+// Dirichlet smoothing (Metzler & Croft 2005, as Galago / Indri evaluate it) and BM25 (the Lucene
+// variant of bm25s). The exact definitions, operation by operation, are the Python twin
+// pysynth/retrieval/_reference.py; this file computes every score with the same floating-point
+// operations in the same order, so both backends return bit-identical scores and rankings.
+//
+// SDM, for a query of n >= 1 term occurrences q_1..q_n (ids in [0, V)):
+//   f(c, cf) = log((c + mu * P) / (|D| + mu)),  P = cf / |C| if cf > 0 else 0.5 / |C|
+//   S_T = sum_i f(tf(q_i, D), cf(q_i))                                  (query order)
+//   S_O = sum_j f(od(q_j, q_j+1, D), cf_od(q_j, q_j+1))      j = 1..n-1  (#od:1)
+//   S_U = sum_j f(uw(q_j, q_j+1, D), cf_uw(q_j, q_j+1))                  (#uw:8)
+//   n == 1: score = S_T / n;  n >= 2: with (l_T, l_O, l_U) = weights / sum(weights)
+//   score = l_T * (S_T / n) + l_O * (S_O / (n - 1)) + l_U * (S_U / (n - 1))
+// od / uw are Galago's OrderedWindowIterator (width 1: term a at p, term b at p + 1) and
+// UnorderedWindowIterator (width 8) match counts; cf_od / cf_uw are their sums over the collection.
+//
+// BM25 (bm25s method="lucene"): N documents, avgdl = |C| / N,
+//   idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))
+//   score = sum over query occurrences i with tf > 0 of
+//           idf(q_i) * (tf / (k1 * ((1 - b) + b * |D| / avgdl) + tf))
+//
+// Candidates: documents that contain at least one query term (as Galago/Indri score the union
+// of the query terms' postings). Ranking: score descending, then doc id ascending.
+// Dynamic pruning (MaxScore-style upper bounds on every component, with a safety margin of
+// 1e-9 relative) only skips documents proven to rank below the current k-th result, so the
+// top k are exactly those of exhaustive scoring.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pysynth/index.hpp"
+
+namespace pysynth::retrieval {
+
+constexpr int kOrderedWidth = 1;    // #od:1
+constexpr int kUnorderedWidth = 8;  // #uw:8
+
+enum class Model { Sdm, Bm25 };
+
+struct ScoreParams {
+  Model model = Model::Sdm;
+  double mu = 2500.0;
+  double w_unigram = 0.85, w_ordered = 0.10, w_unordered = 0.05;
+  double k1 = 1.5, b = 0.75;
+};
+
+// Queries i = ids[offsets[i] : offsets[i + 1]], i < n.
+struct Queries {
+  const std::int32_t* ids = nullptr;
+  const std::int64_t* offsets = nullptr;
+  std::size_t n = 0;
+};
+
+Model parse_model(const std::string& name);  // "sdm" | "bm25", else std::invalid_argument
+
+// Throws std::invalid_argument (naming the parameter) for mu <= 0 or not finite, weights
+// negative / not finite / all zero, k1 < 0, b outside [0, 1].
+void check_params(const ScoreParams& p);
+
+// Throws std::invalid_argument for malformed offsets or ids outside [0, V).
+void check_queries(const IndexView& ix, const Queries& q);
+
+// Top-k of every query: docs (n x k, -1 padded), scores (n x k, NaN padded), counts (n).
+template <class Score>
+void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers,
+            std::int32_t* docs, Score* scores, std::int32_t* counts);
+
+// 1-based rank of targets[i] in the ranking of query i (the order `search` returns), or 0 when
+// the target is not among the first n results (or matches no query term). Exact, and much
+// cheaper than a top-n search: the target's own score prunes from the start.
+void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets,
+                  const ScoreParams& p, int n, int workers, std::int32_t* ranks);
+
+// Collection statistics of the windows of term pairs (a[i], b[i]): cf_od (#od:1 matches),
+// cf_uw (#uw:8 matches), summed over all documents.
+void window_stats(const IndexView& ix, const std::int32_t* a, const std::int32_t* b, std::size_t n,
+                  int workers, std::int64_t* cf_od, std::int64_t* cf_uw);
+
+// Galago's window match counts in one document, from ascending position lists.
+std::int32_t ordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
+                           int width);
+std::int32_t unordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
+                             bool same_term, int width);
+
+}  // namespace pysynth::retrieval

@@ -1,0 +1,1124 @@
+// SDM (Dirichlet) and BM25 (Lucene) batch retrieval with exact dynamic pruning.
+//
+// Per query, documents are visited in two phases (see `seed` and `maxscore`):
+//   A. until k results are known, whole short posting lists are scored, rarest terms first, so
+//      the k-th score (the threshold) starts high;
+//   B. document-at-a-time MaxScore (Turtle & Flood 1995) over the remaining term lists and the
+//      window lists of the query's adjacent pairs, with upper bounds per list: lists whose
+//      summed bounds cannot reach the threshold are only probed (galloping search).
+// Every document that can still enter the top k is scored exactly, with the same floating-point
+// operations, in the same order, as the Python twin.
+#include "pysynth/sdm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "pysynth/common.hpp"
+
+namespace pysynth::retrieval {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Bounds are compared against the threshold minus this relative margin: bounds and exact scores
+// are sums of a few dozen rounded terms (relative error ~1e-15), so 1e-9 keeps pruning exact.
+constexpr double kMargin = 1e-9;
+// Phase A (seeding) scores whole posting lists of at most this many documents.
+constexpr std::int64_t kSeedList = 4096;
+// ... and walks longer lists in impact order while that scores at most this many documents.
+constexpr std::int64_t kImpactBudget = 1024;
+// Window lists of a pair are materialized up to this many documents (larger ones are "implicit":
+// bounded through their two terms and counted from the positions of the postings).
+constexpr std::size_t kPairListMax = 8192;
+// Queries per sub-batch: the window lists of one sub-batch's distinct pairs are kept in memory.
+constexpr std::size_t kSubBatch = 1 << 14;
+constexpr int kGainTable = 8;  // gains of tf = 1..8 are tabulated per query term
+
+[[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
+
+// Documents of a pair with at least one #uw:8 match (every #od:1 match is one too), ascending.
+struct PairList {
+  std::vector<std::int32_t> docs, od, uw;
+};
+
+struct PairStat {
+  std::int64_t cf_od = 0, cf_uw = 0;
+  std::int32_t max_od = 0, max_uw = 0;
+  bool listed = false;  // the PairList is materialized
+};
+
+inline std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
+
+// First index in [lo, hi) with docs[index] >= d (hi if none): exponential then binary search.
+inline std::int64_t gallop(const std::int32_t* docs, std::int64_t lo, std::int64_t hi, std::int32_t d) {
+  if (lo >= hi || docs[lo] >= d) return lo;
+  std::int64_t prev = lo, step = 1;
+  while (lo + step < hi && docs[lo + step] < d) {
+    prev = lo + step;
+    step <<= 1;
+  }
+  std::int64_t end = std::min(lo + step + 1, hi);
+  return std::lower_bound(docs + prev + 1, docs + end, d) - docs;
+}
+
+// Window statistics of (a, b) over the collection (galloping intersection of the two posting
+// lists, driven by the shorter); fills *list when the pair's window list has <= cap documents.
+PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairList* list, std::size_t cap) {
+  PairStat s;
+  bool keep = list != nullptr;
+  auto add = [&](std::int32_t d, std::int32_t od, std::int32_t uw) {
+    s.cf_od += od;
+    s.cf_uw += uw;
+    s.max_od = std::max(s.max_od, od);
+    s.max_uw = std::max(s.max_uw, uw);
+    if (keep && uw > 0) {
+      if (list->docs.size() == cap) {
+        keep = false;
+        *list = PairList();
+      } else {
+        list->docs.push_back(d);
+        list->od.push_back(od);
+        list->uw.push_back(uw);
+      }
+    }
+  };
+  const std::int64_t a0 = ix.indptr[a], a1 = ix.indptr[a + 1];
+  if (a == b) {
+    for (std::int64_t p = a0; p < a1; ++p) {
+      const std::int32_t* A = ix.positions + ix.pos_indptr[p];
+      const std::size_t na = static_cast<std::size_t>(ix.tfs[p]);
+      add(ix.doc_ids[p], ordered_count(A, na, A, na, kOrderedWidth), ix.tfs[p]);
+    }
+  } else {
+    const std::int64_t b0 = ix.indptr[b], b1 = ix.indptr[b + 1];
+    const bool a_short = (a1 - a0) <= (b1 - b0);
+    const std::int64_t s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l1 = a_short ? b1 : a1;
+    std::int64_t l = a_short ? b0 : a0;
+    for (std::int64_t p = s0; p < s1 && l < l1; ++p) {
+      const std::int32_t d = ix.doc_ids[p];
+      l = gallop(ix.doc_ids, l, l1, d);
+      if (l == l1) break;
+      if (ix.doc_ids[l] != d) continue;
+      const std::int64_t pa = a_short ? p : l, pb = a_short ? l : p;
+      const std::int32_t* A = ix.positions + ix.pos_indptr[pa];
+      const std::int32_t* B = ix.positions + ix.pos_indptr[pb];
+      const std::size_t na = static_cast<std::size_t>(ix.tfs[pa]), nb = static_cast<std::size_t>(ix.tfs[pb]);
+      add(d, ordered_count(A, na, B, nb, kOrderedWidth), unordered_count(A, na, B, nb, false, kUnorderedWidth));
+    }
+  }
+  s.listed = keep;
+  return s;
+}
+
+// Window statistics (and short window lists) of every distinct adjacent pair of a sub-batch of
+// queries, computed once, in parallel.
+struct PairTable {
+  std::vector<std::uint64_t> keys;
+  std::vector<PairStat> stats;
+  std::vector<PairList> lists;
+
+  std::size_t find(std::int32_t a, std::int32_t b) const {
+    return static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), pair_key(a, b)) - keys.begin());
+  }
+};
+
+// `big` keeps, for the whole call, the statistics of the pairs whose window list is too long to
+// materialize (the expensive ones): later sub-batches reuse them.
+void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe,
+                      int workers, std::unordered_map<std::uint64_t, PairStat>& big) {
+  t.keys.clear();
+  for (std::size_t i = qb; i < qe; ++i)
+    for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j) t.keys.push_back(pair_key(q.ids[j], q.ids[j + 1]));
+  std::sort(t.keys.begin(), t.keys.end());
+  t.keys.erase(std::unique(t.keys.begin(), t.keys.end()), t.keys.end());
+  t.stats.assign(t.keys.size(), PairStat());
+  t.lists.assign(t.keys.size(), PairList());
+  std::vector<char> known(t.keys.size(), 0);
+  for (std::size_t i = 0; i < t.keys.size(); ++i) {
+    auto it = big.find(t.keys[i]);
+    if (it != big.end()) {
+      t.stats[i] = it->second;
+      known[i] = 1;
+    }
+  }
+  parallel_for(t.keys.size(), workers, 16, [&](std::size_t, std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i)
+      if (!known[i])
+        t.stats[i] = compute_pair(ix, static_cast<std::int32_t>(t.keys[i] >> 32),
+                                  static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), &t.lists[i], kPairListMax);
+  });
+  for (std::size_t i = 0; i < t.keys.size(); ++i)
+    if (!known[i] && !t.stats[i].listed) big.emplace(t.keys[i], t.stats[i]);
+}
+
+// Collection-level constants of one search call.
+struct Context {
+  const IndexView& ix;
+  ScoreParams p;
+  double C = 0;      // |C| as a double
+  double avgdl = 0;  // |C| / N
+  std::int32_t min_len = 1;
+  double lam_t = 0, lam_o = 0, lam_u = 0;
+  const PairTable* pairs = nullptr;
+  // document lengths clamped to 255: a 1-byte copy that stays in cache for the bounds (a clamped
+  // length is never larger, so the bounds computed with it stay upper bounds)
+  std::vector<std::uint8_t> len8;
+
+  Context(const IndexView& v, const ScoreParams& params) : ix(v), p(params) {
+    len8.resize(static_cast<std::size_t>(ix.n_docs));
+    for (std::int64_t d = 0; d < ix.n_docs; ++d)
+      len8[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(std::min<std::int32_t>(ix.doc_lengths[d], 255));
+    C = static_cast<double>(ix.n_tokens);
+    avgdl = static_cast<double>(ix.n_tokens) / static_cast<double>(ix.n_docs);
+    min_len = std::max<std::int32_t>(1, min_positive_length(ix));
+    double total = p.w_unigram + p.w_ordered + p.w_unordered;
+    lam_t = p.w_unigram / total;
+    lam_o = p.w_ordered / total;
+    lam_u = p.w_unordered / total;
+  }
+};
+
+// One query, prepared: distinct terms ("slots"), distinct adjacent pairs, the constants of the
+// exact score and the upper bounds used for pruning. Every score decomposes exactly (Zhai &
+// Lafferty's rewriting of Dirichlet smoothing) as
+//   SDM:  K + prior(|D|) + sum over components c of a_c * log1p(count_c / (mu * P_c))
+//         with K = sum_c a_c * log(mu * P_c), prior(L) = -(sum_c a_c) * log(L + mu),
+//         a_c = l_T / n per unigram occurrence, l_O / (n - 1) and l_U / (n - 1) per pair;
+//   BM25: sum over occurrences of idf * tf / (tf + k1 * (1 - b + b * |D| / avgdl)),
+// and every gain grows with its count, so count <= max count and |D| >= the shortest non-empty
+// document give the bounds. Bounds only decide what to skip; scores come from `canonical`.
+struct Plan {
+  int n = 0, m = 0, np = 0;
+  std::vector<std::int32_t> term, mult, occ_slot;
+  std::vector<double> mu_p, idf, ub, gain_tab;
+  std::vector<std::int32_t> pa, pb, pmult, pair_of;
+  std::vector<const PairList*> plist;  // materialized window list, or nullptr
+  std::vector<double> mu_p_od, mu_p_uw, pair_ub;
+  double alpha_t = 0, alpha_o = 0, alpha_u = 0, K = 0, lambda = 0, prior_max = 0, norm_min = 0;
+  bool sdm = true;
+
+  void clear() {
+    n = m = np = 0;
+    term.clear(); mult.clear(); occ_slot.clear(); mu_p.clear(); idf.clear(); ub.clear(); gain_tab.clear();
+    pa.clear(); pb.clear(); pmult.clear(); pair_of.clear(); plist.clear();
+    mu_p_od.clear(); mu_p_uw.clear(); pair_ub.clear();
+  }
+
+  double gain_raw(int s, std::int32_t tf) const {
+    const double t = static_cast<double>(tf);
+    if (sdm) return static_cast<double>(mult[static_cast<std::size_t>(s)]) * alpha_t * std::log1p(t / mu_p[static_cast<std::size_t>(s)]);
+    return static_cast<double>(mult[static_cast<std::size_t>(s)]) * idf[static_cast<std::size_t>(s)] * (t / (norm_min + t));
+  }
+  double gain(int s, std::int32_t tf) const {
+    return tf <= kGainTable ? gain_tab[static_cast<std::size_t>(s) * kGainTable + static_cast<std::size_t>(tf - 1)]
+                            : gain_raw(s, tf);
+  }
+  // gain of a term count in a document of length len (BM25's depends on the length; SDM's does not)
+  double gain_len(int s, std::int32_t tf, std::int32_t len, double k1, double b, double avgdl) const {
+    if (sdm) return gain(s, tf);
+    const double t = static_cast<double>(tf);
+    return static_cast<double>(mult[static_cast<std::size_t>(s)]) * idf[static_cast<std::size_t>(s)] *
+           (t / (k1 * ((1 - b) + b * len / avgdl) + t));
+  }
+  double pair_gain(int u, std::int32_t od, std::int32_t uw) const {
+    const std::size_t i = static_cast<std::size_t>(u);
+    return static_cast<double>(pmult[i]) * (alpha_o * std::log1p(static_cast<double>(od) / mu_p_od[i]) +
+                                            alpha_u * std::log1p(static_cast<double>(uw) / mu_p_uw[i]));
+  }
+  double prior(std::int32_t len, double mu) const {
+    return sdm ? -lambda * std::log(static_cast<double>(len) + mu) : 0.0;
+  }
+};
+
+// A posting list of the document-at-a-time phase: a term's postings or a pair's window list.
+struct Comp {
+  const std::int32_t* docs;
+  std::int64_t cur, end;
+  const std::int32_t* c1;  // tf (term) or od (pair)
+  const std::int32_t* c2;  // uw (pair)
+  int id;                  // slot or pair index
+  bool pair;
+  double ub;
+};
+
+struct Worker {
+  std::vector<std::uint32_t> stamp;
+  std::uint32_t cur = 0;
+  std::vector<std::int32_t> slot_of;  // dense term -> slot map, only for queries of > 16 terms
+  Plan plan;
+  std::vector<std::int32_t> tf, od, uw, slot_at, pos_start, pos_fill, pos_flat;
+  std::vector<std::int64_t> post;  // posting index of each present slot (phase B)
+  std::vector<double> f_slot, f_od, f_uw, v_slot;
+  std::vector<std::pair<double, std::int32_t>> heap;
+  std::unordered_map<std::int32_t, std::int32_t> slot_map;
+  // phase B scratch
+  std::vector<Comp> comps;
+  std::vector<int> order;
+  std::vector<char> done_slot, found;
+  std::vector<double> cum, ipair_ub;
+  std::vector<std::uint64_t> ipair_mask;
+  std::vector<int> ipair;
+
+  // log((count + mu_p) / (L + mu)) of component c (slot, then od and uw of each pair), memoized
+  // per query for count < 4 and L < 64: the same value as computing it again, at a fraction of
+  // the cost (most documents repeat a few (count, length) combinations).
+  std::vector<double> logc;
+  std::vector<std::uint32_t> logc_gen;
+
+  double flog(std::size_t c, std::int32_t count, std::int32_t L, double mu_p, double mu) {
+    if (count < 4 && L < 64) {
+      const std::size_t key = (c * 4 + static_cast<std::size_t>(count)) * 64 + static_cast<std::size_t>(L);
+      if (key < logc.size()) {
+        if (logc_gen[key] != cur) {
+          logc_gen[key] = cur;
+          logc[key] = std::log((static_cast<double>(count) + mu_p) / (static_cast<double>(L) + mu));
+        }
+        return logc[key];
+      }
+    }
+    return std::log((static_cast<double>(count) + mu_p) / (static_cast<double>(L) + mu));
+  }
+
+  void next_query(std::size_t n_docs) {
+    if (stamp.size() != n_docs) {
+      stamp.assign(n_docs, 0);
+      cur = 0;
+    }
+    if (++cur == 0) {
+      std::fill(stamp.begin(), stamp.end(), 0u);
+      std::fill(logc_gen.begin(), logc_gen.end(), 0u);
+      cur = 1;
+    }
+  }
+};
+
+inline bool better(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) {
+  return x.first > y.first || (x.first == y.first && x.second < y.second);
+}
+
+inline double cut_of(double theta, double K) {
+  return theta - kMargin * (1.0 + std::fabs(theta) + std::fabs(K));
+}
+
+void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
+  Plan& P = W.plan;
+  P.clear();
+  P.sdm = ctx.p.model == Model::Sdm;
+  P.n = n;
+  const IndexView& ix = ctx.ix;
+  const double mu = ctx.p.mu;
+  // distinct terms, in order of first occurrence
+  P.occ_slot.resize(static_cast<std::size_t>(n));
+  W.slot_map.clear();
+  for (int i = 0; i < n; ++i) {
+    const std::int32_t t = q[i];
+    int s = -1;
+    if (n <= 16) {
+      for (int j = 0; j < P.m; ++j)
+        if (P.term[static_cast<std::size_t>(j)] == t) { s = j; break; }
+    } else {
+      auto it = W.slot_map.find(t);
+      if (it != W.slot_map.end()) s = it->second;
+    }
+    if (s < 0) {
+      s = P.m++;
+      P.term.push_back(t);
+      P.mult.push_back(0);
+      if (n > 16) W.slot_map.emplace(t, s);
+    }
+    ++P.mult[static_cast<std::size_t>(s)];
+    P.occ_slot[static_cast<std::size_t>(i)] = s;
+  }
+  const int m = P.m;
+  const std::int32_t Lmin = ctx.min_len;
+  if (P.sdm) {
+    P.mu_p.resize(static_cast<std::size_t>(m));
+    for (int s = 0; s < m; ++s) {
+      const std::int64_t cf = ix.cf[P.term[static_cast<std::size_t>(s)]];
+      const double prob = cf > 0 ? static_cast<double>(cf) / ctx.C : 0.5 / ctx.C;
+      P.mu_p[static_cast<std::size_t>(s)] = mu * prob;
+    }
+    if (n >= 2) {
+      P.alpha_t = ctx.lam_t / n;
+      P.alpha_o = ctx.lam_o / (n - 1);
+      P.alpha_u = ctx.lam_u / (n - 1);
+    } else {
+      P.alpha_t = 1.0 / n;
+      P.alpha_o = P.alpha_u = 0.0;
+    }
+    P.pair_of.resize(static_cast<std::size_t>(std::max(0, n - 1)));
+    std::unordered_map<std::uint64_t, int> seen;
+    for (int j = 0; j + 1 < n; ++j) {
+      const int sa = P.occ_slot[static_cast<std::size_t>(j)], sb = P.occ_slot[static_cast<std::size_t>(j + 1)];
+      int u = -1;
+      if (n <= 16) {
+        for (int v = 0; v < P.np; ++v)
+          if (P.pa[static_cast<std::size_t>(v)] == sa && P.pb[static_cast<std::size_t>(v)] == sb) { u = v; break; }
+      } else {
+        auto it = seen.find(pair_key(sa, sb));
+        if (it != seen.end()) u = it->second;
+      }
+      if (u < 0) {
+        u = P.np++;
+        if (n > 16) seen.emplace(pair_key(sa, sb), u);
+        P.pa.push_back(sa);
+        P.pb.push_back(sb);
+        P.pmult.push_back(0);
+        const std::size_t at = ctx.pairs->find(q[j], q[j + 1]);
+        const PairStat& st = ctx.pairs->stats[at];
+        const double p_od = st.cf_od > 0 ? static_cast<double>(st.cf_od) / ctx.C : 0.5 / ctx.C;
+        const double p_uw = st.cf_uw > 0 ? static_cast<double>(st.cf_uw) / ctx.C : 0.5 / ctx.C;
+        P.mu_p_od.push_back(mu * p_od);
+        P.mu_p_uw.push_back(mu * p_uw);
+        P.plist.push_back(st.listed ? &ctx.pairs->lists[at] : nullptr);
+        P.pair_ub.push_back(P.alpha_o * std::log1p(static_cast<double>(st.max_od) / (mu * p_od)) +
+                           P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
+      }
+      ++P.pmult[static_cast<std::size_t>(u)];
+      P.pair_of[static_cast<std::size_t>(j)] = u;
+    }
+    for (int u = 0; u < P.np; ++u) P.pair_ub[static_cast<std::size_t>(u)] *= static_cast<double>(P.pmult[static_cast<std::size_t>(u)]);
+    double K = 0.0;
+    for (int i = 0; i < n; ++i)
+      K += P.alpha_t * std::log(P.mu_p[static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)])]);
+    for (int j = 0; j + 1 < n; ++j) {
+      const std::size_t u = static_cast<std::size_t>(P.pair_of[static_cast<std::size_t>(j)]);
+      K += P.alpha_o * std::log(P.mu_p_od[u]) + P.alpha_u * std::log(P.mu_p_uw[u]);
+    }
+    P.K = K;
+    P.lambda = n * P.alpha_t + (n - 1) * (P.alpha_o + P.alpha_u);
+    P.prior_max = -P.lambda * std::log(static_cast<double>(Lmin) + mu);
+  } else {
+    const std::int64_t N = ix.n_docs;
+    P.idf.resize(static_cast<std::size_t>(m));
+    for (int s = 0; s < m; ++s) {
+      const std::int32_t t = P.term[static_cast<std::size_t>(s)];
+      const std::int64_t df = ix.indptr[t + 1] - ix.indptr[t];
+      P.idf[static_cast<std::size_t>(s)] =
+          std::log(1.0 + (static_cast<double>(N - df) + 0.5) / (static_cast<double>(df) + 0.5));
+    }
+    P.norm_min = ctx.p.k1 * ((1 - ctx.p.b) + ctx.p.b * Lmin / ctx.avgdl);
+    P.K = 0.0;
+    P.lambda = 0.0;
+    P.prior_max = 0.0;
+  }
+  P.ub.resize(static_cast<std::size_t>(m));
+  P.gain_tab.resize(static_cast<std::size_t>(m) * kGainTable);
+  for (int s = 0; s < m; ++s) {
+    const std::int32_t mt = ix.max_tf[P.term[static_cast<std::size_t>(s)]];
+    P.ub[static_cast<std::size_t>(s)] = mt > 0 ? P.gain_raw(s, mt) : 0.0;
+    for (int t = 1; t <= kGainTable; ++t)
+      P.gain_tab[static_cast<std::size_t>(s) * kGainTable + static_cast<std::size_t>(t - 1)] = P.gain_raw(s, t);
+  }
+  if (n > 16) {
+    if (W.slot_of.size() != static_cast<std::size_t>(ix.vocab_size)) W.slot_of.assign(static_cast<std::size_t>(ix.vocab_size), -1);
+    for (int s = 0; s < m; ++s) W.slot_of[static_cast<std::size_t>(P.term[static_cast<std::size_t>(s)])] = s;
+  }
+  W.tf.assign(static_cast<std::size_t>(m), 0);
+  W.od.assign(static_cast<std::size_t>(P.np), 0);
+  W.uw.assign(static_cast<std::size_t>(P.np), 0);
+  W.post.assign(static_cast<std::size_t>(m), 0);
+  if (P.sdm) {
+    const std::size_t need = (static_cast<std::size_t>(m) + 2 * static_cast<std::size_t>(P.np)) * 4 * 64;
+    if (W.logc.size() < need) {
+      W.logc.resize(need);
+      W.logc_gen.resize(need, 0u);
+    }
+  }
+}
+
+void unprepare(Worker& W) {
+  if (W.plan.n > 16)
+    for (int s = 0; s < W.plan.m; ++s) W.slot_of[static_cast<std::size_t>(W.plan.term[static_cast<std::size_t>(s)])] = -1;
+}
+
+// The exact score from the counts of document of length L (tf per slot, od / uw per distinct
+// pair): the twin's operations, in the twin's order.
+double canonical(const Context& ctx, Worker& W, std::int32_t L) {
+  const Plan& P = W.plan;
+  const int m = P.m, n = P.n;
+  if (P.sdm) {
+    const double mu = ctx.p.mu;
+    W.f_slot.resize(static_cast<std::size_t>(m));
+    for (int s = 0; s < m; ++s)
+      W.f_slot[static_cast<std::size_t>(s)] =
+          W.flog(static_cast<std::size_t>(s), W.tf[static_cast<std::size_t>(s)], L, P.mu_p[static_cast<std::size_t>(s)], mu);
+    double st = 0.0;
+    for (int i = 0; i < n; ++i) st += W.f_slot[static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)])];
+    if (n == 1) return st / n;
+    W.f_od.resize(static_cast<std::size_t>(P.np));
+    W.f_uw.resize(static_cast<std::size_t>(P.np));
+    for (int u = 0; u < P.np; ++u) {
+      const std::size_t uu = static_cast<std::size_t>(u);
+      W.f_od[uu] = W.flog(static_cast<std::size_t>(m) + 2 * uu, W.od[uu], L, P.mu_p_od[uu], mu);
+      W.f_uw[uu] = W.flog(static_cast<std::size_t>(m) + 2 * uu + 1, W.uw[uu], L, P.mu_p_uw[uu], mu);
+    }
+    double so = 0.0, su = 0.0;
+    for (int j = 0; j + 1 < n; ++j) {
+      const std::size_t u = static_cast<std::size_t>(P.pair_of[static_cast<std::size_t>(j)]);
+      so += W.f_od[u];
+      su += W.f_uw[u];
+    }
+    return ctx.lam_t * (st / n) + ctx.lam_o * (so / (n - 1)) + ctx.lam_u * (su / (n - 1));
+  }
+  const double k1 = ctx.p.k1, b = ctx.p.b;
+  W.v_slot.resize(static_cast<std::size_t>(m));
+  for (int s = 0; s < m; ++s) {
+    const std::int32_t t = W.tf[static_cast<std::size_t>(s)];
+    const double tfd = static_cast<double>(t);
+    W.v_slot[static_cast<std::size_t>(s)] =
+        t > 0 ? P.idf[static_cast<std::size_t>(s)] * (tfd / (k1 * ((1 - b) + b * L / ctx.avgdl) + tfd)) : 0.0;
+  }
+  double score = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t s = static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)]);
+    if (W.tf[s] > 0) score += W.v_slot[s];
+  }
+  return score;
+}
+
+// Exact score of document d, counting by one scan of its tokens; *matched tells whether d
+// contains at least one query term.
+double eval(const Context& ctx, Worker& W, std::int32_t d, bool* matched) {
+  const Plan& P = W.plan;
+  const IndexView& ix = ctx.ix;
+  const std::int64_t off = ix.doc_offsets[d];
+  const std::int32_t L = static_cast<std::int32_t>(ix.doc_offsets[d + 1] - off);
+  const std::int32_t* toks = ix.doc_tokens + off;
+  const int m = P.m, n = P.n;
+  std::fill(W.tf.begin(), W.tf.end(), 0);
+  const bool need_pos = P.sdm && n >= 2;
+  if (need_pos && W.slot_at.size() < static_cast<std::size_t>(L)) W.slot_at.resize(static_cast<std::size_t>(L));
+  int hits = 0;
+  for (std::int32_t i = 0; i < L; ++i) {
+    const std::int32_t t = toks[i];
+    int s = -1;
+    if (n <= 16) {
+      for (int j = 0; j < m; ++j)
+        if (P.term[static_cast<std::size_t>(j)] == t) { s = j; break; }
+    } else {
+      s = W.slot_of[static_cast<std::size_t>(t)];
+    }
+    if (s >= 0) {
+      ++W.tf[static_cast<std::size_t>(s)];
+      ++hits;
+    }
+    if (need_pos) W.slot_at[static_cast<std::size_t>(i)] = s;
+  }
+  if (matched) *matched = hits > 0;
+  if (need_pos) {
+    bool any_pair = false;
+    for (int u = 0; u < P.np && !any_pair; ++u)
+      any_pair = W.tf[static_cast<std::size_t>(P.pa[static_cast<std::size_t>(u)])] > 0 &&
+                 W.tf[static_cast<std::size_t>(P.pb[static_cast<std::size_t>(u)])] > 0;
+    if (any_pair) {
+      W.pos_start.assign(static_cast<std::size_t>(m) + 1, 0);
+      for (int s = 0; s < m; ++s)
+        W.pos_start[static_cast<std::size_t>(s) + 1] = W.pos_start[static_cast<std::size_t>(s)] + W.tf[static_cast<std::size_t>(s)];
+      W.pos_fill.assign(W.pos_start.begin(), W.pos_start.end() - 1);
+      W.pos_flat.resize(static_cast<std::size_t>(hits));
+      for (std::int32_t i = 0; i < L; ++i) {
+        const int s = W.slot_at[static_cast<std::size_t>(i)];
+        if (s >= 0) W.pos_flat[static_cast<std::size_t>(W.pos_fill[static_cast<std::size_t>(s)]++)] = i;
+      }
+    }
+    for (int u = 0; u < P.np; ++u) {
+      const std::size_t uu = static_cast<std::size_t>(u);
+      const int sa = P.pa[uu], sb = P.pb[uu];
+      const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
+      W.od[uu] = W.uw[uu] = 0;
+      if (ta > 0 && tb > 0) {
+        const std::int32_t* A = W.pos_flat.data() + W.pos_start[static_cast<std::size_t>(sa)];
+        const std::int32_t* B = W.pos_flat.data() + W.pos_start[static_cast<std::size_t>(sb)];
+        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
+        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
+                                   kUnorderedWidth);
+      }
+    }
+  }
+  return canonical(ctx, W, L);
+}
+
+// Result collectors. cut() is the value a document's upper bound must reach to matter.
+struct TopK {
+  std::vector<std::pair<double, std::int32_t>>& heap;  // front = worst kept result
+  std::size_t k;
+  double K;
+  double cut_value = -kInf;
+
+  TopK(std::vector<std::pair<double, std::int32_t>>& h, std::size_t kk, double KK) : heap(h), k(kk), K(KK) { heap.clear(); }
+  bool full() const { return heap.size() >= k; }
+  double cut() const { return cut_value; }
+  bool done() const { return false; }
+  bool accepts(double s, std::int32_t d) const { return heap.size() < k || better({s, d}, heap.front()); }
+  void offer(double s, std::int32_t d) {
+    std::pair<double, std::int32_t> x{s, d};
+    if (heap.size() < k) {
+      heap.push_back(x);
+      std::push_heap(heap.begin(), heap.end(), better);
+      if (heap.size() == k) cut_value = cut_of(heap.front().first, K);
+    } else if (better(x, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = x;
+      std::push_heap(heap.begin(), heap.end(), better);
+      cut_value = cut_of(heap.front().first, K);
+    }
+  }
+};
+
+struct RankCount {
+  std::pair<double, std::int32_t> target;
+  std::int64_t limit;
+  std::int64_t count = 0;
+  double cut_value;
+
+  RankCount(double s, std::int32_t d, std::int64_t n, double K) : target(s, d), limit(n), cut_value(cut_of(s, K)) {}
+  bool full() const { return true; }
+  double cut() const { return cut_value; }
+  bool done() const { return count >= limit; }
+  bool accepts(double s, std::int32_t d) const { return d != target.second && better({s, d}, target); }
+  void offer(double s, std::int32_t d) {
+    if (d != target.second && better({s, d}, target)) ++count;
+  }
+};
+
+// Phase A, term at a time, highest upper bound first (rarest terms first). A list finished here
+// is "done": every document of it that can still enter the results has been scored.
+//  * While fewer than k results are known, a short list (<= kSeedList) is scored whole.
+//  * Otherwise the list is walked in impact order (tf desc, |D| asc): a document met here holds
+//    none of the terms of the lists done before (those were handled there), so its score is at
+//    most base(|D|) + gain(tf, |D|) + rest, rest bounding every later list and every pair among
+//    this term and the later ones; inside one tf the bound falls as |D| grows, so the walk jumps
+//    to the next tf as soon as it drops below the threshold. When more than kImpactBudget
+//    documents would have to be scored (counted beforehand by binary searches), phase A stops and
+//    the list is left to phase B.
+//  * The last list, when every earlier list was scored whole and no pair involves only it: every
+//    unscored document holds this term only, so its score is a function of (tf, |D|) alone;
+//    each (tf, |D|) group is scored once and its documents (ascending ids) are taken while they
+//    beat the k-th result.
+template <class Sink>
+void seed(const Context& ctx, Worker& W, Sink& sink) {
+  const Plan& P = W.plan;
+  const IndexView& ix = ctx.ix;
+  const int m = P.m;
+  const double mu = ctx.p.mu, k1 = ctx.p.k1, b = ctx.p.b;
+  std::vector<int>& order = W.order;
+  order.resize(static_cast<std::size_t>(m));
+  for (int s = 0; s < m; ++s) order[static_cast<std::size_t>(s)] = s;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return P.ub[static_cast<std::size_t>(x)] > P.ub[static_cast<std::size_t>(y)];
+  });
+  std::vector<int> rank(static_cast<std::size_t>(m));
+  for (int r = 0; r < m; ++r) rank[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = r;
+  // rest[r]: bound of the components a document can have when it holds terms of order[r..] only
+  std::vector<double> rest(static_cast<std::size_t>(m) + 1, 0.0);
+  std::vector<char> self_pair(static_cast<std::size_t>(m), 0);
+  {
+    std::vector<double> add(static_cast<std::size_t>(m), 0.0);
+    for (int r = 0; r < m; ++r) add[static_cast<std::size_t>(r)] = P.ub[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+    for (int u = 0; u < P.np; ++u) {
+      const int sa = P.pa[static_cast<std::size_t>(u)], sb = P.pb[static_cast<std::size_t>(u)];
+      add[static_cast<std::size_t>(std::min(rank[static_cast<std::size_t>(sa)], rank[static_cast<std::size_t>(sb)]))] +=
+          P.pair_ub[static_cast<std::size_t>(u)];
+      if (sa == sb && P.pair_ub[static_cast<std::size_t>(u)] > 0) self_pair[static_cast<std::size_t>(sa)] = 1;
+    }
+    for (int r = m - 1; r >= 0; --r) rest[static_cast<std::size_t>(r)] = rest[static_cast<std::size_t>(r) + 1] + add[static_cast<std::size_t>(r)];
+  }
+  int last = -1;  // rank of the last non-empty list
+  for (int r = 0; r < m; ++r) {
+    const std::int32_t t = P.term[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+    if (ix.indptr[t + 1] > ix.indptr[t]) last = r;
+  }
+  bool all_whole = true;  // every list done so far was scored whole (all its documents stamped)
+  for (int r = 0; r < m; ++r) {
+    if (sink.done()) return;
+    const int s = order[static_cast<std::size_t>(r)];
+    const std::int32_t t = P.term[static_cast<std::size_t>(s)];
+    const std::int64_t p0 = ix.indptr[t], p1 = ix.indptr[t + 1], df = p1 - p0;
+    if (df == 0) {
+      W.done_slot[static_cast<std::size_t>(s)] = 1;
+      continue;
+    }
+    const double rest_after = rest[static_cast<std::size_t>(r)] - P.ub[static_cast<std::size_t>(s)];
+    if (sink.full() && P.K + P.prior_max + rest[static_cast<std::size_t>(r)] < sink.cut()) {
+      for (int x = r; x < m; ++x) W.done_slot[static_cast<std::size_t>(order[static_cast<std::size_t>(x)])] = 1;
+      return;  // no document of the remaining lists can enter
+    }
+    if (!sink.full() && df <= kSeedList) {
+      bool whole = true;
+      for (std::int64_t p = p0; p < p1; ++p) {
+        const std::int32_t d = ix.doc_ids[p];
+        if (W.stamp[static_cast<std::size_t>(d)] == W.cur) continue;
+        if (sink.full() &&
+            P.K + P.prior(ctx.len8[static_cast<std::size_t>(d)], mu) +
+                    P.gain_len(s, ix.tfs[p], ctx.len8[static_cast<std::size_t>(d)], k1, b, ctx.avgdl) + rest_after <
+                sink.cut()) {
+          whole = false;
+          continue;
+        }
+        W.stamp[static_cast<std::size_t>(d)] = W.cur;
+        sink.offer(eval(ctx, W, d, nullptr), d);
+        if (sink.done()) return;
+      }
+      W.done_slot[static_cast<std::size_t>(s)] = 1;
+      all_whole = all_whole && whole;
+      continue;
+    }
+    const std::int32_t* imp = ix.impact + p0;
+    auto tf_at = [&](std::int64_t j) { return ix.tfs[p0 + imp[j]]; };
+    auto len_at = [&](std::int64_t j) { return ix.doc_lengths[ix.doc_ids[p0 + imp[j]]]; };
+    // first j' >= j whose tf is below tf (tf is non-increasing along the impact order)
+    auto next_tf = [&](std::int64_t j, std::int32_t tf) {
+      std::int64_t lo = j, hi = df;
+      while (lo < hi) {
+        std::int64_t mid = lo + (hi - lo) / 2;
+        if (tf_at(mid) >= tf) lo = mid + 1; else hi = mid;
+      }
+      return lo;
+    };
+    // first j' >= j past the (tf, len) group
+    auto next_group = [&](std::int64_t j, std::int32_t tf, std::int32_t len) {
+      std::int64_t lo = j, hi = df;
+      while (lo < hi) {
+        std::int64_t mid = lo + (hi - lo) / 2;
+        const std::int32_t tm = tf_at(mid);
+        if (tm > tf || (tm == tf && len_at(mid) <= len)) lo = mid + 1; else hi = mid;
+      }
+      return lo;
+    };
+    auto bound_at = [&](std::int64_t j) {
+      const std::int32_t len = len_at(j);
+      return P.K + P.prior(len, mu) + P.gain_len(s, tf_at(j), len, k1, b, ctx.avgdl) + rest_after;
+    };
+    // how many documents from position j on still have a bound reaching the threshold: per tf
+    // group, a binary search for where the bound (falling with |D|) drops below it
+    auto candidates = [&](std::int64_t j) {
+      const double cut = sink.cut();
+      std::int64_t n = 0;
+      while (j < df) {
+        const std::int64_t g_end = next_tf(j, tf_at(j));
+        std::int64_t lo = j, hi = g_end;
+        while (lo < hi) {
+          std::int64_t mid = lo + (hi - lo) / 2;
+          if (bound_at(mid) >= cut) lo = mid + 1; else hi = mid;
+        }
+        n += lo - j;
+        j = g_end;
+      }
+      return n;
+    };
+    const bool grouped = r == last && all_whole && !self_pair[static_cast<std::size_t>(s)];
+    bool planned = false;
+    std::int32_t g_tf = -1, g_len = -1;
+    double g_score = 0.0;
+    std::int64_t j = 0;
+    while (j < df) {
+      if (!grouped && !planned && sink.full()) {
+        planned = true;
+        if (candidates(j) > kImpactBudget) return;  // too many to score one by one: phase B
+      }
+      const std::int64_t p = p0 + imp[j];
+      const std::int32_t tf = ix.tfs[p], d = ix.doc_ids[p];
+      const std::int32_t len = ix.doc_lengths[d];
+      if (sink.full() &&
+          P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl) + rest_after < sink.cut()) {
+        j = next_tf(j, tf);
+        continue;
+      }
+      if (grouped) {
+        if (tf != g_tf || len != g_len) {
+          g_tf = tf;
+          g_len = len;
+          std::fill(W.tf.begin(), W.tf.end(), 0);
+          std::fill(W.od.begin(), W.od.end(), 0);
+          std::fill(W.uw.begin(), W.uw.end(), 0);
+          W.tf[static_cast<std::size_t>(s)] = tf;
+          g_score = canonical(ctx, W, len);
+        }
+        if (W.stamp[static_cast<std::size_t>(d)] != W.cur) {
+          if (!sink.accepts(g_score, d)) {
+            j = next_group(j, tf, len);
+            continue;
+          }
+          W.stamp[static_cast<std::size_t>(d)] = W.cur;
+          sink.offer(g_score, d);
+          if (sink.done()) return;
+        }
+        ++j;
+        continue;
+      }
+      if (W.stamp[static_cast<std::size_t>(d)] != W.cur) {
+        W.stamp[static_cast<std::size_t>(d)] = W.cur;
+        sink.offer(eval(ctx, W, d, nullptr), d);
+        if (sink.done()) return;
+      }
+      ++j;
+    }
+    W.done_slot[static_cast<std::size_t>(s)] = 1;
+    all_whole = false;
+  }
+}
+
+// Phase B: document-at-a-time MaxScore (Turtle & Flood 1995) over the posting lists of the
+// terms not done in phase A and the window lists of the pairs among them. Lists sorted by upper
+// bound; the longest prefix whose bounds cannot reach the threshold is "non-essential": only
+// documents of the other lists are visited, and the non-essential lists are probed (galloping)
+// while the document's bound still reaches the threshold. Pairs without a materialized window
+// list add their bound when both terms may be present and are counted from the postings'
+// positions. Surviving documents are scored exactly from the counts (no document scan).
+template <class Sink>
+void maxscore(const Context& ctx, Worker& W, Sink& sink) {
+  const Plan& P = W.plan;
+  const IndexView& ix = ctx.ix;
+  const double mu = ctx.p.mu;
+  std::vector<Comp>& comps = W.comps;
+  comps.clear();
+  for (int s = 0; s < P.m; ++s) {
+    if (W.done_slot[static_cast<std::size_t>(s)]) continue;
+    const std::int32_t t = P.term[static_cast<std::size_t>(s)];
+    if (ix.indptr[t] == ix.indptr[t + 1]) continue;
+    comps.push_back({ix.doc_ids, ix.indptr[t], ix.indptr[t + 1], ix.tfs, nullptr, s, false, P.ub[static_cast<std::size_t>(s)]});
+  }
+  std::vector<int>& ipair = W.ipair;
+  ipair.clear();
+  for (int u = 0; u < P.np; ++u) {
+    const std::size_t uu = static_cast<std::size_t>(u);
+    if (W.done_slot[static_cast<std::size_t>(P.pa[uu])] || W.done_slot[static_cast<std::size_t>(P.pb[uu])]) continue;
+    if (P.pair_ub[uu] <= 0.0) continue;  // no window anywhere in the collection
+    if (P.plist[uu] != nullptr) {
+      const PairList& L = *P.plist[uu];
+      if (L.docs.empty()) continue;
+      comps.push_back({L.docs.data(), 0, static_cast<std::int64_t>(L.docs.size()), L.od.data(), L.uw.data(), u, true,
+                       P.pair_ub[uu]});
+    } else {
+      ipair.push_back(u);
+    }
+  }
+  const int R = static_cast<int>(comps.size());
+  if (R == 0) return;
+  std::stable_sort(comps.begin(), comps.end(), [](const Comp& x, const Comp& y) { return x.ub < y.ub; });
+  // implicit pairs: bound masks over the positions of their two terms' lists
+  std::vector<int> pos_of_slot(static_cast<std::size_t>(P.m), -1);
+  for (int i = 0; i < R; ++i)
+    if (!comps[static_cast<std::size_t>(i)].pair) pos_of_slot[static_cast<std::size_t>(comps[static_cast<std::size_t>(i)].id)] = i;
+  const bool masks = R <= 64;
+  W.ipair_mask.clear();
+  W.ipair_ub.clear();
+  W.cum.assign(static_cast<std::size_t>(R), 0.0);
+  double ipairs_all = 0.0;
+  {
+    std::vector<double> add(static_cast<std::size_t>(R), 0.0);
+    for (int i = 0; i < R; ++i) add[static_cast<std::size_t>(i)] = comps[static_cast<std::size_t>(i)].ub;
+    std::vector<int> kept;
+    for (int u : ipair) {
+      const int ia = pos_of_slot[static_cast<std::size_t>(P.pa[static_cast<std::size_t>(u)])];
+      const int ib = pos_of_slot[static_cast<std::size_t>(P.pb[static_cast<std::size_t>(u)])];
+      if (ia < 0 || ib < 0) continue;  // a term without postings: no window
+      const double w = P.pair_ub[static_cast<std::size_t>(u)];
+      add[static_cast<std::size_t>(std::max(ia, ib))] += w;
+      ipairs_all += w;
+      kept.push_back(u);
+      if (masks) {
+        W.ipair_mask.push_back((std::uint64_t{1} << ia) | (std::uint64_t{1} << ib));
+        W.ipair_ub.push_back(w);
+      }
+    }
+    ipair.swap(kept);
+    double acc = P.K + P.prior_max;
+    for (int i = 0; i < R; ++i) {
+      acc += add[static_cast<std::size_t>(i)];
+      W.cum[static_cast<std::size_t>(i)] = acc;
+    }
+  }
+  auto ipair_bound = [&](std::uint64_t possible) {
+    if (!masks) return ipairs_all;
+    double x = 0.0;
+    for (std::size_t u = 0; u < W.ipair_mask.size(); ++u)
+      if ((W.ipair_mask[u] & possible) == W.ipair_mask[u]) x += W.ipair_ub[u];
+    return x;
+  };
+  const double base_max = P.K + P.prior_max;
+  double cut = sink.cut();
+  int ne = 0;  // comps[0..ne) are non-essential
+  while (ne < R && W.cum[static_cast<std::size_t>(ne)] < cut) ++ne;
+  if (ne == R) return;
+  W.found.assign(static_cast<std::size_t>(R), 0);
+  constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
+  for (;;) {
+    std::int32_t d = kNone;
+    for (int i = ne; i < R; ++i) {
+      const Comp& c = comps[static_cast<std::size_t>(i)];
+      if (c.cur < c.end) d = std::min(d, c.docs[c.cur]);
+    }
+    if (d == kNone) return;
+    double acc = 0.0, rem = 0.0;
+    std::uint64_t present = 0, unprobed = 0;
+    for (int i = ne; i < R; ++i) {
+      const Comp& c = comps[static_cast<std::size_t>(i)];
+      const bool at = c.cur < c.end && c.docs[c.cur] == d;
+      W.found[static_cast<std::size_t>(i)] = at;
+      if (!at) continue;
+      acc += c.pair ? P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]) : P.gain(c.id, c.c1[c.cur]);
+      if (masks) present |= std::uint64_t{1} << i;
+    }
+    for (int i = 0; i < ne; ++i) {
+      rem += comps[static_cast<std::size_t>(i)].ub;
+      W.found[static_cast<std::size_t>(i)] = 0;
+      if (masks) unprobed |= std::uint64_t{1} << i;
+    }
+    double base = base_max;
+    bool keep = base + acc + rem + ipair_bound(present | unprobed) >= cut;
+    if (keep && P.sdm) {
+      base = P.K + P.prior(ctx.len8[static_cast<std::size_t>(d)], mu);
+      keep = base + acc + rem + ipair_bound(present | unprobed) >= cut;
+    }
+    for (int i = ne - 1; i >= 0 && keep; --i) {
+      Comp& c = comps[static_cast<std::size_t>(i)];
+      c.cur = gallop(c.docs, c.cur, c.end, d);
+      rem -= c.ub;
+      if (masks) unprobed &= ~(std::uint64_t{1} << i);
+      if (c.cur < c.end && c.docs[c.cur] == d) {
+        W.found[static_cast<std::size_t>(i)] = 1;
+        acc += c.pair ? P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]) : P.gain(c.id, c.c1[c.cur]);
+        if (masks) present |= std::uint64_t{1} << i;
+      }
+      keep = base + acc + std::max(rem, 0.0) + ipair_bound(present | unprobed) >= cut;
+    }
+    if (keep && W.stamp[static_cast<std::size_t>(d)] != W.cur) {
+      // all counts of d are known now: terms and window lists from the cursors, implicit pairs
+      // from the positions of the two postings
+      std::fill(W.tf.begin(), W.tf.end(), 0);
+      std::fill(W.od.begin(), W.od.end(), 0);
+      std::fill(W.uw.begin(), W.uw.end(), 0);
+      for (int i = 0; i < R; ++i) {
+        if (!W.found[static_cast<std::size_t>(i)]) continue;
+        const Comp& c = comps[static_cast<std::size_t>(i)];
+        if (c.pair) {
+          W.od[static_cast<std::size_t>(c.id)] = c.c1[c.cur];
+          W.uw[static_cast<std::size_t>(c.id)] = c.c2[c.cur];
+        } else {
+          W.tf[static_cast<std::size_t>(c.id)] = c.c1[c.cur];
+          W.post[static_cast<std::size_t>(c.id)] = c.cur;
+        }
+      }
+      for (int u : ipair) {
+        const std::size_t uu = static_cast<std::size_t>(u);
+        const int sa = P.pa[uu], sb = P.pb[uu];
+        const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
+        if (ta == 0 || tb == 0) continue;
+        const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
+        const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
+        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
+        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
+                                   kUnorderedWidth);
+      }
+      sink.offer(canonical(ctx, W, ix.doc_lengths[d]), d);
+      if (sink.done()) return;
+      if (sink.cut() != cut) {
+        cut = sink.cut();
+        while (ne < R && W.cum[static_cast<std::size_t>(ne)] < cut) ++ne;
+        if (ne == R) return;
+      }
+    }
+    for (int i = ne; i < R; ++i) {
+      Comp& c = comps[static_cast<std::size_t>(i)];
+      if (c.cur < c.end && c.docs[c.cur] == d) ++c.cur;
+    }
+  }
+}
+
+template <class Sink>
+void traverse(const Context& ctx, Worker& W, Sink& sink, bool seed_first) {
+  W.done_slot.assign(static_cast<std::size_t>(W.plan.m), 0);
+  if (W.plan.m == 0) return;
+  if (seed_first) seed(ctx, W, sink);
+  maxscore(ctx, W, sink);
+}
+
+std::vector<std::unique_ptr<Worker>> make_workers(int workers) {
+  std::vector<std::unique_ptr<Worker>> w(static_cast<std::size_t>(resolve_workers(workers)));
+  for (auto& x : w) x = std::make_unique<Worker>();
+  return w;
+}
+
+}  // namespace
+
+std::int32_t ordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb, int width) {
+  // Galago OrderedWindowIterator, two terms: for each a at p (in order), the first b at or after
+  // p + 1 (b's cursor never moves back); a match when it starts less than `width` after p + 1.
+  std::size_t j = 0;
+  std::int32_t c = 0;
+  for (std::size_t i = 0; i < na; ++i) {
+    const std::int64_t end = static_cast<std::int64_t>(A[i]) + 1;
+    while (j < nb && B[j] < end) ++j;
+    if (j == nb) break;
+    if (static_cast<std::int64_t>(B[j]) - end < width) ++c;
+  }
+  return c;
+}
+
+std::int32_t unordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
+                             bool same_term, int width) {
+  // Galago UnorderedWindowIterator, two terms: look at the current occurrence of each, count a
+  // match when they span at most `width` positions (max end - min begin <= width), advance the
+  // earlier one(s); stop when a term runs out. Two copies of one term move together: tf matches.
+  if (same_term) return static_cast<std::int32_t>(std::min(na, nb));
+  std::size_t i = 0, j = 0;
+  std::int32_t c = 0;
+  while (i < na && j < nb) {
+    const std::int64_t lo = std::min(A[i], B[j]);
+    const std::int64_t hi = static_cast<std::int64_t>(std::max(A[i], B[j])) + 1;
+    if (hi - lo <= width) ++c;
+    if (A[i] == lo) ++i;
+    if (B[j] == lo) ++j;
+  }
+  return c;
+}
+
+Model parse_model(const std::string& name) {
+  if (name == "sdm") return Model::Sdm;
+  if (name == "bm25") return Model::Bm25;
+  fail("model must be 'sdm' or 'bm25', got '" + name + "'");
+}
+
+void check_params(const ScoreParams& p) {
+  if (p.model == Model::Sdm) {
+    if (!(std::isfinite(p.mu) && p.mu > 0)) fail("mu must be a finite number > 0, got " + std::to_string(p.mu));
+    const double w[3] = {p.w_unigram, p.w_ordered, p.w_unordered};
+    for (double x : w)
+      if (!(std::isfinite(x) && x >= 0))
+        fail("weights must be 3 finite numbers >= 0 (unigram, ordered, unordered), got " + std::to_string(x));
+    if (!(p.w_unigram + p.w_ordered + p.w_unordered > 0)) fail("weights must not all be 0");
+  } else {
+    if (!(std::isfinite(p.k1) && p.k1 >= 0)) fail("k1 must be a finite number >= 0, got " + std::to_string(p.k1));
+    if (!(p.b >= 0 && p.b <= 1)) fail("b must be in [0, 1], got " + std::to_string(p.b));
+  }
+}
+
+void check_queries(const IndexView& ix, const Queries& q) {
+  if (q.offsets[0] != 0) fail("query offsets[0] must be 0, got " + std::to_string(q.offsets[0]));
+  for (std::size_t i = 0; i < q.n; ++i) {
+    if (q.offsets[i + 1] < q.offsets[i])
+      fail("query offsets must be non-decreasing; offsets[" + std::to_string(i + 1) + "] < offsets[" + std::to_string(i) + "]");
+    if (q.offsets[i + 1] - q.offsets[i] > std::numeric_limits<std::int32_t>::max())
+      fail("query " + std::to_string(i) + " is too long");
+  }
+  for (std::int64_t j = 0; j < q.offsets[q.n]; ++j)
+    if (q.ids[j] < 0 || q.ids[j] >= ix.vocab_size)
+      fail("query ids[" + std::to_string(j) + "] = " + std::to_string(q.ids[j]) + " is outside [0, vocab_size = " +
+           std::to_string(ix.vocab_size) + ")");
+}
+
+template <class Score>
+void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers,
+            std::int32_t* docs, Score* scores, std::int32_t* counts) {
+  if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
+  check_params(p);
+  check_queries(ix, q);
+  Context ctx(ix, p);
+  PairTable pairs;
+  std::unordered_map<std::uint64_t, PairStat> big;
+  ctx.pairs = &pairs;
+  auto ws = make_workers(workers);
+  const std::size_t kk = static_cast<std::size_t>(k);
+  for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
+    const std::size_t qe = std::min(q.n, qb + kSubBatch);
+    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big);
+    parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
+      Worker& W = *ws[tid];
+      for (std::size_t i = qb + b; i < qb + e; ++i) {
+        const int n = static_cast<int>(q.offsets[i + 1] - q.offsets[i]);
+        std::int32_t* drow = docs + i * kk;
+        Score* srow = scores + i * kk;
+        std::size_t got = 0;
+        if (n > 0) {
+          W.next_query(static_cast<std::size_t>(ix.n_docs));
+          prepare(ctx, W, q.ids + q.offsets[i], n);
+          TopK sink(W.heap, kk, W.plan.K);
+          traverse(ctx, W, sink, true);
+          unprepare(W);
+          std::sort_heap(W.heap.begin(), W.heap.end(), better);
+          got = W.heap.size();
+          for (std::size_t j = 0; j < got; ++j) {
+            drow[j] = W.heap[j].second;
+            srow[j] = static_cast<Score>(W.heap[j].first);
+          }
+        }
+        for (std::size_t j = got; j < kk; ++j) {
+          drow[j] = -1;
+          srow[j] = static_cast<Score>(kNaN);
+        }
+        counts[i] = static_cast<std::int32_t>(got);
+      }
+    });
+  }
+}
+
+template void search<float>(const IndexView&, const Queries&, const ScoreParams&, int, int, std::int32_t*, float*,
+                            std::int32_t*);
+template void search<double>(const IndexView&, const Queries&, const ScoreParams&, int, int, std::int32_t*, double*,
+                             std::int32_t*);
+
+void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets, const ScoreParams& p, int n,
+                  int workers, std::int32_t* ranks) {
+  if (n < 1) fail("n must be >= 1, got " + std::to_string(n));
+  check_params(p);
+  check_queries(ix, q);
+  for (std::size_t i = 0; i < q.n; ++i)
+    if (targets[i] < 0 || targets[i] >= ix.n_docs)
+      fail("targets[" + std::to_string(i) + "] = " + std::to_string(targets[i]) + " is not a document id in [0, " +
+           std::to_string(ix.n_docs) + ")");
+  Context ctx(ix, p);
+  PairTable pairs;
+  std::unordered_map<std::uint64_t, PairStat> big;
+  ctx.pairs = &pairs;
+  auto ws = make_workers(workers);
+  for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
+    const std::size_t qe = std::min(q.n, qb + kSubBatch);
+    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big);
+    parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
+      Worker& W = *ws[tid];
+      for (std::size_t i = qb + b; i < qb + e; ++i) {
+        const int len = static_cast<int>(q.offsets[i + 1] - q.offsets[i]);
+        ranks[i] = 0;
+        if (len == 0) continue;
+        W.next_query(static_cast<std::size_t>(ix.n_docs));
+        prepare(ctx, W, q.ids + q.offsets[i], len);
+        bool matched = false;
+        const double st = eval(ctx, W, targets[i], &matched);
+        if (matched) {
+          RankCount sink(st, targets[i], n, W.plan.K);
+          W.stamp[static_cast<std::size_t>(targets[i])] = W.cur;
+          traverse(ctx, W, sink, true);
+          if (sink.count < n) ranks[i] = static_cast<std::int32_t>(sink.count + 1);
+        }
+        unprepare(W);
+      }
+    });
+  }
+}
+
+void window_stats(const IndexView& ix, const std::int32_t* a, const std::int32_t* b, std::size_t n, int workers,
+                  std::int64_t* cf_od, std::int64_t* cf_uw) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] < 0 || a[i] >= ix.vocab_size || b[i] < 0 || b[i] >= ix.vocab_size)
+      fail("term ids of pair " + std::to_string(i) + " are outside [0, vocab_size = " + std::to_string(ix.vocab_size) + ")");
+  parallel_for(n, workers, 16, [&](std::size_t, std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      PairStat s = compute_pair(ix, a[i], b[i], nullptr, 0);
+      cf_od[i] = s.cf_od;
+      cf_uw[i] = s.cf_uw;
+    }
+  });
+}
+
+}  // namespace pysynth::retrieval

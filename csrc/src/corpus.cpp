@@ -383,8 +383,7 @@ constexpr size_t kChunkDocs = 2048;
 
 // Owners of array slots when `owners` threads split an array between them: blocks of 64
 // slots (8 cache lines of int64), spread by a hash so that the frequent low ids do not all
-// land on one owner. Interleaving single slots instead made 2 threads 3x slower than 1
-// (false sharing of the counters).
+// land on one owner (owning single interleaved slots would make owners share cache lines).
 struct Owners {
   std::vector<uint8_t> of_block;
   Owners(size_t n_slots, size_t owners) : of_block((n_slots >> 6) + 1, 0) {
@@ -570,7 +569,8 @@ CorpusData finalize(RawDocs& raw, const std::vector<std::string_view>& raw_str, 
 
 // Sorts table entries taken out of a hash table: a counting sort on a coarse bucket of the key
 // (its first term, with its length for long candidates), then std::sort inside the buckets.
-// About 2x faster than std::sort on the whole vector for 10^5-10^6 entries.
+// Sorting the 1.1M candidates of 1M questions (with connector words) took 0.085 s of CPU
+// this way against 0.118 s with std::sort on the whole vector.
 inline uint64_t sort_key(const PairTable::Entry& e) { return e.key; }
 inline WideTable::Key sort_key(const WideTable::Entry& e) { return e.key; }
 
@@ -627,15 +627,16 @@ Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<
   for (size_t p = P; p-- > 0;) part_begin[p] = std::min(part_begin[p], part_begin[p + 1]);
   // Pairs of two frequent terms are counted in a dense K x K array that stays in cache; the
   // hash tables get the rest. Corpora built here number terms by descending frequency, so
-  // with K = 1024 this covers ~60% of the candidates of a question corpus and halved the
-  // time of the counting loop (a hash table of 400k pairs does not fit in L2).
+  // with K = 1024 this covers ~60% of the candidates of a question corpus (1M questions:
+  // count_phrases 0.20 -> 0.165 s of CPU; a hash table of 400k pairs does not fit in L2).
   const size_t K = n_tok >= (size_t{1} << 16) && n_tok < (size_t{1} << 32) ? std::min<size_t>(c.n_terms, 1024) : 0;
   std::vector<uint32_t> dense(K * K, 0);
   // Candidates with 1-7 connector words in between ("bank of america") are packed into a
   // 128-bit key (length 4 bits | a 31 | connector indices 8 bits each, first one highest, 56 |
   // b 31) when there are at most 255 connector words: numeric order of the keys is then the
   // key order (length, terms), as connector indices follow term ids. With gensim's English
-  // connector words most candidates are such; an arena-backed table for them cost 3x more.
+  // connector words most candidates are such; with the arena-backed table count_phrases took
+  // 0.74 s of CPU on 1M questions, 0.54 s with packed keys (0.46 s with the prefetching below).
   std::vector<uint8_t> conn_idx(c.n_terms, 0);
   std::vector<int32_t> conn_term(1, -1);
   for (size_t t = 0; t < c.n_terms; ++t)
@@ -653,7 +654,8 @@ Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<
   parallel_for(W, static_cast<int>(W), 1, [&](size_t, size_t ob, size_t oe) {
     // Hash-table increments go through a ring of kLag pending keys: the slot of a key is
     // prefetched when it is queued and written kLag candidates later, so the cache misses of
-    // consecutive candidates overlap instead of stalling one after the other.
+    // consecutive candidates overlap instead of stalling one after the other (1M questions:
+    // 0.165 -> 0.145 s of CPU without connector words, 0.54 -> 0.46 s with them).
     constexpr size_t kLag = 8;
     std::pair<size_t, uint64_t> ring[kLag];
     std::pair<size_t, Wide> wring[kLag];

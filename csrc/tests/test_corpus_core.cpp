@@ -57,7 +57,7 @@ static void test_build_corpus() {
 static void test_threads_agree() {
   std::mt19937 rng(7);
   std::vector<std::string> store;
-  for (int d = 0; d < 9000; ++d) {
+  for (int d = 0; d < 16000; ++d) {  // > 65536 tokens: owner threads, dense pair block
     std::string s;
     int n = static_cast<int>(rng() % 12);
     for (int i = 0; i < n; ++i) s += "w" + std::to_string(rng() % 700 % (1 + rng() % 700)) + (rng() % 9 ? " " : "_x ");
@@ -71,6 +71,24 @@ static void test_threads_agree() {
   PhraseCounts a = count_phrases(one.view(), conn.data(), conn.size(), "_", 1000000000, 1);
   PhraseCounts b = count_phrases(one.view(), conn.data(), conn.size(), "_", 1000000000, 4);
   CHECK(a.key_offsets == b.key_offsets && a.key_terms == b.key_terms && a.key_counts == b.key_counts);
+  // tokens contain the delimiter ("w3_x"): general mode everywhere
+  PhraseModel m{one.vocab.data(), one.vocab.size(), a.key_offsets.data(), a.key_terms.data(), a.key_counts.data(),
+                a.key_counts.size(), a.corpus_word_count};
+  ScoreParams sp{Scoring::Npmi, 2, 0.1};
+  StringList phrases;
+  std::vector<double> scores;
+  export_phrases(m, "_", sp, phrases, scores);
+  CHECK(phrases.size() > 0);
+  CorpusData x = apply_phrases(one.view(), conn.data(), conn.size(), "_", m, sp, 1);
+  CorpusData y = apply_phrases(one.view(), conn.data(), conn.size(), "_", m, sp, 3);
+  CHECK(x.ids == y.ids && x.vocab.bytes == y.vocab.bytes && x.cf == y.cf && x.df == y.df);
+  std::vector<std::string_view> ph;
+  for (size_t i = 0; i < phrases.size(); ++i) ph.push_back(phrases[i]);
+  CorpusData f1 = apply_frozen(one.view(), conn.data(), conn.size(), "_", ph.data(), scores.data(), ph.size(), 0.1, 1);
+  CorpusData f3 = apply_frozen(one.view(), conn.data(), conn.size(), "_", ph.data(), scores.data(), ph.size(), 0.1, 3);
+  CHECK(f1.ids == f3.ids && f1.vocab.bytes == f3.vocab.bytes);
+  PhraseCounts pruned = count_phrases(one.view(), conn.data(), conn.size(), "_", 5000, 2);
+  CHECK(pruned.min_reduce > 1);
 }
 
 static void test_phrases() {

@@ -317,6 +317,10 @@ class Corpus:
         for i, t in enumerate(self.vocab):
             if not isinstance(t, str):
                 raise TypeError(f"vocab[{i}] must be str, got {type(t).__name__}")
+        if len(set(self.vocab)) != V:
+            seen = set()
+            dup = next(t for t in self.vocab if t in seen or seen.add(t))
+            raise ValueError(f"vocab must hold distinct terms; {dup!r} is repeated")
 
     # -- sizes and lookups
     @property
@@ -708,6 +712,29 @@ class Phrases:
         self.corpus_word_count, self.min_reduce = int(cwc), int(mr)
         return self
 
+    def _decider(self):
+        """gensim's ``Phrases.score_candidate`` over the counts dict (built once, then cached)."""
+        from pysynth.text._reference import _score
+
+        cache = getattr(self, "_dict_cache", None)
+        if cache is None or cache[0] is not self.key_counts:
+            cache = (self.key_counts, self.counts())
+            self._dict_cache = cache
+        d, n_vocab, delim = cache[1], len(cache[1]), self.delimiter
+        scoring, min_count, cwc, threshold = self.scoring, self.min_count, self.corpus_word_count, self.threshold
+
+        def decide(a, between, b):
+            ca, cb = d.get(a, 0), d.get(b, 0)
+            if ca <= 0 or cb <= 0:
+                return None
+            phrase = delim.join([a, *between, b])
+            c = d.get(phrase, 0)
+            if c <= 0 or _score(scoring, ca, cb, c, n_vocab, min_count, cwc) <= threshold:
+                return None
+            return phrase
+
+        return decide
+
     def counts(self) -> Dict[str, int]:
         """gensim's ``Phrases.vocab``: unigram or joined candidate -> count."""
         v, d = self.terms, self.delimiter
@@ -755,7 +782,12 @@ class Phrases:
         return Corpus(*out, tokenizer=corpus.tokenizer, history=hist, validate=False)
 
     def __getitem__(self, sentence):
-        """gensim-style: a list of str tokens -> joined tokens; a Corpus -> :meth:`apply`."""
+        """gensim-style: a list of str tokens -> joined tokens; a Corpus -> :meth:`apply`.
+
+        A single sentence runs gensim's loop in Python over :meth:`counts` (built on the
+        first call: large for big models; :meth:`freeze` first for a lighter table). For
+        many sentences, build a :class:`Corpus` and call :meth:`apply`.
+        """
         return _getitem(self, sentence)
 
     # -- storage
@@ -811,6 +843,8 @@ class Phrases:
             raise ValueError(f"{d} is inconsistent: key_offsets must increase from 0 to len(key_terms)")
         if model.key_terms.size and (int(model.key_terms.min()) < 0 or int(model.key_terms.max()) >= len(model.terms)):
             raise ValueError(f"{d} is inconsistent: key_terms outside the vocabulary")
+        if len(set(model.terms)) != len(model.terms):
+            raise ValueError(f"{d}/terms.txt repeats a term")
         return model
 
 
@@ -872,6 +906,16 @@ class FrozenPhrases:
         """The phrase table (a copy)."""
         return dict(self.phrasegrams)
 
+    def _decider(self):
+        """gensim's ``FrozenPhrases.score_candidate``."""
+        table, delim, threshold = self.phrasegrams, self.delimiter, self.threshold
+
+        def decide(a, between, b):
+            phrase = delim.join([a, *between, b])
+            return phrase if table.get(phrase, -math.inf) > threshold else None
+
+        return decide
+
     def apply(self, corpus, workers: int = 1) -> Corpus:
         """``corpus`` with phrases joined (gensim ``frozen[sentences]``); see :meth:`Phrases.apply`."""
         workers = _check_workers(workers)
@@ -926,15 +970,22 @@ class FrozenPhrases:
 
 
 def _getitem(model, sentence):
+    """One sentence goes through gensim's loop in Python (the twin's ``_analyze``, microseconds);
+    a Corpus goes through the batch path (:meth:`apply`, compiled)."""
     if isinstance(sentence, Corpus):
         return model.apply(sentence)
     if isinstance(sentence, (str, bytes)) or sentence is None:
         raise TypeError("pass a list of str tokens (one sentence) or a Corpus")
-    tokens = list(sentence)
-    if not tokens:
-        return []
-    out = model.apply(Corpus.from_tokens([tokens]))
-    return out.doc_terms(0)
+    try:
+        tokens = list(sentence)
+    except TypeError:
+        raise TypeError("pass a list of str tokens (one sentence) or a Corpus") from None
+    for t in tokens:
+        if not isinstance(t, str):
+            raise TypeError(f"sentence tokens must be str, got {type(t).__name__}")
+    from pysynth.text import _reference
+
+    return _reference._analyze(tokens, model.connector_words, model._decider())
 
 
 def phrase_passes(

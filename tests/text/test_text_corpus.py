@@ -111,3 +111,5 @@ def test_corpus_validation():
         text.Corpus([0, 1], [0, 2], [1], [1, 1], ["a", "b"])
     with pytest.raises(TypeError, match="ids"):
         text.Corpus([0.5], [0, 1], [1], [1], ["a"])
+    with pytest.raises(ValueError, match="'a' is repeated"):
+        text.Corpus([0, 1], [0, 2], [1, 1], [1, 1], ["a", "a"])

@@ -66,6 +66,9 @@ def _check_model(model, expected, corpus, sample, heldout_corpus):
     assert frozen.phrasegrams == table
     out = model.apply(corpus)
     assert [out.doc_terms(i) for i in sample] == expected["sample"]
+    # one sentence at a time (gensim's loop over the counts dict / the phrase table)
+    assert [model[corpus.doc_terms(i)] for i in sample[:60]] == expected["sample"][:60]
+    assert [frozen[corpus.doc_terms(i)] for i in sample[:60]] == expected["sample_frozen"][:60]
     fout = frozen.apply(corpus)
     assert [fout.doc_terms(i) for i in sample] == expected["sample_frozen"]
     held = model.apply(heldout_corpus)

@@ -43,7 +43,8 @@ struct CorpusData {
 
 // A read-only view of a corpus given by the caller: offsets has n_docs + 1 entries, starts at
 // 0, ends at the number of ids and never decreases (the bindings check); ids must lie in
-// [0, n_terms) (checked here: std::invalid_argument otherwise).
+// [0, n_terms) (checked here: std::invalid_argument otherwise). The vocabulary strings must be
+// distinct (as build_corpus makes them; pysynth.text.Corpus checks it).
 struct IdCorpus {
   const int32_t* ids = nullptr;
   const int64_t* offsets = nullptr;
@@ -81,11 +82,13 @@ PhraseCounts count_phrases(const IdCorpus& corpus, const std::string_view* conne
 
 enum class Scoring { Default, Npmi };
 
-// gensim's scorers with Python's floating-point operations:
-//   Default (original_scorer; Mikolov et al. 2013, Eq. 6 times |V|):
+// gensim's scorers with Python's floating-point operations (same results, bit for bit):
+//   Default (original_scorer; Mikolov et al. 2013, Eq. 6 times |V|): -inf if the product is 0, else
 //     (bigram_count - min_count) / double(worda_count * wordb_count) * len_vocab
 //   Npmi (Bouma 2009): -inf if bigram_count < min_count, else
 //     log(pab / (pa * pb)) / -log(pab),  p* = count / double(corpus_word_count)
+//   with -inf where math.log raises ValueError (gensim catches it) and where Python would raise
+//   ZeroDivisionError (corpus_word_count == 0, pab == 1: never with counts learned from a corpus).
 double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count,
                     int64_t len_vocab, int64_t min_count, int64_t corpus_word_count);
 

@@ -38,7 +38,7 @@ def prepare_sources(texts: Sequence[str], vocab: Vocab, max_src_len: int, argnam
         if not isinstance(t, str):
             raise TypeError(f"{argname}[{i}]: expected str, got {type(t).__name__}")
         tk = tokenize(t)
-        if not tk:
+        if not any(any(c.isalnum() for c in w) for w in tk):
             raise ValueError(f"{argname}[{i}]: empty input {t!r} (no word tokens)")
         if all(w not in vocab.stoi for w in tk):
             raise ValueError(f"{argname}[{i}]: every token of {t!r} is outside the model vocabulary "

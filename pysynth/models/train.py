@@ -225,9 +225,10 @@ class Trainer:
                 if self.pos >= len(batches):
                     self.epoch += 1
                     self.pos = 0
-            if tc.eval_every and self.dev_pairs and self.stopped != "early_stopping":
-                self._eval_and_keep(logf)
-            if not (self.out / "model.safetensors").exists() and not (self.out / "model.pt").exists():
+            if tc.eval_every and self.dev_pairs:
+                if self.stopped != "early_stopping":
+                    self._eval_and_keep(logf)
+            else:  # no dev evaluation: the model folder holds the last weights
                 save_model(self.model, self.vocab, self.out)
             self.save_checkpoint()
         finally:

@@ -59,7 +59,8 @@ def _cmd_train(args) -> int:
                            max_src_len=args.max_src_len, max_tgt_len=args.max_tgt_len)
         tc = TrainConfig(lr=args.lr, clip_norm=args.clip_norm, batch_size=args.batch_size,
                          max_steps=args.max_steps, max_epochs=args.max_epochs, max_minutes=args.max_minutes,
-                         eval_every=args.eval_every, patience=args.patience, ckpt_every=args.ckpt_every,
+                         eval_every=args.eval_every, patience=args.patience, dev_fraction=args.dev_fraction,
+                         eval_max_pairs=args.eval_max_pairs, ckpt_every=args.ckpt_every,
                          log_every=args.log_every, seed=args.seed, device=args.device, threads=args.threads)
         summary = train(pairs, args.out, mc, tc, dev_pairs=dev, resume=not args.no_resume)
     except ValueError as exc:
@@ -141,6 +142,8 @@ def add_k2q_model_commands(subparsers) -> None:
     t.add_argument("--max-minutes", type=float, default=0.0)
     t.add_argument("--eval-every", type=int, default=1000)
     t.add_argument("--patience", type=int, default=5)
+    t.add_argument("--dev-fraction", type=float, default=0.02, help="dev share of --pairs when no --dev")
+    t.add_argument("--eval-max-pairs", type=int, default=500, help="dev pairs decoded per evaluation")
     t.add_argument("--ckpt-every", type=int, default=500)
     t.add_argument("--log-every", type=int, default=100)
     t.add_argument("--seed", type=int, default=0)

@@ -30,7 +30,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered",
+__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "step_candidates",
            "greedy_search", "beam_search", "diverse_beam_search", "LENGTH_PENALTIES"]
 
 LENGTH_PENALTIES = ("none", "average", "gnmt")
@@ -139,10 +139,39 @@ def _rank(hyps: List[Hypothesis]) -> List[Hypothesis]:
     return sorted(hyps, key=lambda h: -h.score)
 
 
+def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndarray, ban_unk: bool):
+    """The best allowed candidates of each row after one step.
+
+    Returns ``(vals, idx, h)``: ``vals`` [N, k] float64 log-probabilities (banned ids at -inf),
+    ``idx`` [N, k] token ids, with ``k = min(vx, need + 3 + n_ext)``: enough that the ``need``
+    best *allowed* tokens of every row are among them (at most ``<pad>``, ``<s>``, ``<unk>`` and
+    the ``n_ext`` extended columns can be banned). The order inside a row is unspecified; the
+    searches order candidates by (score desc, flat index asc) themselves. Backends with a
+    ``step_topk`` method (onnxruntime) return only these columns; others return full rows.
+    """
+    k = min(vx, need + 3 + (vx - backend.vocab_size))
+    if hasattr(backend, "step_topk"):
+        vals, idx, h = backend.step_topk(enc, tokens, h, k)
+        vals = vals.astype(np.float64)
+        idx = idx.astype(np.int64, copy=False)
+        bad = (idx == PAD_ID) | (idx == BOS_ID) | (idx >= limits[:, None])
+        if ban_unk:
+            bad |= idx == UNK_ID
+        vals[bad] = -np.inf
+        return vals, idx, h
+    logp, h = backend.step(enc, tokens, h)
+    if logp.shape[1] != vx:
+        raise ValueError(f"backend: step returned {logp.shape[1]} columns, expected {vx} (vocab + n_ext)")
+    apply_bans(logp, limits, ban_unk)
+    idx, vals = topk_ordered(logp, k)
+    return vals.astype(np.float64), idx, h
+
+
 def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
     """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
     check_search_args(max_len=max_len)
     B = len(batch)
+    vx = backend.vocab_size + int(batch.n_ext)
     enc, h = backend.encode(batch)
     limit_all = batch.ext_limit(backend.vocab_size)
     active = np.arange(B)
@@ -151,10 +180,11 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> Li
     out: List[List[int]] = [[] for _ in range(B)]
     results: List[Optional[List[Hypothesis]]] = [None] * B
     for t in range(max_len):
-        logp, h = backend.step(enc, tokens, h)
-        apply_bans(logp, limit_all[active], ban_unk)
-        tok = logp.argmax(1)
-        lp[active] += logp[np.arange(len(active)), tok].astype(np.float64)
+        vals, idx, h = step_candidates(backend, enc, tokens, h, 1, vx, limit_all[active], ban_unk)
+        first = np.lexsort((idx, -vals), axis=-1)[:, 0]  # highest value, lowest id among equals
+        rows = np.arange(len(active))
+        tok = idx[rows, first]
+        lp[active] += vals[rows, first]
         eos = tok == EOS_ID
         for i in np.nonzero(eos)[0]:
             s = active[i]
@@ -163,10 +193,9 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> Li
             out[active[i]].append(int(tok[i]))
         if eos.any():
             keep = np.nonzero(~eos)[0]
-            if not len(keep):
-                active = active[keep]
-                break
             active, tok = active[keep], tok[keep]
+            if not len(active):
+                break
             enc, h = backend.take(enc, keep), backend.take_h(h, keep)
         tokens = tok.astype(np.int64)
     for s in active:
@@ -204,6 +233,9 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     if nb < 1:
         raise ValueError(f"n_best: must be a positive integer, got {n_best!r}")
     B, K = len(batch), beam
+    vx = backend.vocab_size + int(batch.n_ext)
+    # a group needs its 2*Kg best candidates; earlier groups can push down (G-1)*Kg tokens
+    need = 2 * Kg + (G - 1) * Kg if diversity else 2 * Kg
     enc, h = backend.encode(batch)
     rep = np.repeat(np.arange(B), K)
     enc, h = backend.take(enc, rep), backend.take_h(h, rep)
@@ -216,23 +248,31 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     tokens = np.full(B * K, BOS_ID, dtype=np.int64)
     finished: List[List[List[Hypothesis]]] = [[[] for _ in range(G)] for _ in range(B)]
     gdone = np.zeros((B, G), dtype=bool)
+    beam_off = (np.arange(Kg) * vx)[None, :, None]
+    t = -1
     for t in range(max_len):
         nA = len(active)
-        logp, h = backend.step(enc, tokens, h)
-        apply_bans(logp, np.repeat(limit_all[active], K), ban_unk)
-        Vx = logp.shape[1]
-        lp = logp.reshape(nA, G, Kg, Vx).astype(np.float64)
+        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K), ban_unk)
+        kc = vals.shape[1]
+        vals = vals.reshape(nA, G, Kg, kc)
+        idx = idx.reshape(nA, G, Kg, kc)
         srch, mdl = search[active], model[active]
+        ar = np.arange(nA)[:, None]
         parent = np.tile(np.arange(K), (nA, 1))  # row within source, per new slot
         new_tok = np.full((nA, K), PAD_ID, dtype=np.int64)
-        used = np.zeros((nA, Vx)) if G > 1 else None
+        used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
         for g in range(G):
-            cand = srch[:, g, :, None] + lp[:, g]
-            if used is not None and g > 0 and diversity:
-                cand = cand - diversity * used[:, None, :]
-            idx, val = topk_ordered(cand.reshape(nA, Kg * Vx), 2 * Kg)
-            bm, tk = idx // Vx, idx % Vx
-            mval = mdl[np.arange(nA)[:, None], g, bm] + lp[np.arange(nA)[:, None], g, bm, tk]
+            v, ix = vals[:, g], idx[:, g]
+            cand = srch[:, g, :, None] + v
+            if used is not None and g > 0:
+                cand = cand - diversity * used[ar[:, :, None], ix]
+            cand = cand.reshape(nA, Kg * kc)
+            flat = (beam_off + ix).reshape(nA, Kg * kc)
+            order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg]
+            val = np.take_along_axis(cand, order, 1)
+            fl = np.take_along_axis(flat, order, 1)
+            bm, tk = fl // vx, fl % vx
+            mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
             eos = tk == EOS_ID
             was_done = gdone[active, g]
             for i, r in zip(*np.nonzero(eos[:, :Kg])):
@@ -249,8 +289,8 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             parent[:, g * Kg:(g + 1) * Kg] = g * Kg + sel_b
             new_tok[:, g * Kg:(g + 1) * Kg] = sel_t
             if used is not None:
-                live = ~was_done
-                np.add.at(used, (np.repeat(np.nonzero(live)[0], Kg), sel_t[live].ravel()), 1.0)
+                live = np.nonzero(~was_done)[0]
+                np.add.at(used, (np.repeat(live, Kg), sel_t[live].ravel()), 1.0)
             for i in np.nonzero(~was_done)[0]:
                 s = active[i]
                 if len(finished[s][g]) >= Kg:

@@ -95,10 +95,13 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             self.m = m
 
         def forward(self, *args):
-            kw = dict(zip(step_in, args))
-            return self.m.step_tensors(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
-                                       kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
-                                       kw.get("src_ext"), kw.get("ext_zeros"))
+            kw = dict(zip(step_in + ["k_zeros"], args))
+            logp, h_new = self.m.step_tensors(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
+                                              kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
+                                              kw.get("src_ext"), kw.get("ext_zeros"))
+            # the best k candidates per row (ONNX TopK: ties go to the lower index); k = len(k_zeros)
+            top_vals, top_idx = torch.topk(logp, kw["k_zeros"].shape[0], dim=-1)
+            return logp, h_new, top_vals, top_idx
 
     N, S, X = 3, 5, 2
     V = model.vocab_size
@@ -111,7 +114,8 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
           "mask": enc["mask"], "src_ext": torch.where(src_len[:, None] > torch.arange(S), src, 0),
           "ext_zeros": torch.zeros(N, X)}
     ex["src_ext"][0, 1] = V + 1
-    step_args = tuple(ex[k] for k in step_in)
+    ex["k_zeros"] = torch.zeros(4)
+    step_args = tuple(ex[k] for k in step_in + ["k_zeros"])
     axes_enc = {"src": {0: "batch", 1: "src_len"}, "src_len": {0: "batch"}}
     axes_step: Dict[str, Dict[int, str]] = {}
     for k in step_in:
@@ -121,6 +125,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             axes_step[k][1] = "src_len"
         if k == "ext_zeros":
             axes_step[k][1] = "n_ext"
+    axes_step["k_zeros"] = {0: "k"}
     enc_path, step_path = out / ENCODER_FILE, out / STEP_FILE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,7 +133,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             import torch.export as te
 
             dims = {"batch": te.Dim("batch"), "src_len": te.Dim("src_len"),
-                    "rows": te.Dim("rows"), "n_ext": te.Dim("n_ext")}
+                    "rows": te.Dim("rows"), "n_ext": te.Dim("n_ext"), "k": te.Dim("k")}
 
             def shapes(axes, names):
                 return {n: {i: dims[a] for i, a in axes[n].items()} for n in names}
@@ -139,17 +144,19 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
                 dynamic_shapes=({0: dims["batch"], 1: dims["src_len"]}, {0: dims["batch"]}),
                 dynamo=True, opset_version=opset, verbose=False)
             enc_prog.save(str(enc_path))
-            step_shapes = tuple({i: dims[a] for i, a in axes_step[k].items()} for k in step_in)
+            step_shapes = tuple({i: dims[a] for i, a in axes_step[k].items()} for k in step_in + ["k_zeros"])
             step_prog = torch.onnx.export(
-                _Step(model), step_args, None, input_names=step_in, output_names=["logp", "h_new"],
+                _Step(model), step_args, None, input_names=step_in + ["k_zeros"],
+                output_names=["logp", "h_new", "top_vals", "top_idx"],
                 dynamic_shapes=(step_shapes,), dynamo=True, opset_version=opset, verbose=False)
             step_prog.save(str(step_path))
         else:
             torch.onnx.export(_Encoder(model), (src, src_len), str(enc_path), input_names=["src", "src_len"],
                               output_names=enc_out, dynamic_axes=axes_enc, opset_version=opset, dynamo=False)
-            torch.onnx.export(_Step(model), step_args, str(step_path), input_names=step_in,
-                              output_names=["logp", "h_new"],
-                              dynamic_axes={**axes_step, "logp": {0: "rows", 1: "vocab_ext"}, "h_new": {0: "rows"}},
+            torch.onnx.export(_Step(model), step_args, str(step_path), input_names=step_in + ["k_zeros"],
+                              output_names=["logp", "h_new", "top_vals", "top_idx"],
+                              dynamic_axes={**axes_step, "logp": {0: "rows", 1: "vocab_ext"}, "h_new": {0: "rows"},
+                                            "top_vals": {0: "rows", 1: "k"}, "top_idx": {0: "rows", 1: "k"}},
                               opset_version=opset, dynamo=False)
     if check:
         for p in (enc_path, step_path):
@@ -235,16 +242,28 @@ class OrtBackend:
     def take_h(self, h, rows):
         return h[np.asarray(rows, dtype=np.int64)]
 
-    def step(self, state, tokens, h):
+    def _feed(self, state, tokens, h, k):
         feed = {}
-        for k in self.step_inputs:
-            if k == "tokens":
-                feed[k] = np.ascontiguousarray(tokens, dtype=np.int64)
-            elif k == "h":
-                feed[k] = h
-            elif k == "ext_zeros":
-                feed[k] = np.zeros((len(tokens), state["n_ext"]), dtype=np.float32)
+        for name in self.step_inputs:
+            if name == "tokens":
+                feed[name] = np.ascontiguousarray(tokens, dtype=np.int64)
+            elif name == "h":
+                feed[name] = h
+            elif name == "ext_zeros":
+                feed[name] = np.zeros((len(tokens), state["n_ext"]), dtype=np.float32)
+            elif name == "k_zeros":
+                feed[name] = np.zeros(k, dtype=np.float32)
             else:
-                feed[k] = state[k]
-        logp, h_new = self.stepper.run(None, feed)
+                feed[name] = state[name]
+        return feed
+
+    def step(self, state, tokens, h):
+        """Full log-probabilities [rows, V + n_ext] and the new decoder state."""
+        logp, h_new = self.stepper.run(["logp", "h_new"], self._feed(state, tokens, h, 1))
         return logp, h_new
+
+    def step_topk(self, state, tokens, h, k: int):
+        """The ``k`` best log-probabilities per row (value desc, lower id first on ties), their
+        ids and the new decoder state; only [rows, k] arrays leave onnxruntime."""
+        vals, idx, h_new = self.stepper.run(["top_vals", "top_idx", "h_new"], self._feed(state, tokens, h, k))
+        return vals, idx, h_new

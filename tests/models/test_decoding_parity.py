@@ -100,3 +100,24 @@ def test_length_normalisation():
     assert S.normalize_score(-6.0, 3, "none") == -6.0
     assert S.normalize_score(-6.0, 3, "average") == -2.0
     assert S.normalize_score(-6.0, 3, "gnmt", 1.0) == pytest.approx(-6.0 / (8 / 6))
+
+
+class _TopkBackend(TorchBackend):
+    """Hands the search only k candidates per row (the onnxruntime path), exact on ties."""
+
+    def step_topk(self, state, tokens, h, k):
+        logp, h = self.step(state, tokens, h)
+        idx = np.argsort(-logp, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(logp, idx, 1), idx, h
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_topk_candidate_path_matches_reference(arch):
+    m = small_model(arch, seed=8, eos_bias=2.5, copy_boost=3.0)
+    batch = make_source_batch(small_vocab(), random_sources(8, n=6, oov_rate=0.4), copy=m.has_copy)
+    full, topk = TorchBackend(m), _TopkBackend(m)
+    for fn, kw in ((S.greedy_search, dict(max_len=8)), (S.beam_search, dict(beam=3, max_len=8)),
+                   (S.diverse_beam_search, dict(beam=6, groups=3, diversity=1.5, max_len=8))):
+        a, b = fn(full, batch, **kw), fn(topk, batch, **kw)
+        for x, y in zip(a, b):
+            _compare(x, y)

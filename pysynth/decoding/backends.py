@@ -18,8 +18,10 @@ class TorchBackend:
 
     name = "torch"
 
-    def __init__(self, model, device: Optional[str] = None):
+    def __init__(self, model, device: Optional[str] = None, topk: bool = True):
         self.model = model.eval()
+        if not topk:  # hide step_topk: the searches then read full rows (a second exact path)
+            self.step_topk = None
         if device is not None:
             self.model.to(device)
         self.device = next(self.model.parameters()).device
@@ -46,3 +48,20 @@ class TorchBackend:
         with torch.inference_mode():
             logp, h = self.model.step(self._t(tokens), h, enc, src_ext, n_ext)
         return logp.float().cpu().numpy(), h
+
+    def step_topk(self, state, tokens: np.ndarray, h: torch.Tensor, k: int):
+        """The ``k`` best log-probabilities per row and their ids (lower id first among equal
+        values at the k-th place, as ONNX TopK), and the new decoder state."""
+        enc, src_ext, n_ext = state
+        with torch.inference_mode():
+            logp, h = self.model.step(self._t(tokens), h, enc, src_ext, n_ext)
+            logp = logp.float()
+            vals, idx = torch.topk(logp, k, dim=1)
+            thr = vals[:, -1:]
+            # torch.topk picks arbitrarily among values equal to the k-th: redo such rows stably
+            bad = torch.nonzero((logp == thr).sum(1) != (vals == thr).sum(1)).flatten().tolist()
+            for r in bad:
+                order = torch.sort(logp[r], descending=True, stable=True).indices[:k]
+                idx[r] = order
+                vals[r] = logp[r, order]
+        return vals.cpu().numpy(), idx.cpu().numpy(), h

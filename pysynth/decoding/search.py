@@ -150,8 +150,9 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
     ``step_topk`` method (onnxruntime) return only these columns; others return full rows.
     """
     k = min(vx, need + 3 + (vx - backend.vocab_size))
-    if hasattr(backend, "step_topk"):
-        vals, idx, h = backend.step_topk(enc, tokens, h, k)
+    step_topk = getattr(backend, "step_topk", None)
+    if step_topk is not None:
+        vals, idx, h = step_topk(enc, tokens, h, k)
         vals = vals.astype(np.float64)
         idx = idx.astype(np.int64, copy=False)
         bad = (idx == PAD_ID) | (idx == BOS_ID) | (idx >= limits[:, None])

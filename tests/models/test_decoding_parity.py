@@ -22,12 +22,12 @@ def _compare(batched, ref):
         assert abs(a.score - b.score) <= 1e-5 and abs(a.logprob - b.logprob) <= 1e-5
 
 
-def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, **kw):
+def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, topk=True, **kw):
     m = small_model(arch, seed=seed, eos_bias=eos_bias, copy_boost=copy_boost)
     vocab = small_vocab()
     srcs = random_sources(seed, n=7, oov_rate=oov_rate)
     batch = make_source_batch(vocab, srcs, copy=m.has_copy)
-    out = search(TorchBackend(m), batch, **kw)
+    out = search(TorchBackend(m, topk=topk), batch, **kw)
     n_fin = n_ext = 0
     for i in range(len(srcs)):
         L = int(batch.src_len[i])
@@ -40,22 +40,25 @@ def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, **kw)
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("eos_bias", [0.0, 4.0])
-def test_greedy_parity(arch, eos_bias):
-    _run(arch, 1, eos_bias, S.greedy_search, R.greedy_reference, max_len=9)
+@pytest.mark.parametrize("topk", [True, False])
+def test_greedy_parity(arch, eos_bias, topk):
+    _run(arch, 1, eos_bias, S.greedy_search, R.greedy_reference, topk=topk, max_len=9)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("length_penalty", ["none", "average", "gnmt"])
-def test_beam_parity(arch, length_penalty):
-    fin, ext = _run(arch, 2, 3.0, S.beam_search, R.beam_reference, beam=4, max_len=8,
+@pytest.mark.parametrize("topk", [True, False])
+def test_beam_parity(arch, length_penalty, topk):
+    fin, ext = _run(arch, 2, 3.0, S.beam_search, R.beam_reference, topk=topk, beam=4, max_len=8,
                     length_penalty=length_penalty, alpha=0.7)
     assert fin > 0  # the eos bias makes some hypotheses end with </s>
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("beam,groups,diversity", [(6, 3, 0.5), (4, 4, 2.0), (4, 2, 0.0)])
-def test_diverse_beam_parity(arch, beam, groups, diversity):
-    _run(arch, 3, 3.0, S.diverse_beam_search, R.diverse_beam_reference, beam=beam, groups=groups,
+@pytest.mark.parametrize("topk", [True, False])
+def test_diverse_beam_parity(arch, beam, groups, diversity, topk):
+    _run(arch, 3, 3.0, S.diverse_beam_search, R.diverse_beam_reference, topk=topk, beam=beam, groups=groups,
          diversity=diversity, max_len=7, length_penalty="average")
 
 
@@ -102,7 +105,7 @@ def test_length_normalisation():
     assert S.normalize_score(-6.0, 3, "gnmt", 1.0) == pytest.approx(-6.0 / (8 / 6))
 
 
-class _TopkBackend(TorchBackend):
+class _TopkBackend(TorchBackend):  # numpy stable sort instead of torch.topk
     """Hands the search only k candidates per row (the onnxruntime path), exact on ties."""
 
     def step_topk(self, state, tokens, h, k):
@@ -115,7 +118,7 @@ class _TopkBackend(TorchBackend):
 def test_topk_candidate_path_matches_reference(arch):
     m = small_model(arch, seed=8, eos_bias=2.5, copy_boost=3.0)
     batch = make_source_batch(small_vocab(), random_sources(8, n=6, oov_rate=0.4), copy=m.has_copy)
-    full, topk = TorchBackend(m), _TopkBackend(m)
+    full, topk = TorchBackend(m, topk=False), _TopkBackend(m)
     for fn, kw in ((S.greedy_search, dict(max_len=8)), (S.beam_search, dict(beam=3, max_len=8)),
                    (S.diverse_beam_search, dict(beam=6, groups=3, diversity=1.5, max_len=8))):
         a, b = fn(full, batch, **kw), fn(topk, batch, **kw)

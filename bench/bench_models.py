@@ -156,6 +156,26 @@ def competitors(beam, batch, out_len=12, n_batches=10):
     return res
 
 
+def coverage_sweep(sizes=(2000, 4000, 8000, 16000, 32000, 44000)):
+    """Vocabulary coverage/volume of T0 questions and keywords per vocabulary size (Granstedt 2017,
+    Fig. 3.5-3.6), vocabularies built from the stand-in training pairs."""
+    from pysynth.k2q.data import load_seed_pairs
+    from pysynth.models.k2q import make_synthetic_pairs
+    from pysynth.models.vocab import Vocab
+
+    pairs = make_synthetic_pairs(samples_per_question=2, seed=0)
+    t0 = load_seed_pairs()
+    rows = []
+    for n in sizes:
+        v = Vocab.build((t for p in pairs for t in p), max_size=n)
+        q = v.coverage([p.question for p in t0])
+        k = v.coverage([p.keywords for p in t0])
+        rows.append({"max_size": n, "size": len(v), "q_coverage": round(q["coverage"], 4),
+                     "q_volume": round(q["volume"], 4), "kw_coverage": round(k["coverage"], 4),
+                     "kw_volume": round(k["volume"], 4)})
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None)
@@ -164,7 +184,13 @@ def main(argv=None):
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--competitors", action="store_true")
+    ap.add_argument("--coverage", action="store_true", help="only the vocabulary coverage/volume sweep")
     args = ap.parse_args(argv)
+    if args.coverage:
+        rows = coverage_sweep()
+        for r in rows:
+            print(json.dumps(r))
+        return rows
     import torch
 
     torch.set_num_threads(args.threads)

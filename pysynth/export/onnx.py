@@ -212,6 +212,7 @@ class OrtBackend:
         import onnxruntime as ort
 
         d = Path(onnx_dir)
+        self.path = d
         if not (d / STEP_FILE).exists():
             raise FileNotFoundError(f"{d} holds no {STEP_FILE}; run `pysynth export onnx` first")
         with open(d / META_FILE, encoding="utf-8") as f:

@@ -7,8 +7,6 @@ import pytest
 
 from pysynth.models.k2q import default_model_dir, keywords_of, make_synthetic_pairs
 
-torch = pytest.importorskip("torch")
-
 SHIPPED = default_model_dir()
 needs_model = pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped model missing")
 
@@ -27,6 +25,7 @@ def test_keywords_stand_in():
 
 @needs_model
 def test_generate_questions_fig1():
+    pytest.importorskip("torch")
     from pysynth.models.k2q import generate_questions
 
     out = generate_questions("bible verse education", n=5)
@@ -44,6 +43,7 @@ def test_generate_questions_fig1():
 @needs_model
 @pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
 def test_shipped_onnx_matches_torch_on_t0(method, shared_data):
+    pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
     from pysynth.k2q.data import load_seed_pairs
     from pysynth.models.k2q import get_generator

@@ -93,6 +93,8 @@ def test_checker_and_providers(exported):
     import onnx
 
     m, ob = exported["copynet"]
+    for name in ("encoder.onnx", "step.onnx"):
+        onnx.checker.check_model(onnx.load(str(ob.path / name)), full_check=True)
     assert set(ob.providers) <= set(ort.get_available_providers())
     assert "CPUExecutionProvider" in choose_providers("cpu")
     with pytest.raises(ValueError, match="device"):

@@ -67,7 +67,6 @@ def throughput(gen, kws, beam, batch, repeat=2):
     gen.generate(kws[:batch], beam=beam, n=1, batch_size=batch)  # warm-up
     cb = CountingBackend(gen.backend)
     inner, gen.backend = gen.backend, cb
-    best = []
     try:
         t0 = time.perf_counter()
         for _ in range(repeat):
@@ -125,7 +124,7 @@ def competitors(beam, batch, out_len=12, n_batches=10):
         import tempfile
 
         import ctranslate2
-        from ctranslate2.converters import TransformersConverter  # noqa: F401
+        import ctranslate2.converters
     except Exception as exc:  # noqa: BLE001
         res["ctranslate2"] = f"skipped: {type(exc).__name__}: {exc}"
         return res

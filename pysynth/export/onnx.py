@@ -24,11 +24,9 @@ what the session really uses (``providers``). The ``[onnx]`` extra installs the 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import warnings
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -119,7 +117,6 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
     axes_enc = {"src": {0: "batch", 1: "src_len"}, "src_len": {0: "batch"}}
     axes_step: Dict[str, Dict[int, str]] = {}
     for k in step_in:
-        t = ex[k]
         axes_step[k] = {0: "rows"}
         if k in ("memory", "keys", "copy_feats", "mask", "src_ext"):
             axes_step[k][1] = "src_len"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 __all__ = ["Seq2SeqConfig", "TrainConfig", "ARCHS"]
 

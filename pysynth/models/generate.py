@@ -1,13 +1,10 @@
 """Text in, n-best text out: tokenization, validation, batching and a search over a backend."""
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import List, Optional, Sequence
 
-import numpy as np
-
-from pysynth.models.batching import SourceBatch, make_source_batch
+from pysynth.models.batching import make_source_batch
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
 __all__ = ["Generation", "Generator", "prepare_sources"]

@@ -12,20 +12,17 @@ ends with the same weights as an uninterrupted run (batch order per epoch comes 
 from __future__ import annotations
 
 import json
-import math
-import os
 import random
 import sys
 import time
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-import numpy as np
 import torch
 
 from pysynth.models.batching import make_source_batch, make_target_arrays
 from pysynth.models.config import Seq2SeqConfig, TrainConfig
-from pysynth.models.io import atomic_save, atomic_write_text, load_state_dict, save_model
+from pysynth.models.io import atomic_save, atomic_write_text, save_model
 from pysynth.models.seq2seq import Seq2Seq
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 

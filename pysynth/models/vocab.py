@@ -11,7 +11,7 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 __all__ = ["PAD", "UNK", "BOS", "EOS", "SPECIALS", "tokenize", "detokenize", "Vocab"]
 

@@ -1,0 +1,338 @@
+"""Batched greedy, beam and diverse beam search over any step backend (numpy; no torch here).
+
+The search runs on numpy arrays; a *backend* (:class:`pysynth.decoding.backends.TorchBackend`,
+:class:`pysynth.export.onnx.OrtBackend`) runs the model. ``pysynth.decoding._reference``
+defines the results with a readable one-sentence torch decoder; these functions must return the
+same hypotheses and scores (tests compare them).
+
+Rules shared by every search (and the reference):
+
+* Ties: candidates are ranked by score (descending), then by flat index ``beam * V_ext + token``
+  (ascending). Greedy takes the lowest token id among equal maxima.
+* ``<pad>`` and ``<s>`` are never generated (``<unk>`` neither with ``ban_unk``), nor extended
+  ids beyond a source's own OOV words.
+* Scores accumulate in float64 from the model's float32 log-probabilities.
+* Beam search (per source, beam ``K``): take the best ``2K`` candidates; a ``</s>`` candidate of
+  rank < K finishes a hypothesis, the best ``K`` others stay alive. A source is done once it has
+  ``K`` finished hypotheses (``early_stopping=True`` in Hugging Face terms); at ``max_len`` the
+  alive ones are added unfinished. The n-best list is ordered by the length-normalised score.
+* Diverse beam search (Vijayakumar et al. 2016): the beam budget ``B`` is split into ``G``
+  groups of ``B/G``; at each time step groups pick in order, and group ``g`` ranks candidate
+  tokens by ``cumulative score + log p - lambda * (times the token was picked by groups < g at
+  this step)`` (Hamming diversity). The penalised score accumulates in the search score (as in
+  the paper's objective and Hugging Face); the returned ``logprob`` / ``score`` are the model's
+  own log-probability without penalties. Each group is done at ``B/G`` finished hypotheses.
+
+Speed: a step only needs the best ``2K`` (+ banned + diversity-penalised) columns of each row;
+backends with ``step_topk`` (onnxruntime's graph ends in TopK, torch uses ``torch.topk`` with a
+stable fix-up on ties) hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``, which
+keeps the numpy search under 10 % of the decoding time (see ``bench/RESULTS_models.md``).
+Sources that are done leave the batch. Hypotheses are never reordered on the host beyond
+``take``/``take_h`` gathers of the decoder state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "step_candidates",
+           "greedy_search", "beam_search", "diverse_beam_search", "LENGTH_PENALTIES"]
+
+LENGTH_PENALTIES = ("none", "average", "gnmt")
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+@dataclass
+class Hypothesis:
+    """One output sequence.
+
+    tokens : generated ids (extended ids for copied OOV words), without ``<s>`` / ``</s>``
+    logprob : sum of the model's log-probabilities (``</s>`` included when finished)
+    score : ``logprob`` after length normalisation (the ranking score)
+    finished : ended with ``</s>`` (False: cut at ``max_len``)
+    group : diverse-beam-search group (0 otherwise)
+    """
+
+    tokens: List[int]
+    logprob: float
+    score: float
+    finished: bool = True
+    group: int = 0
+
+
+def normalize_score(logprob: float, length: int, length_penalty: str = "none", alpha: float = 0.6) -> float:
+    """Length-normalised score of a hypothesis of ``length`` generated tokens (``</s>`` counted).
+
+    ``none``: the log-probability; ``average``: divided by the length; ``gnmt``: divided by
+    ``((5 + length) / 6) ** alpha`` (Wu et al. 2016, Eq. 14).
+    """
+    if length_penalty == "none":
+        return float(logprob)
+    L = max(int(length), 1)
+    if length_penalty == "average":
+        return float(logprob) / L
+    if length_penalty == "gnmt":
+        return float(logprob) / (((5.0 + L) / 6.0) ** alpha)
+    raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {length_penalty!r}")
+
+
+def check_search_args(beam: int = 1, groups: int = 1, diversity: float = 0.0, max_len: int = 1,
+                      length_penalty: str = "none", alpha: float = 0.6) -> None:
+    """ValueError naming the argument for impossible search settings."""
+    if not isinstance(beam, (int, np.integer)) or beam < 1:
+        raise ValueError(f"beam: must be a positive integer, got {beam!r}")
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"groups: must be a positive integer, got {groups!r}")
+    if beam % groups != 0:
+        raise ValueError(f"groups: the beam budget beam={beam} must be divisible by groups={groups} "
+                         f"(beam % groups = {beam % groups}); e.g. beam={groups * max(1, beam // groups)}")
+    if not np.isfinite(diversity) or diversity < 0:
+        raise ValueError(f"diversity: must be a finite number >= 0, got {diversity!r}")
+    if not isinstance(max_len, (int, np.integer)) or max_len < 1:
+        raise ValueError(f"max_len: must be a positive integer, got {max_len!r}")
+    if length_penalty not in LENGTH_PENALTIES:
+        raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {length_penalty!r}")
+    if length_penalty == "gnmt" and not np.isfinite(alpha):
+        raise ValueError(f"alpha: must be finite, got {alpha!r}")
+
+
+def apply_bans(logp: np.ndarray, ext_limit: np.ndarray, ban_unk: bool) -> np.ndarray:
+    """Set never-generated columns to -inf in place: specials and extended ids >= ``ext_limit``."""
+    logp[:, PAD_ID] = -np.inf
+    logp[:, BOS_ID] = -np.inf
+    if ban_unk:
+        logp[:, UNK_ID] = -np.inf
+    Vx = logp.shape[1]
+    if ext_limit.size and int(ext_limit.min()) < Vx:
+        cols = np.arange(Vx)
+        logp[cols[None, :] >= ext_limit[:, None]] = -np.inf
+    return logp
+
+
+def topk_ordered(x: np.ndarray, k: int):
+    """Top ``k`` of each row of ``x`` [R, C] ordered by value desc, then column asc (exact on ties).
+
+    Returns ``(idx, val)``, both [R, k].
+    """
+    R, C = x.shape
+    k = min(k, C)
+    if k >= C or C <= 64:
+        idx = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    else:
+        idx = np.argpartition(-x, k - 1, axis=1)[:, :k]
+        val = np.take_along_axis(x, idx, 1)
+        thr = val.min(1)
+        # argpartition picks arbitrarily among values equal to the k-th: fix those rows exactly
+        bad = np.nonzero((x == thr[:, None]).sum(1) != (val == thr[:, None]).sum(1))[0]
+        for r in bad:
+            idx[r] = np.argsort(-x[r], kind="stable")[:k]
+    val = np.take_along_axis(x, idx, 1)
+    order = np.lexsort((idx, -val), axis=-1)
+    idx = np.take_along_axis(idx, order, 1)
+    return idx, np.take_along_axis(val, order, 1)
+
+
+def _finish(tokens: Sequence[int], logprob: float, finished: bool, length_penalty: str, alpha: float,
+            group: int = 0) -> Hypothesis:
+    toks = [int(t) for t in tokens]
+    return Hypothesis(toks, float(logprob), normalize_score(logprob, len(toks) + int(finished), length_penalty, alpha),
+                      finished, group)
+
+
+def _rank(hyps: List[Hypothesis]) -> List[Hypothesis]:
+    # stable sort: equal scores keep the order in which they were found
+    return sorted(hyps, key=lambda h: -h.score)
+
+
+def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndarray, ban_unk: bool):
+    """The best allowed candidates of each row after one step.
+
+    Returns ``(vals, idx, h)``: ``vals`` [N, k] float64 log-probabilities (banned ids at -inf),
+    ``idx`` [N, k] token ids, with ``k = min(vx, need + 3 + n_ext)``: enough that the ``need``
+    best *allowed* tokens of every row are among them (at most ``<pad>``, ``<s>``, ``<unk>`` and
+    the ``n_ext`` extended columns can be banned). The order inside a row is unspecified; the
+    searches order candidates by (score desc, flat index asc) themselves. Backends with a
+    ``step_topk`` method (onnxruntime) return only these columns; others return full rows.
+    """
+    k = min(vx, need + 3 + (vx - backend.vocab_size))
+    step_topk = getattr(backend, "step_topk", None)
+    if step_topk is not None:
+        vals, idx, h = step_topk(enc, tokens, h, k)
+        vals = vals.astype(np.float64)
+        idx = idx.astype(np.int64, copy=False)
+        bad = (idx == PAD_ID) | (idx == BOS_ID) | (idx >= limits[:, None])
+        if ban_unk:
+            bad |= idx == UNK_ID
+        vals[bad] = -np.inf
+        return vals, idx, h
+    logp, h = backend.step(enc, tokens, h)
+    if logp.shape[1] != vx:
+        raise ValueError(f"backend: step returned {logp.shape[1]} columns, expected {vx} (vocab + n_ext)")
+    apply_bans(logp, limits, ban_unk)
+    idx, vals = topk_ordered(logp, k)
+    return vals.astype(np.float64), idx, h
+
+
+def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
+    """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
+    check_search_args(max_len=max_len)
+    B = len(batch)
+    vx = backend.vocab_size + int(batch.n_ext)
+    enc, h = backend.encode(batch)
+    limit_all = batch.ext_limit(backend.vocab_size)
+    active = np.arange(B)
+    tokens = np.full(B, BOS_ID, dtype=np.int64)
+    lp = np.zeros(B, dtype=np.float64)
+    out: List[List[int]] = [[] for _ in range(B)]
+    results: List[Optional[List[Hypothesis]]] = [None] * B
+    for t in range(max_len):
+        vals, idx, h = step_candidates(backend, enc, tokens, h, 1, vx, limit_all[active], ban_unk)
+        first = np.lexsort((idx, -vals), axis=-1)[:, 0]  # highest value, lowest id among equals
+        rows = np.arange(len(active))
+        tok = idx[rows, first]
+        lp[active] += vals[rows, first]
+        eos = tok == EOS_ID
+        for i in np.nonzero(eos)[0]:
+            s = active[i]
+            results[s] = [_finish(out[s], lp[s], True, "none", 0.0)]
+        for i in np.nonzero(~eos)[0]:
+            out[active[i]].append(int(tok[i]))
+        if eos.any():
+            keep = np.nonzero(~eos)[0]
+            active, tok = active[keep], tok[keep]
+            if not len(active):
+                break
+            enc, h = backend.take(enc, keep), backend.take_h(h, keep)
+        tokens = tok.astype(np.int64)
+    for s in active:
+        results[s] = [_finish(out[s], lp[s], False, "none", 0.0)]
+    return results  # type: ignore[return-value]
+
+
+def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty: str = "none",
+                alpha: float = 0.6, n_best: Optional[int] = None, ban_unk: bool = True) -> List[List[Hypothesis]]:
+    """Batched beam search; per source the ``n_best`` (default ``beam``) best hypotheses."""
+    return diverse_beam_search(backend, batch, beam=beam, groups=1, diversity=0.0, max_len=max_len,
+                               length_penalty=length_penalty, alpha=alpha, n_best=n_best, ban_unk=ban_unk)
+
+
+def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversity: float = 0.5,
+                        max_len: int = 40, length_penalty: str = "none", alpha: float = 0.6,
+                        n_best: Optional[int] = None, ban_unk: bool = True) -> List[List[Hypothesis]]:
+    """Batched diverse beam search (Vijayakumar et al. 2016) with Hamming diversity.
+
+    Parameters
+    ----------
+    beam : int
+        Beam budget ``B`` (all groups together).
+    groups : int
+        ``G``; must divide ``beam``. ``groups=1`` is plain beam search.
+    diversity : float
+        ``lambda``, the penalty per earlier-group use of a token at the same time step.
+    n_best : int, optional
+        Hypotheses kept per group (default ``beam // groups``); the list per source is ordered
+        by normalised score.
+    """
+    check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
+    G, Kg = groups, beam // groups
+    nb = Kg if n_best is None else int(n_best)
+    if nb < 1:
+        raise ValueError(f"n_best: must be a positive integer, got {n_best!r}")
+    B, K = len(batch), beam
+    vx = backend.vocab_size + int(batch.n_ext)
+    # a group needs its 2*Kg best candidates; earlier groups can push down (G-1)*Kg tokens
+    need = 2 * Kg + (G - 1) * Kg if diversity else 2 * Kg
+    enc, h = backend.encode(batch)
+    rep = np.repeat(np.arange(B), K)
+    enc, h = backend.take(enc, rep), backend.take_h(h, rep)
+    limit_all = batch.ext_limit(backend.vocab_size)
+    active = np.arange(B)
+    search = np.full((B, G, Kg), -np.inf)  # penalised cumulative scores
+    search[:, :, 0] = 0.0
+    model = np.zeros((B, G, Kg))  # model log-probabilities
+    hist = np.zeros((B * K, 0), dtype=np.int64)
+    tokens = np.full(B * K, BOS_ID, dtype=np.int64)
+    finished: List[List[List[Hypothesis]]] = [[[] for _ in range(G)] for _ in range(B)]
+    gdone = np.zeros((B, G), dtype=bool)
+    beam_off = (np.arange(Kg) * vx)[None, :, None]
+    t = -1
+    for t in range(max_len):
+        nA = len(active)
+        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K), ban_unk)
+        kc = vals.shape[1]
+        vals = vals.reshape(nA, G, Kg, kc)
+        idx = idx.reshape(nA, G, Kg, kc)
+        srch, mdl = search[active], model[active]
+        ar = np.arange(nA)[:, None]
+        parent = np.tile(np.arange(K), (nA, 1))  # row within source, per new slot
+        new_tok = np.full((nA, K), PAD_ID, dtype=np.int64)
+        used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
+        for g in range(G):
+            v, ix = vals[:, g], idx[:, g]
+            cand = srch[:, g, :, None] + v
+            if used is not None and g > 0:
+                cand = cand - diversity * used[ar[:, :, None], ix]
+            cand = cand.reshape(nA, Kg * kc)
+            flat = (beam_off + ix).reshape(nA, Kg * kc)
+            order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg]
+            val = np.take_along_axis(cand, order, 1)
+            fl = np.take_along_axis(flat, order, 1)
+            bm, tk = fl // vx, fl % vx
+            mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
+            eos = tk == EOS_ID
+            was_done = gdone[active, g]
+            for i, r in zip(*np.nonzero(eos[:, :Kg])):
+                s = active[i]
+                if was_done[i] or not np.isfinite(val[i, r]):
+                    continue
+                finished[s][g].append(_finish(hist[i * K + g * Kg + bm[i, r]], mval[i, r], True,
+                                              length_penalty, alpha, g))
+            keep = ~eos & (np.cumsum(~eos, 1) <= Kg)
+            sel_b = bm[keep].reshape(nA, Kg)
+            sel_t = tk[keep].reshape(nA, Kg)
+            srch[:, g] = val[keep].reshape(nA, Kg)
+            mdl[:, g] = mval[keep].reshape(nA, Kg)
+            parent[:, g * Kg:(g + 1) * Kg] = g * Kg + sel_b
+            new_tok[:, g * Kg:(g + 1) * Kg] = sel_t
+            if used is not None:
+                live = np.nonzero(~was_done)[0]
+                np.add.at(used, (np.repeat(live, Kg), sel_t[live].ravel()), 1.0)
+            for i in np.nonzero(~was_done)[0]:
+                s = active[i]
+                if len(finished[s][g]) >= Kg:
+                    gdone[s, g] = True
+        search[active], model[active] = srch, mdl
+        rows = (np.arange(nA)[:, None] * K + parent).ravel()
+        hist = np.concatenate([hist[rows], new_tok.reshape(-1, 1)], 1)
+        tokens = new_tok.ravel()
+        h = backend.take_h(h, rows)
+        done = gdone[active].all(1)
+        if t == max_len - 1:
+            break
+        if done.any():
+            keep_src = np.nonzero(~done)[0]
+            active = active[keep_src]
+            if not len(active):
+                break
+            krows = (keep_src[:, None] * K + np.arange(K)).ravel()
+            enc, h = backend.take(enc, krows), backend.take_h(h, krows)
+            hist, tokens = hist[krows], tokens[krows]
+    # sources still running at max_len: add their alive hypotheses unfinished
+    if t == max_len - 1:
+        for i, s in enumerate(active):
+            for g in range(G):
+                if gdone[s, g]:
+                    continue
+                for j in range(Kg):
+                    if np.isfinite(search[s, g, j]):
+                        finished[s][g].append(_finish(hist[i * K + g * Kg + j], model[s, g, j], False,
+                                                      length_penalty, alpha, g))
+    results = []
+    for s in range(B):
+        hyps: List[Hypothesis] = []
+        for g in range(G):
+            hyps.extend(_rank(finished[s][g])[:nb])
+        results.append(_rank(hyps))
+    return results

@@ -1,0 +1,208 @@
+"""EDNet, AttNet and CopyNet (Ding & Balog 2018, Sect. 4) in PyTorch.
+
+One module, three architectures (``Seq2SeqConfig.arch``):
+
+* **EDNet** (Eq. 9-12): a bidirectional GRU encoder; the context ``c`` is the last encoder
+  state (forward state at the last token + backward state at the first token); the GRU decoder
+  reads ``[emb(y_{i-1}); c]`` and a softmax classifier ``g(s_i, y_{i-1}, c)`` predicts ``y_i``.
+* **AttNet** (Eq. 13): ``c_i = sum_j alpha_ij h_j`` with additive attention
+  ``sigma(s_{i-1}, h_j) = v^T tanh(W s_{i-1} + U h_j)`` (Bahdanau et al. 2015).
+* **CopyNet** (Eq. 14-16, Gu et al. 2016): ``P(y) = P_g(y) + P_c(y)`` with one normaliser over
+  the generate scores ``W_o r_i`` and the copy scores ``phi_c(x_j) = tanh(h_j^T W_c) s_i``;
+  copy probability mass of source position ``j`` goes to the source word's id, and source
+  words outside the vocabulary get extended ids ``V + k`` (one extended vocabulary per batch,
+  ``k`` = index of the word among the row's distinct OOV words). Gu et al.'s "selective read"
+  state update is not modelled (the previous word enters through its embedding; a copied
+  OOV word enters as ``<unk>``).
+
+Padding never changes results: the backward encoder direction runs over each row reversed
+within its own length (a gather, not ``pack_padded_sequence``), which also keeps the graph
+exportable to ONNX with a dynamic source length.
+
+Log-probabilities of CopyNet are ``log(max(p, 1e-12))`` (a clamp, not ``log(p + eps)``: ONNX
+graph optimisers fold ``p + 1e-12`` into ``p`` and turn zero probabilities into ``-inf``).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from pysynth.models.config import Seq2SeqConfig
+from pysynth.models.vocab import Vocab
+
+__all__ = ["Seq2Seq", "Encoded", "LOG_EPS", "MASK_NEG"]
+
+LOG_EPS = 1e-12  # CopyNet log-probabilities are log(max(p, LOG_EPS))
+MASK_NEG = -1e9  # masked attention / copy scores (finite, so all-masked rows cannot NaN)
+
+
+class Encoded(NamedTuple):
+    """Encoder outputs for ``N`` rows (sources or hypotheses); unused fields are empty tensors.
+
+    memory : [N, S, 2*enc_hidden] encoder states ``h_j`` (zero at padding)
+    context : [N, 2*enc_hidden] EDNet context (last states of both directions)
+    keys : [N, S, attn] ``U h_j`` of the attention scorer (AttNet, CopyNet)
+    copy_feats : [N, S, dec_hidden] ``tanh(h_j^T W_c)`` of Eq. 16 (CopyNet)
+    mask : [N, S] bool, True at real tokens
+    h0 : [N, dec_hidden] initial decoder state
+    """
+
+    memory: torch.Tensor
+    context: torch.Tensor
+    keys: torch.Tensor
+    copy_feats: torch.Tensor
+    mask: torch.Tensor
+    h0: torch.Tensor
+
+    def take(self, rows: torch.Tensor) -> "Encoded":
+        return Encoded(*(t.index_select(0, rows) if t.dim() > 0 and t.shape[0] else t for t in self))
+
+
+class Seq2Seq(nn.Module):
+    """EDNet / AttNet / CopyNet with a shared source/target vocabulary of ``vocab_size`` ids.
+
+    Parameters
+    ----------
+    config : Seq2SeqConfig
+    vocab_size : int
+        Size of the built vocabulary (at most ``config.vocab_size``).
+    """
+
+    def __init__(self, config: Seq2SeqConfig, vocab_size: int):
+        super().__init__()
+        if vocab_size > config.vocab_size:
+            raise ValueError(f"vocab_size: {vocab_size} exceeds config.vocab_size={config.vocab_size}")
+        if vocab_size <= Vocab.eos_id:
+            raise ValueError(f"vocab_size: must be larger than the 4 specials, got {vocab_size}")
+        c = config
+        self.config = c
+        self.vocab_size = vocab_size
+        E, H, D = c.emb_dim, c.enc_hidden, c.dec_hidden
+        M = 2 * H
+        self.embedding = nn.Embedding(vocab_size, E, padding_idx=Vocab.pad_id)
+        self.enc_fw = nn.GRU(E, H, batch_first=True)
+        self.enc_bw = nn.GRU(E, H, batch_first=True)
+        self.init_state = nn.Linear(M, D)
+        self.dec_cell = nn.GRUCell(E + M, D)
+        self.has_attention = c.arch in ("attnet", "copynet")
+        self.has_copy = c.arch == "copynet"
+        if self.has_attention:
+            A = c.attn_size
+            self.attn_key = nn.Linear(M, A, bias=False)
+            self.attn_query = nn.Linear(D, A)
+            self.attn_v = nn.Linear(A, 1, bias=False)
+        if self.has_copy:
+            self.copy_proj = nn.Linear(M, D)  # W_c of Eq. 16
+        self.readout = nn.Linear(D + E + M, c.readout_size)
+        if c.tie_embeddings:
+            self.out = None
+            self.out_bias = nn.Parameter(torch.zeros(vocab_size))
+        else:
+            self.out = nn.Linear(c.readout_size, vocab_size)
+        self.drop = nn.Dropout(c.dropout)
+        with torch.no_grad():
+            self.embedding.weight.uniform_(-c.emb_init, c.emb_init)
+            self.embedding.weight[Vocab.pad_id].zero_()
+
+    # -- encoder ---------------------------------------------------------------------------
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> Encoded:
+        """Encode ``src`` [B, S] (int64, padded with ``<pad>``) of lengths ``src_len`` [B] (>= 1)."""
+        B, S = src.shape
+        e = self.drop(self.embedding(src))
+        pos = torch.arange(S, device=src.device).unsqueeze(0)
+        L = src_len.unsqueeze(1)
+        valid = pos < L
+        # position j of a row read backwards within its length; padding stays in place
+        rev = torch.where(valid, L - 1 - pos, pos)
+        fw, _ = self.enc_fw(e)
+        e_rev = torch.gather(e, 1, rev.unsqueeze(-1).expand(B, S, e.shape[-1]))
+        bw_rev, _ = self.enc_bw(e_rev)
+        bw = torch.gather(bw_rev, 1, rev.unsqueeze(-1).expand(B, S, bw_rev.shape[-1]))
+        memory = torch.cat([fw, bw], -1) * valid.unsqueeze(-1).to(fw.dtype)
+        last = (L - 1).unsqueeze(-1).expand(B, 1, fw.shape[-1])
+        context = torch.cat([torch.gather(fw, 1, last).squeeze(1), bw[:, 0]], -1)
+        h0 = torch.tanh(self.init_state(context))
+        empty = memory.new_zeros(0)
+        keys = self.attn_key(memory) if self.has_attention else empty
+        copy_feats = torch.tanh(self.copy_proj(memory)) if self.has_copy else empty
+        return Encoded(memory, context, keys, copy_feats, valid, h0)
+
+    # -- one decoder step ------------------------------------------------------------------
+    def step(
+        self,
+        tokens: torch.Tensor,
+        h: torch.Tensor,
+        enc: Encoded,
+        src_ext: Optional[torch.Tensor] = None,
+        n_ext: int = 0,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Log-probabilities of the next token and the new decoder state.
+
+        Parameters
+        ----------
+        tokens : [N] int64 previous tokens (extended ids >= V are read as ``<unk>``)
+        h : [N, dec_hidden] previous decoder state ``s_{i-1}``
+        enc : Encoded for the same N rows
+        src_ext : [N, S] int64 extended source ids (CopyNet)
+        n_ext : int
+            Extended-vocabulary columns (CopyNet; the batch's largest OOV count).
+
+        Returns
+        -------
+        logp : [N, V + n_ext] (CopyNet) or [N, V]
+        h : [N, dec_hidden]
+        """
+        ext_zeros = h.new_zeros(h.shape[0], n_ext) if self.has_copy else None
+        return self.step_tensors(tokens, h, enc.memory, enc.context, enc.keys, enc.copy_feats,
+                                 enc.mask, src_ext, ext_zeros)
+
+    def step_tensors(self, tokens, h, memory, context, keys, copy_feats, mask, src_ext, ext_zeros):
+        """:meth:`step` on plain tensors; ``ext_zeros`` [N, n_ext] carries the extended size.
+
+        This is the function exported to ONNX (one decoder step).
+        """
+        V = self.vocab_size
+        inp = torch.where(tokens < V, tokens, torch.full_like(tokens, Vocab.unk_id))
+        y = self.drop(self.embedding(inp))
+        if self.has_attention:
+            q = self.attn_query(h).unsqueeze(1)
+            scores = self.attn_v(torch.tanh(keys + q)).squeeze(-1).masked_fill(~mask, MASK_NEG)
+            alpha = torch.softmax(scores, -1)  # Eq. 13
+            c = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)
+        else:
+            c = context  # Eq. 10-11: fixed context
+        h_new = self.dec_cell(torch.cat([y, c], -1), h)
+        r = self.drop(torch.tanh(self.readout(torch.cat([h_new, y, c], -1))))
+        if self.out is None:
+            logits = F.linear(r, self.embedding.weight, self.out_bias)
+        else:
+            logits = self.out(r)
+        if not self.has_copy:
+            return torch.log_softmax(logits, -1), h_new
+        # Eq. 16: phi_c(x_j) = tanh(h_j^T W_c) s_i ; Eq. 14-15 with one shared normaliser
+        copy_scores = torch.bmm(copy_feats, h_new.unsqueeze(-1)).squeeze(-1).masked_fill(~mask, MASK_NEG)
+        joint = torch.softmax(torch.cat([logits, copy_scores], -1), -1)
+        probs = torch.cat([joint[:, :V], ext_zeros], -1).scatter_add(1, src_ext, joint[:, V:])
+        return probs.clamp_min(LOG_EPS).log(), h_new
+
+    # -- training --------------------------------------------------------------------------
+    def forward(self, src, src_len, src_ext, n_ext: int, tgt_in, tgt_out):
+        """Teacher-forced negative log-likelihood: ``(sum over target tokens, token count)``.
+
+        ``tgt_in`` [B, T] starts with ``<s>``; ``tgt_out`` [B, T] ends with ``</s>``, padded with
+        ``<pad>`` (ignored); for CopyNet it holds extended ids for copyable OOV words.
+        """
+        enc = self.encode(src, src_len)
+        h = enc.h0
+        ext_zeros = h.new_zeros(h.shape[0], n_ext) if self.has_copy else None
+        picked = []
+        for t in range(tgt_in.shape[1]):
+            logp, h = self.step_tensors(tgt_in[:, t], h, enc.memory, enc.context, enc.keys,
+                                        enc.copy_feats, enc.mask, src_ext, ext_zeros)
+            picked.append(logp.gather(1, tgt_out[:, t : t + 1]))
+        lp = torch.cat(picked, 1)
+        keep = (tgt_out != Vocab.pad_id).to(lp.dtype)
+        return -(lp * keep).sum(), keep.sum()

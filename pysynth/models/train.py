@@ -1,0 +1,259 @@
+"""Training: length-bucketed batches, resumable atomic checkpoints, early stopping on dev BLEU.
+
+A run folder holds ``config.json`` + ``vocab.json`` + ``model.safetensors`` (or ``model.pt``):
+the best model on dev BLEU (the last one when no dev evaluation ran), ``train_config.json``,
+``checkpoint.pt`` (model + optimizer + progress + RNG state; written via temp file + rename,
+loaded with ``weights_only=True``) and ``train_log.jsonl``.
+
+Determinism: with the same seed on CPU, a run interrupted and resumed from its checkpoint
+ends with the same weights as an uninterrupted run (batch order per epoch comes from
+``seed + epoch``; the torch RNG state for dropout is saved in the checkpoint).
+"""
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import torch
+
+from pysynth.models.batching import make_source_batch, make_target_arrays
+from pysynth.models.config import Seq2SeqConfig, TrainConfig
+from pysynth.models.io import atomic_save, atomic_write_text, save_model
+from pysynth.models.seq2seq import Seq2Seq
+from pysynth.models.vocab import Vocab, detokenize, tokenize
+
+__all__ = ["Trainer", "train", "bucket_batches"]
+
+CHECKPOINT = "checkpoint.pt"
+
+
+def bucket_batches(lengths: Sequence[int], batch_size: int, bucket_batches: int, seed: int) -> List[List[int]]:
+    """Batches of similar length: shuffle, cut into buckets of ``bucket_batches`` batches, sort each
+    bucket by length, cut into batches, shuffle the batches. Deterministic for a seed."""
+    rng = random.Random(seed)
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    size = batch_size * max(1, bucket_batches)
+    batches = []
+    for b0 in range(0, len(idx), size):
+        chunk = sorted(idx[b0 : b0 + size], key=lambda i: lengths[i])
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class Trainer:
+    """Train a :class:`Seq2Seq` on ``(source, target)`` text pairs.
+
+    Parameters
+    ----------
+    pairs : list of (source, target) strings
+    out_dir : run folder (created)
+    model_config, train_config : configurations (paper defaults)
+    dev_pairs : dev set for early stopping (default: ``train_config.dev_fraction`` of ``pairs``)
+    vocab : optional prebuilt vocabulary (default: built from the training pairs)
+    log : where progress lines go (default: stderr)
+    """
+
+    def __init__(self, pairs: Sequence[Tuple[str, str]], out_dir, model_config: Optional[Seq2SeqConfig] = None,
+                 train_config: Optional[TrainConfig] = None, dev_pairs: Optional[Sequence[Tuple[str, str]]] = None,
+                 vocab: Optional[Vocab] = None, log: Optional[Callable[[str], None]] = None):
+        self.mc = model_config or Seq2SeqConfig()
+        self.tc = train_config or TrainConfig()
+        self.out = Path(out_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        if not pairs:
+            raise ValueError("pairs: no training pairs")
+        pairs = list(pairs)
+        if dev_pairs is None and self.tc.dev_fraction > 0 and self.tc.eval_every > 0:
+            rng = random.Random(self.tc.seed)
+            order = list(range(len(pairs)))
+            rng.shuffle(order)
+            n_dev = max(1, int(len(pairs) * self.tc.dev_fraction))
+            dev_pairs = [pairs[i] for i in order[:n_dev]]
+            pairs = [pairs[i] for i in order[n_dev:]]
+        self.dev_pairs = list(dev_pairs or [])
+        if self.tc.threads:
+            torch.set_num_threads(self.tc.threads)
+        self.device = _device(self.tc.device)
+        self.vocab = vocab or Vocab.build((t for p in pairs for t in p), max_size=self.mc.vocab_size)
+        self.copy = self.mc.arch == "copynet"
+        self.src_tok = [tokenize(s)[: self.mc.max_src_len] for s, _ in pairs]
+        self.tgt_tok = [tokenize(t)[: self.mc.max_tgt_len] for _, t in pairs]
+        keep = [i for i in range(len(pairs)) if self.src_tok[i] and self.tgt_tok[i]]
+        self.src_tok = [self.src_tok[i] for i in keep]
+        self.tgt_tok = [self.tgt_tok[i] for i in keep]
+        if not keep:
+            raise ValueError("pairs: every pair has an empty source or target")
+        self.lengths = [len(s) + len(t) for s, t in zip(self.src_tok, self.tgt_tok)]
+        torch.manual_seed(self.tc.seed)
+        self.model = Seq2Seq(self.mc, len(self.vocab)).to(self.device)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=self.tc.lr)
+        self.step = 0
+        self.epoch = 0
+        self.pos = 0  # batches of the current epoch already done
+        self.best_bleu = -1.0
+        self.bad_evals = 0
+        self.stopped = ""
+
+    # -- state -----------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "progress": {"step": self.step, "epoch": self.epoch, "pos": self.pos,
+                         "best_bleu": self.best_bleu, "bad_evals": self.bad_evals},
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def save_checkpoint(self) -> Path:
+        self.mc.save(self.out / "config.json")
+        self.vocab.save(self.out / "vocab.json")
+        atomic_write_text(self.out / "train_config.json", json.dumps(self.tc.to_dict(), indent=1))
+        path = self.out / CHECKPOINT
+        atomic_save(self.state(), path)
+        return path
+
+    def resume(self, path=None) -> bool:
+        """Load ``checkpoint.pt`` of the run folder (or ``path``); False when there is none."""
+        path = Path(path) if path else self.out / CHECKPOINT
+        if not path.exists():
+            return False
+        vpath = path.parent / "vocab.json"
+        if vpath.exists() and Vocab.load(vpath).itos != self.vocab.itos:
+            raise ValueError(f"resume: the vocabulary in {vpath} differs from the one built from these pairs")
+        st = torch.load(path, map_location=self.device, weights_only=True)
+        self.model.load_state_dict(st["model"])
+        self.opt.load_state_dict(st["optimizer"])
+        p = st["progress"]
+        self.step, self.epoch, self.pos = int(p["step"]), int(p["epoch"]), int(p["pos"])
+        self.best_bleu, self.bad_evals = float(p["best_bleu"]), int(p["bad_evals"])
+        torch.set_rng_state(st["torch_rng"].cpu())
+        return True
+
+    # -- training --------------------------------------------------------------------------
+    def _tensors(self, idx: Sequence[int]):
+        src = [self.src_tok[i] for i in idx]
+        sb = make_source_batch(self.vocab, src, self.copy)
+        tin, tout = make_target_arrays(self.vocab, [self.tgt_tok[i] for i in idx], sb.oovs, self.mc.max_tgt_len)
+        t = lambda a: torch.from_numpy(a).to(self.device)  # noqa: E731
+        return t(sb.src), t(sb.src_len), t(sb.src_ext), sb.n_ext, t(tin), t(tout)
+
+    def train_step(self, idx: Sequence[int]) -> Tuple[float, int]:
+        self.model.train()
+        src, slen, sext, n_ext, tin, tout = self._tensors(idx)
+        nll, ntok = self.model(src, slen, sext, n_ext, tin, tout)
+        loss = nll / ntok
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.tc.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.tc.clip_norm)
+        self.opt.step()
+        return float(loss.detach()), int(ntok) + int(slen.sum())
+
+    def evaluate(self) -> float:
+        """Corpus BLEU (sacrebleu flavor, ``pysynth.metrics``) of greedy outputs on the dev set."""
+        from pysynth import metrics
+        from pysynth.decoding.backends import TorchBackend
+        from pysynth.models.generate import Generator
+
+        dev = self.dev_pairs[: self.tc.eval_max_pairs]
+        srcs, refs = [], []
+        for s, t in dev:
+            if any(w in self.vocab.stoi for w in tokenize(s)):
+                srcs.append(s)
+                refs.append(detokenize(tokenize(t)))
+        if not srcs:
+            return 0.0
+        self.model.eval()
+        gen = Generator(TorchBackend(self.model), self.vocab, self.copy, self.mc.max_src_len, self.mc.max_tgt_len)
+        hyps = [g.texts[0] if g.texts else "" for g in gen.generate(srcs, beam=1, batch_size=64)]
+        return float(metrics.corpus_bleu(hyps, [refs]).score)
+
+    def fit(self) -> dict:
+        """Train until ``max_steps`` / ``max_epochs`` / ``max_minutes`` / early stopping."""
+        tc = self.tc
+        t0 = time.time()
+        last_t, last_tok, loss_sum, loss_n = time.time(), 0, 0.0, 0
+        logf = open(self.out / "train_log.jsonl", "a", encoding="utf-8")
+        try:
+            while not self.stopped:
+                if tc.max_epochs and self.epoch >= tc.max_epochs:
+                    self.stopped = "max_epochs"
+                    break
+                batches = bucket_batches(self.lengths, tc.batch_size, tc.bucket_batches, tc.seed + self.epoch)
+                while self.pos < len(batches):
+                    loss, ntok = self.train_step(batches[self.pos])
+                    self.pos += 1
+                    self.step += 1
+                    loss_sum, loss_n, last_tok = loss_sum + loss, loss_n + 1, last_tok + ntok
+                    if tc.log_every and self.step % tc.log_every == 0:
+                        dt = max(time.time() - last_t, 1e-9)
+                        line = {"step": self.step, "epoch": self.epoch, "loss": round(loss_sum / loss_n, 4),
+                                "tok_per_s": round(last_tok / dt), "elapsed_s": round(time.time() - t0, 1)}
+                        self.log(f"step {self.step} epoch {self.epoch} loss {line['loss']:.4f} "
+                                 f"tokens/s {line['tok_per_s']} elapsed {line['elapsed_s']}s")
+                        logf.write(json.dumps(line) + "\n")
+                        logf.flush()
+                        last_t, last_tok, loss_sum, loss_n = time.time(), 0, 0.0, 0
+                    if tc.eval_every and self.dev_pairs and self.step % tc.eval_every == 0:
+                        self._eval_and_keep(logf)
+                    if tc.ckpt_every and self.step % tc.ckpt_every == 0:
+                        self.save_checkpoint()
+                    if self.stopped:
+                        break
+                    if tc.max_steps and self.step >= tc.max_steps:
+                        self.stopped = "max_steps"
+                        break
+                    if tc.max_minutes and time.time() - t0 >= 60 * tc.max_minutes:
+                        self.stopped = "max_minutes"
+                        break
+                if self.pos >= len(batches):
+                    self.epoch += 1
+                    self.pos = 0
+            if tc.eval_every and self.dev_pairs:
+                if self.stopped != "early_stopping":
+                    self._eval_and_keep(logf)
+            else:  # no dev evaluation: the model folder holds the last weights
+                save_model(self.model, self.vocab, self.out)
+            self.save_checkpoint()
+        finally:
+            logf.close()
+        summary = {"steps": self.step, "epochs": self.epoch, "stopped": self.stopped,
+                   "best_dev_bleu": self.best_bleu, "minutes": round((time.time() - t0) / 60, 2)}
+        self.log(f"done: {summary}")
+        return summary
+
+    def _eval_and_keep(self, logf) -> None:
+        bleu = self.evaluate()
+        better = bleu > self.best_bleu
+        if better:
+            self.best_bleu, self.bad_evals = bleu, 0
+            save_model(self.model, self.vocab, self.out)
+        else:
+            self.bad_evals += 1
+        self.log(f"eval step {self.step}: dev BLEU {bleu:.2f} (best {self.best_bleu:.2f})")
+        logf.write(json.dumps({"step": self.step, "dev_bleu": bleu, "best": self.best_bleu}) + "\n")
+        logf.flush()
+        if self.tc.patience and self.bad_evals >= self.tc.patience:
+            self.stopped = "early_stopping"
+
+
+def train(pairs, out_dir, model_config=None, train_config=None, dev_pairs=None, resume: bool = True,
+          log=None) -> dict:
+    """Train (resuming from ``out_dir/checkpoint.pt`` when present and ``resume``); returns a summary."""
+    tr = Trainer(pairs, out_dir, model_config, train_config, dev_pairs, log=log)
+    if resume and tr.resume():
+        tr.log(f"resumed from step {tr.step} (epoch {tr.epoch})")
+    return tr.fit()

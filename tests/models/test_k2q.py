@@ -1,0 +1,57 @@
+"""K2Q on the shipped model: generate_questions, torch/onnxruntime token parity on held-out T0."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pysynth.models.k2q import default_model_dir, keywords_of, make_synthetic_pairs
+
+SHIPPED = default_model_dir()
+needs_model = pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped model missing")
+
+
+def test_keywords_stand_in():
+    rng = random.Random(0)
+    kw = keywords_of("What is the capital city of the state of New York?", rng)
+    assert kw and all(w not in ("what", "is", "the", "of", "?") for w in kw)
+    pairs = make_synthetic_pairs(["How do I bond two wireless networks?", "Who wrote the bible?"], seed=1)
+    assert pairs == make_synthetic_pairs(["How do I bond two wireless networks?", "Who wrote the bible?"], seed=1)
+    for k, q in pairs:
+        assert 1 <= len(k.split()) <= 7
+        q_words = q.lower().replace("?", " ").split()
+        assert [w for w in q_words if w in k.split()][: len(k.split())] == k.split()  # question order
+
+
+@needs_model
+def test_generate_questions_fig1():
+    pytest.importorskip("torch")
+    from pysynth.models.k2q import generate_questions
+
+    out = generate_questions("bible verse education", n=5)
+    assert 2 <= len(out) <= 5
+    qs = [q for q, _ in out]
+    assert len(set(qs)) == len(qs)
+    assert all(isinstance(s, float) for _, s in out)
+    # the first one is plain beam search's best
+    best = generate_questions("bible verse education", n=1, diverse=False)
+    assert best[0][0] == qs[0]
+    many = generate_questions(["capital france", "cale yarborough championships"], n=3)
+    assert len(many) == 2 and all(1 <= len(x) <= 3 for x in many)
+
+
+@needs_model
+@pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
+def test_shipped_onnx_matches_torch_on_t0(method, shared_data):
+    pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime")
+    from pysynth.k2q.data import load_seed_pairs
+    from pysynth.models.k2q import get_generator
+
+    tg, og = get_generator(None, "torch"), get_generator(None, "onnx")
+    kws = [p.keywords for p in load_seed_pairs(shared_data)][::16]  # 50 held-out queries
+    kws = [k for k in kws if any(w in tg.vocab.stoi for w in k.lower().split())]
+    kw = dict(greedy=dict(beam=1), beam=dict(beam=5), diverse=dict(beam=6, groups=3, diversity=0.5))[method]
+    a = tg.generate(kws, **kw)
+    b = og.generate(kws, **kw)
+    assert [x.texts for x in a] == [x.texts for x in b]

@@ -1,0 +1,104 @@
+"""ONNX export + onnxruntime backend: same tokens as torch; zero probabilities stay finite."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from pysynth.decoding import search as S  # noqa: E402
+from pysynth.decoding.backends import TorchBackend  # noqa: E402
+from pysynth.export.onnx import OrtBackend, choose_providers, export_onnx  # noqa: E402
+from pysynth.models.batching import make_source_batch  # noqa: E402
+from pysynth.models.seq2seq import LOG_EPS  # noqa: E402
+
+from ._util import random_sources, small_model, small_vocab  # noqa: E402
+
+ZERO_TOKEN = 10  # its generate score is pushed so low that its probability is exactly 0.0
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """ednet/attnet via the TorchScript exporter (fast); copynet via dynamo (the default path)."""
+    out = {}
+    for arch in ("ednet", "attnet", "copynet"):
+        m = small_model(arch, seed=11, eos_bias=2.0)
+        if arch == "copynet":
+            with torch.no_grad():
+                m.out.bias[ZERO_TOKEN] = -1e4
+        d = tmp_path_factory.mktemp(arch)
+        dynamo = arch == "copynet"
+        if dynamo:
+            pytest.importorskip("onnxscript")
+        export_onnx((m, small_vocab()), d, dynamo=dynamo)
+        out[arch] = (m, OrtBackend(d, device="cpu"))
+    return out
+
+
+def _tokens(res):
+    return [[(h.tokens, h.finished, h.group) for h in hyps] for hyps in res]
+
+
+@pytest.mark.parametrize("arch", ["ednet", "attnet", "copynet"])
+@pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
+def test_onnxruntime_matches_torch(exported, arch, method):
+    m, ob = exported[arch]
+    tb = TorchBackend(m)
+    batch = make_source_batch(small_vocab(), random_sources(21, n=9, oov_rate=0.4), copy=m.has_copy)
+    if method == "greedy":
+        run = lambda be: S.greedy_search(be, batch, max_len=9)  # noqa: E731
+    elif method == "beam":
+        run = lambda be: S.beam_search(be, batch, beam=4, max_len=9, length_penalty="gnmt")  # noqa: E731
+    else:
+        run = lambda be: S.diverse_beam_search(be, batch, beam=6, groups=3, diversity=0.5, max_len=9)  # noqa: E731
+    a, b = run(tb), run(ob)
+    assert _tokens(a) == _tokens(b)
+    for x, y in zip(a, b):
+        for h, g in zip(x, y):
+            assert abs(h.score - g.score) < 1e-4
+
+
+def test_zero_probabilities_stay_finite(exported):
+    """The epsilon-folding trap: log(p + 1e-12) -> log(p) would give -inf in ONNX."""
+    m, ob = exported["copynet"]
+    # row 0 has no OOV word but the batch has 3 extended columns: those get probability 0.0
+    srcs = [["w1", "w2"], ["oova", "w3", "oovb", "oovc"], ["w5"]]
+    batch = make_source_batch(small_vocab(), srcs, copy=True)
+    assert batch.n_ext == 3
+    st_o, h_o = ob.encode(batch)
+    st_t, h_t = TorchBackend(m).encode(batch)
+    tokens = np.array([2, 2, 2], dtype=np.int64)
+    lo, _ = ob.step(st_o, tokens, h_o)
+    lt, _ = TorchBackend(m).step(st_t, tokens, h_t)
+    assert np.isfinite(lo).all(), "onnxruntime produced -inf/nan for zero probabilities"
+    np.testing.assert_allclose(lo, lt, rtol=1e-5, atol=1e-5)
+    floor = np.float32(np.log(np.float32(LOG_EPS)))
+    assert lo[0, m.vocab_size:].max() == pytest.approx(floor, abs=1e-4)  # padded extended columns
+    assert lo[:, ZERO_TOKEN].max() == pytest.approx(floor, abs=1e-4)  # exp(-1e4) == 0.0
+
+
+def test_dynamic_axes(exported):
+    m, ob = exported["copynet"]
+    for n, L in ((1, 1), (5, 12)):
+        srcs = [["w1"] * L for _ in range(n)]
+        batch = make_source_batch(small_vocab(), srcs, copy=True)
+        st, h = ob.encode(batch)
+        lp, h2 = ob.step(st, np.full(n, 2, dtype=np.int64), h)
+        assert lp.shape == (n, m.vocab_size) and h2.shape == h.shape
+
+
+def test_checker_and_providers(exported):
+    import onnx
+
+    m, ob = exported["copynet"]
+    for name in ("encoder.onnx", "step.onnx"):
+        onnx.checker.check_model(onnx.load(str(ob.path / name)), full_check=True)
+    assert set(ob.providers) <= set(ort.get_available_providers())
+    assert "CPUExecutionProvider" in choose_providers("cpu")
+    with pytest.raises(ValueError, match="device"):
+        choose_providers("tpu")
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        with pytest.raises(ValueError, match="device"):
+            choose_providers("cuda")

@@ -60,7 +60,11 @@ setup(
     + ["pysynth.kernels"]
     + ["pysynth.kernels." + p for p in find_packages("kernels")],
     package_dir={"pysynth.kernels": "kernels"},
-    package_data={"pysynth": ["py.typed", "_core/*.pyi"], "pysynth.data": ["*.gz", "*.md", "*.json"]},
+    package_data={
+        "pysynth": ["py.typed", "_core/*.pyi"],
+        "pysynth.data": ["*.gz", "*.md", "*.json"],
+        "pysynth.models": ["assets/*/*.json", "assets/*/*.md", "assets/*/*.pt", "assets/*/*.safetensors", "assets/*/*.jsonl", "assets/*/onnx/*"],
+    },
     ext_modules=ext_modules,
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

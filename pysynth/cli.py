@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pysynth.k2q.cli import add_commands as add_k2q_commands
 
     add_k2q_commands(k2q_sub)
+    from pysynth.models.cli import add_k2q_model_commands
+
+    add_k2q_model_commands(sub, k2q_sub)  # k2q train / generate, export onnx
 
     d = sub.add_parser("demo", help="score the bundled MQR sample with every metric and print a table")
     d.add_argument("--workers", type=int, default=1)

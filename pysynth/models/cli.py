@@ -112,10 +112,16 @@ def _cmd_export_onnx(args) -> int:
     return 0
 
 
-def add_k2q_model_commands(subparsers) -> None:
-    """Add ``k2q train``, ``k2q generate`` and ``export onnx`` to an argparse subparsers object."""
-    k2q = subparsers.add_parser("k2q", help="keyword-to-question models (train, generate)")
-    ks = k2q.add_subparsers(dest="k2q_command", required=True)
+def add_k2q_model_commands(subparsers, k2q_subparsers=None) -> None:
+    """Add ``k2q train``, ``k2q generate`` and ``export onnx`` to an argparse subparsers object.
+
+    ``k2q_subparsers``: an existing ``k2q`` subcommand group to add to (else one is made).
+    """
+    if k2q_subparsers is None:
+        k2q = subparsers.add_parser("k2q", help="keyword-to-question models (train, generate)")
+        ks = k2q.add_subparsers(dest="k2q_command", required=True)
+    else:
+        ks = k2q_subparsers
 
     t = ks.add_parser("train", help="train EDNet/AttNet/CopyNet on keyword-question pairs")
     t.add_argument("--pairs", required=True,

@@ -95,7 +95,8 @@ def add_commands(sub) -> None:
     kw.add_argument("--out", required=True, help='JSONL output: input rows plus "keywords": [m strings]')
     kw.add_argument("--corpus", help="JSONL question corpus for the statistics (default: the bundled 18k questions)")
     kw.add_argument("--model", default="paraphrase", choices=["baseline", "paraphrase"])
-    kw.add_argument("--strategy", default="combination", choices=["popular", "discriminative", "combination"])
+    kw.add_argument("--strategy", default="discriminative", choices=["popular", "discriminative", "combination"],
+                    help="default: the best of our Table 1 run (bench/RESULTS_k2q.md)")
     g = kw.add_mutually_exclusive_group()
     g.add_argument("--phrases", dest="phrases", action="store_true", default=None, help="detect phrases (default)")
     g.add_argument("--no-phrases", dest="phrases", action="store_false")

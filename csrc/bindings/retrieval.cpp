@@ -64,12 +64,13 @@ const T* get(const py::dict& d, const char* name, IndexArg& out, py::ssize_t* n)
 }
 
 IndexArg index_arg(const py::object& obj) {
-  if (!py::isinstance<py::dict>(obj)) throw py::type_error("index must be a dict of numpy arrays (Index.arrays)");
-  py::dict d = obj.cast<py::dict>();
+  if (!py::isinstance<py::dict>(obj) && !py::isinstance(obj, py::module_::import("types").attr("MappingProxyType")))
+    throw py::type_error("index must be a dict of numpy arrays (Index.arrays)");
+  py::dict d = py::dict(obj);
   IndexArg ia;
   IndexView& v = ia.view;
   py::ssize_t n_indptr, n_doc_ids, n_tfs, n_pos_indptr, n_positions, n_doc_offsets, n_doc_tokens, n_doc_lengths,
-      n_cf, n_max_tf, n_impact;
+      n_cf, n_max_tf, n_impact, n_hi_indptr, n_hi_doc_ids, n_hi_tfs, n_pair_terms, n_cf_od, n_cf_uw, n_max_od, n_max_uw;
   v.indptr = get<std::int64_t>(d, "indptr", ia, &n_indptr);
   v.doc_ids = get<std::int32_t>(d, "doc_ids", ia, &n_doc_ids);
   v.tfs = get<std::int32_t>(d, "tfs", ia, &n_tfs);
@@ -81,6 +82,16 @@ IndexArg index_arg(const py::object& obj) {
   v.cf = get<std::int64_t>(d, "cf", ia, &n_cf);
   v.max_tf = get<std::int32_t>(d, "max_tf", ia, &n_max_tf);
   v.impact = get<std::int32_t>(d, "impact", ia, &n_impact);
+  v.hi_indptr = get<std::int64_t>(d, "hi_indptr", ia, &n_hi_indptr);
+  v.hi_doc_ids = get<std::int32_t>(d, "hi_doc_ids", ia, &n_hi_doc_ids);
+  v.hi_tfs = get<std::int32_t>(d, "hi_tfs", ia, &n_hi_tfs);
+  v.n_hi = n_hi_doc_ids;
+  v.pair_terms = get<std::int32_t>(d, "pair_terms", ia, &n_pair_terms);
+  v.pair_cf_od = get<std::int64_t>(d, "pair_cf_od", ia, &n_cf_od);
+  v.pair_cf_uw = get<std::int64_t>(d, "pair_cf_uw", ia, &n_cf_uw);
+  v.pair_max_od = get<std::int32_t>(d, "pair_max_od", ia, &n_max_od);
+  v.pair_max_uw = get<std::int32_t>(d, "pair_max_uw", ia, &n_max_uw);
+  v.n_pair_terms = n_pair_terms;
   v.vocab_size = n_cf;
   v.n_docs = n_doc_lengths;
   v.n_postings = n_doc_ids;
@@ -90,6 +101,12 @@ IndexArg index_arg(const py::object& obj) {
       {"pos_indptr", {n_pos_indptr, n_doc_ids + 1}}, {"doc_offsets", {n_doc_offsets, n_doc_lengths + 1}},
       {"doc_tokens", {n_doc_tokens, n_positions}}, {"max_tf", {n_max_tf, n_cf}},
       {"impact", {n_impact, n_doc_ids}},
+      {"hi_indptr", {n_hi_indptr, n_cf + 1}},
+      {"hi_tfs", {n_hi_tfs, n_hi_doc_ids}},
+      {"pair_cf_od", {n_cf_od, n_pair_terms * n_pair_terms}},
+      {"pair_cf_uw", {n_cf_uw, n_pair_terms * n_pair_terms}},
+      {"pair_max_od", {n_max_od, n_pair_terms * n_pair_terms}},
+      {"pair_max_uw", {n_max_uw, n_pair_terms * n_pair_terms}},
   };
   for (const auto& e : expect)
     if (e.second.first != e.second.second)
@@ -171,6 +188,14 @@ py::dict build_index_py(const py::object& ids_obj, const py::object& off_obj, st
   d["cf"] = to_numpy(std::move(a.cf));
   d["max_tf"] = to_numpy(std::move(a.max_tf));
   d["impact"] = to_numpy(std::move(a.impact));
+  d["hi_indptr"] = to_numpy(std::move(a.hi_indptr));
+  d["hi_doc_ids"] = to_numpy(std::move(a.hi_doc_ids));
+  d["hi_tfs"] = to_numpy(std::move(a.hi_tfs));
+  d["pair_terms"] = to_numpy(std::move(a.pair_terms));
+  d["pair_cf_od"] = to_numpy(std::move(a.pair_cf_od));
+  d["pair_cf_uw"] = to_numpy(std::move(a.pair_cf_uw));
+  d["pair_max_od"] = to_numpy(std::move(a.pair_max_od));
+  d["pair_max_uw"] = to_numpy(std::move(a.pair_max_uw));
   return d;
 }
 

@@ -7,8 +7,11 @@
 #include <string>
 
 #include "pysynth/common.hpp"
+#include "pysynth/sdm.hpp"
 
 namespace pysynth::retrieval {
+
+void build_pair_table(IndexArrays& a, std::int64_t vocab_size, int workers);
 
 namespace {
 
@@ -35,6 +38,16 @@ IndexView view_of(const IndexArrays& a, std::int64_t vocab_size) {
   v.cf = a.cf.data();
   v.max_tf = a.max_tf.data();
   v.impact = a.impact.data();
+  v.n_hi = static_cast<std::int64_t>(a.hi_doc_ids.size());
+  v.hi_indptr = a.hi_indptr.data();
+  v.hi_doc_ids = a.hi_doc_ids.data();
+  v.hi_tfs = a.hi_tfs.data();
+  v.n_pair_terms = static_cast<std::int64_t>(a.pair_terms.size());
+  v.pair_terms = a.pair_terms.data();
+  v.pair_cf_od = a.pair_cf_od.data();
+  v.pair_cf_uw = a.pair_cf_uw.data();
+  v.pair_max_od = a.pair_max_od.data();
+  v.pair_max_uw = a.pair_max_uw.data();
   return v;
 }
 
@@ -206,9 +219,131 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
         });
     }
   });
+  // high layer: the postings with tf >= 2
+  a.hi_indptr.assign(V + 1, 0);
+  for (std::size_t t = 0; t < V; ++t) {
+    std::int64_t n = 0;
+    for (std::int64_t p = a.indptr[t]; p < a.indptr[t + 1]; ++p) n += a.tfs[static_cast<std::size_t>(p)] >= 2;
+    a.hi_indptr[t + 1] = a.hi_indptr[t] + n;
+  }
+  a.hi_doc_ids.resize(static_cast<std::size_t>(a.hi_indptr[V]));
+  a.hi_tfs.resize(static_cast<std::size_t>(a.hi_indptr[V]));
+  for (std::size_t t = 0, h = 0; t < V; ++t) {
+    for (std::int64_t p = a.indptr[t]; p < a.indptr[t + 1]; ++p) {
+      if (a.tfs[static_cast<std::size_t>(p)] < 2) continue;
+      a.hi_doc_ids[h] = a.doc_ids[static_cast<std::size_t>(p)];
+      a.hi_tfs[h++] = a.tfs[static_cast<std::size_t>(p)];
+    }
+  }
   a.doc_offsets.assign(offsets, offsets + n_docs + 1);
   a.doc_tokens.assign(ids, ids + T);
+  build_pair_table(a, vocab_size, n_workers);
   return a;
+}
+
+std::vector<std::int32_t> select_pair_terms(const std::int64_t* indptr, std::int64_t vocab_size, std::int64_t n_docs) {
+  const std::int64_t min_df = std::max<std::int64_t>(2, (n_docs + 1023) / 1024);
+  std::vector<std::int32_t> terms;
+  for (std::int64_t t = 0; t < vocab_size; ++t)
+    if (indptr[t + 1] - indptr[t] >= min_df) terms.push_back(static_cast<std::int32_t>(t));
+  if (static_cast<std::int64_t>(terms.size()) > kMaxPairTerms) {
+    std::stable_sort(terms.begin(), terms.end(), [&](std::int32_t x, std::int32_t y) {
+      return indptr[x + 1] - indptr[x] > indptr[y + 1] - indptr[y];
+    });
+    terms.resize(static_cast<std::size_t>(kMaxPairTerms));
+    std::sort(terms.begin(), terms.end());
+  }
+  return terms;
+}
+
+// Window statistics of every ordered pair of frequent terms, in one pass over the documents:
+// each document's frequent terms are grouped with their positions and every ordered pair of them
+// (a term with itself included) is counted. Threads fill private tables over contiguous ranges
+// of documents, merged at the end (sums and maxima: the result does not depend on the split);
+// at most 4 tables, as each takes 24 bytes per pair (25 MB at the 1024-term maximum).
+void build_pair_table(IndexArrays& a, std::int64_t vocab_size, int workers) {
+  const std::int64_t N = static_cast<std::int64_t>(a.doc_lengths.size());
+  a.pair_terms = select_pair_terms(a.indptr.data(), vocab_size, N);
+  const std::size_t P = a.pair_terms.size(), PP = P * P;
+  a.pair_cf_od.assign(PP, 0);
+  a.pair_cf_uw.assign(PP, 0);
+  a.pair_max_od.assign(PP, 0);
+  a.pair_max_uw.assign(PP, 0);
+  if (P == 0) return;
+  std::vector<std::int32_t> slot(static_cast<std::size_t>(vocab_size), -1);
+  for (std::size_t i = 0; i < P; ++i) slot[static_cast<std::size_t>(a.pair_terms[i])] = static_cast<std::int32_t>(i);
+  const std::size_t n_parts = std::min<std::size_t>({static_cast<std::size_t>(workers), 4, static_cast<std::size_t>(N)});
+  struct Cell {  // one cache access per update (the four counts side by side)
+    std::int64_t cf_od, cf_uw;
+    std::int32_t mx_od, mx_uw;
+  };
+  struct Part {
+    std::vector<Cell> cells;
+  };
+  std::vector<Part> parts(n_parts);
+  parallel_for(n_parts, workers, 1, [&](std::size_t, std::size_t pb, std::size_t pe) {
+    for (std::size_t part = pb; part < pe; ++part) {
+      Part& T = parts[part];
+      T.cells.assign(PP, Cell{0, 0, 0, 0});
+      std::vector<std::int32_t> count(P, 0), start(P, 0), fill(P, 0), present, flat;
+      const std::int64_t d0 = N * static_cast<std::int64_t>(part) / static_cast<std::int64_t>(n_parts);
+      const std::int64_t d1 = N * static_cast<std::int64_t>(part + 1) / static_cast<std::int64_t>(n_parts);
+      for (std::int64_t d = d0; d < d1; ++d) {
+        const std::int64_t off = a.doc_offsets[static_cast<std::size_t>(d)];
+        const std::int64_t len = a.doc_offsets[static_cast<std::size_t>(d) + 1] - off;
+        const std::int32_t* toks = a.doc_tokens.data() + off;
+        present.clear();
+        std::int32_t total = 0;
+        for (std::int64_t i = 0; i < len; ++i) {
+          const std::int32_t s = slot[static_cast<std::size_t>(toks[i])];
+          if (s < 0) continue;
+          if (count[static_cast<std::size_t>(s)]++ == 0) present.push_back(s);
+          ++total;
+        }
+        if (present.empty()) continue;
+        std::int32_t at = 0;
+        for (std::int32_t s : present) {
+          start[static_cast<std::size_t>(s)] = at;
+          at += count[static_cast<std::size_t>(s)];
+        }
+        flat.resize(static_cast<std::size_t>(total));
+        for (std::int64_t i = 0; i < len; ++i) {
+          const std::int32_t s = slot[static_cast<std::size_t>(toks[i])];
+          if (s >= 0)
+            flat[static_cast<std::size_t>(start[static_cast<std::size_t>(s)] + fill[static_cast<std::size_t>(s)]++)] =
+                static_cast<std::int32_t>(i);
+        }
+        for (std::int32_t sa : present) {
+          const std::int32_t* A = flat.data() + start[static_cast<std::size_t>(sa)];
+          const std::size_t na = static_cast<std::size_t>(count[static_cast<std::size_t>(sa)]);
+          const std::size_t row = static_cast<std::size_t>(sa) * P;
+          for (std::int32_t sb : present) {
+            const std::int32_t* B = flat.data() + start[static_cast<std::size_t>(sb)];
+            const std::size_t nb = static_cast<std::size_t>(count[static_cast<std::size_t>(sb)]);
+            const std::int32_t od = ordered_count(A, na, B, nb, kOrderedWidth);
+            const std::int32_t uw = unordered_count(A, na, B, nb, sa == sb, kUnorderedWidth);
+            Cell& c = T.cells[row + static_cast<std::size_t>(sb)];
+            c.cf_od += od;
+            c.cf_uw += uw;
+            c.mx_od = std::max(c.mx_od, od);
+            c.mx_uw = std::max(c.mx_uw, uw);
+          }
+        }
+        for (std::int32_t s : present) count[static_cast<std::size_t>(s)] = fill[static_cast<std::size_t>(s)] = 0;
+      }
+    }
+  });
+  parallel_for(PP, workers, 1 << 14, [&](std::size_t, std::size_t b, std::size_t e) {
+    for (const Part& T : parts) {
+      for (std::size_t i = b; i < e; ++i) {
+        const Cell& c = T.cells[i];
+        a.pair_cf_od[i] += c.cf_od;
+        a.pair_cf_uw[i] += c.cf_uw;
+        a.pair_max_od[i] = std::max(a.pair_max_od[i], c.mx_od);
+        a.pair_max_uw[i] = std::max(a.pair_max_uw[i], c.mx_uw);
+      }
+    }
+  });
 }
 
 void validate_index(const IndexView& v, int workers) {
@@ -244,6 +379,20 @@ void validate_index(const IndexView& v, int workers) {
   }
   if (v.pos_indptr[nnz] != T)
     fail("index: pos_indptr[-1] = " + std::to_string(v.pos_indptr[nnz]) + " but n_tokens = " + std::to_string(T));
+  // 1b. High layer: per term, exactly its postings with tf >= 2, in order.
+  if (v.hi_indptr[0] != 0 || v.hi_indptr[V] != v.n_hi) fail("index: hi_indptr does not span the high layer");
+  for (std::int64_t t = 0; t < V; ++t)
+    if (v.hi_indptr[t + 1] < v.hi_indptr[t]) fail("index: hi_indptr is not non-decreasing at term " + std::to_string(t));
+  for (std::int64_t t = 0; t < V; ++t) {
+    std::int64_t h = v.hi_indptr[t];
+    for (std::int64_t p = v.indptr[t]; p < v.indptr[t + 1]; ++p) {
+      if (v.tfs[p] < 2) continue;
+      if (h >= v.hi_indptr[t + 1] || v.hi_doc_ids[h] != v.doc_ids[p] || v.hi_tfs[h] != v.tfs[p])
+        fail("index: the high layer of term " + std::to_string(t) + " is not its postings with tf >= 2");
+      ++h;
+    }
+    if (h != v.hi_indptr[t + 1]) fail("index: the high layer of term " + std::to_string(t) + " has extra entries");
+  }
   // 2. Per term (parallel): doc ids ascending and in range, positions ascending, inside their
   //    document and pointing at this term, cf and max_tf. With sum(tfs) == T (checked above) and
   //    distinct (term, doc, position) triples, the postings then cover every token exactly once.
@@ -323,6 +472,20 @@ void validate_index(const IndexView& v, int workers) {
     }
   }
   if (first >= 0) fail("index: " + msg);
+  // 3. Pair table: the selected terms, counts within range.
+  {
+    const std::vector<std::int32_t> want = select_pair_terms(v.indptr, V, N);
+    if (v.n_pair_terms != static_cast<std::int64_t>(want.size()) ||
+        !std::equal(want.begin(), want.end(), v.pair_terms))
+      fail("index: pair_terms are not the frequent terms of the index");
+    const std::int64_t PP = v.n_pair_terms * v.n_pair_terms;
+    for (std::int64_t i = 0; i < PP; ++i) {
+      if (v.pair_cf_od[i] < 0 || v.pair_cf_od[i] > T || v.pair_cf_uw[i] < 0 || v.pair_cf_uw[i] > T ||
+          v.pair_max_od[i] < 0 || v.pair_max_od[i] > v.pair_cf_od[i] || v.pair_max_uw[i] < 0 ||
+          v.pair_max_uw[i] > v.pair_cf_uw[i])
+        fail("index: pair table entry " + std::to_string(i) + " is out of range");
+    }
+  }
 }
 
 std::int32_t min_positive_length(const IndexView& v) {

@@ -34,6 +34,10 @@ constexpr double kMargin = 1e-9;
 constexpr std::int64_t kSeedList = 4096;
 // ... and walks longer lists in impact order while that scores at most this many documents.
 constexpr std::int64_t kImpactBudget = 1024;
+// Phase B splits a term's list in two (all postings / tf >= 2) when it has at least this many
+// postings, at most half of them have tf >= 2 and the bound of tf = 1 is at most half the
+// term's bound (else the extra list costs more probes than the tighter bound saves).
+constexpr std::int64_t kSplitList = 256;
 // Window lists of a pair are materialized up to this many documents (larger ones are "implicit":
 // bounded through their two terms and counted from the positions of the postings).
 constexpr std::size_t kPairListMax = 8192;
@@ -56,6 +60,14 @@ struct PairStat {
 
 inline std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
+
+inline void prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 1);
+#else
+  (void)p;
+#endif
 }
 
 // First index in [lo, hi) with docs[index] >= d (hi if none): exponential then binary search.
@@ -133,8 +145,24 @@ struct PairTable {
 
 // `big` keeps, for the whole call, the statistics of the pairs whose window list is too long to
 // materialize (the expensive ones): later sub-batches reuse them.
+// Statistics of (a, b) from the index's frequent-pair table, when both terms are in it.
+bool table_pair(const IndexView& ix, const std::vector<std::int32_t>& slot, std::int32_t a, std::int32_t b,
+                PairStat* out) {
+  if (slot.empty()) return false;
+  const std::int32_t sa = slot[static_cast<std::size_t>(a)], sb = slot[static_cast<std::size_t>(b)];
+  if (sa < 0 || sb < 0) return false;
+  const std::size_t i = static_cast<std::size_t>(sa) * static_cast<std::size_t>(ix.n_pair_terms) + static_cast<std::size_t>(sb);
+  out->cf_od = ix.pair_cf_od[i];
+  out->cf_uw = ix.pair_cf_uw[i];
+  out->max_od = ix.pair_max_od[i];
+  out->max_uw = ix.pair_max_uw[i];
+  out->listed = false;
+  return true;
+}
+
 void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe,
-                      int workers, std::unordered_map<std::uint64_t, PairStat>& big) {
+                      int workers, std::unordered_map<std::uint64_t, PairStat>& big,
+                      const std::vector<std::int32_t>& slot) {
   t.keys.clear();
   for (std::size_t i = qb; i < qe; ++i)
     for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j) t.keys.push_back(pair_key(q.ids[j], q.ids[j + 1]));
@@ -144,6 +172,11 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
   t.lists.assign(t.keys.size(), PairList());
   std::vector<char> known(t.keys.size(), 0);
   for (std::size_t i = 0; i < t.keys.size(); ++i) {
+    if (table_pair(ix, slot, static_cast<std::int32_t>(t.keys[i] >> 32),
+                   static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), &t.stats[i])) {
+      known[i] = 2;
+      continue;
+    }
     auto it = big.find(t.keys[i]);
     if (it != big.end()) {
       t.stats[i] = it->second;
@@ -239,15 +272,20 @@ struct Plan {
   }
 };
 
-// A posting list of the document-at-a-time phase: a term's postings or a pair's window list.
+// A posting list of the document-at-a-time phase: a term's postings (whole, or split into its
+// postings with the bound of tf = 1 plus its high layer with the rest), or a pair's window list.
+enum class Kind : std::uint8_t { Term, TermLow, TermHigh, Pair };
+
 struct Comp {
   const std::int32_t* docs;
   std::int64_t cur, end;
   const std::int32_t* c1;  // tf (term) or od (pair)
   const std::int32_t* c2;  // uw (pair)
   int id;                  // slot or pair index
-  bool pair;
+  Kind kind;
   double ub;
+  bool pair() const { return kind == Kind::Pair; }
+  bool term_postings() const { return kind == Kind::Term || kind == Kind::TermLow; }
 };
 
 struct Worker {
@@ -656,6 +694,10 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
     if (!sink.full() && df <= kSeedList) {
       bool whole = true;
       for (std::int64_t p = p0; p < p1; ++p) {
+        // two-stage software prefetch (the documents are scattered: each scan would otherwise
+        // wait for two cache misses): the offsets 16 postings ahead, the tokens 8 ahead
+        if (p + 16 < p1) prefetch(ix.doc_offsets + ix.doc_ids[p + 16]);
+        if (p + 8 < p1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
         const std::int32_t d = ix.doc_ids[p];
         if (W.stamp[static_cast<std::size_t>(d)] == W.cur) continue;
         if (sink.full() &&
@@ -726,6 +768,14 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         planned = true;
         if (candidates(j) > kImpactBudget) return;  // too many to score one by one: phase B
       }
+      // three-stage prefetch along the impact order (scattered postings and documents)
+      if (j + 12 < df) prefetch(ix.doc_ids + p0 + imp[j + 12]);
+      if (j + 8 < df) {
+        const std::int32_t dn = ix.doc_ids[p0 + imp[j + 8]];
+        prefetch(ix.doc_lengths + dn);
+        prefetch(ix.doc_offsets + dn);
+      }
+      if (j + 4 < df && !grouped) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p0 + imp[j + 4]]]);
       const std::int64_t p = p0 + imp[j];
       const std::int32_t tf = ix.tfs[p], d = ix.doc_ids[p];
       const std::int32_t len = ix.doc_lengths[d];
@@ -768,6 +818,17 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
   }
 }
 
+// Gain of a list's entry at its cursor (the additive parts of a document's score, see Comp).
+inline double comp_gain(const Plan& P, const Comp& c) {
+  switch (c.kind) {
+    case Kind::Term: return P.gain(c.id, c.c1[c.cur]);
+    case Kind::TermLow: return P.gain(c.id, 1);
+    case Kind::TermHigh: return std::max(0.0, P.gain(c.id, c.c1[c.cur]) - P.gain(c.id, 1));
+    case Kind::Pair: return P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]);
+  }
+  return 0.0;
+}
+
 // Phase B: document-at-a-time MaxScore (Turtle & Flood 1995) over the posting lists of the
 // terms not done in phase A and the window lists of the pairs among them. Lists sorted by upper
 // bound; the longest prefix whose bounds cannot reach the threshold is "non-essential": only
@@ -785,8 +846,18 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
   for (int s = 0; s < P.m; ++s) {
     if (W.done_slot[static_cast<std::size_t>(s)]) continue;
     const std::int32_t t = P.term[static_cast<std::size_t>(s)];
-    if (ix.indptr[t] == ix.indptr[t + 1]) continue;
-    comps.push_back({ix.doc_ids, ix.indptr[t], ix.indptr[t + 1], ix.tfs, nullptr, s, false, P.ub[static_cast<std::size_t>(s)]});
+    const std::int64_t p0 = ix.indptr[t], p1 = ix.indptr[t + 1];
+    if (p0 == p1) continue;
+    const std::int64_t h0 = ix.hi_indptr[t], h1 = ix.hi_indptr[t + 1];
+    const double ub = P.ub[static_cast<std::size_t>(s)];
+    const double g1 = P.gain(s, 1);
+    if (h1 > h0 && p1 - p0 >= kSplitList && 2 * (h1 - h0) <= p1 - p0 && 2 * g1 <= ub) {
+      // gain(tf) = gain(1) [every document of the term] + (gain(tf) - gain(1)) [tf >= 2 only]
+      comps.push_back({ix.doc_ids, p0, p1, ix.tfs, nullptr, s, Kind::TermLow, g1});
+      comps.push_back({ix.hi_doc_ids, h0, h1, ix.hi_tfs, nullptr, s, Kind::TermHigh, std::max(0.0, ub - g1)});
+    } else {
+      comps.push_back({ix.doc_ids, p0, p1, ix.tfs, nullptr, s, Kind::Term, ub});
+    }
   }
   std::vector<int>& ipair = W.ipair;
   ipair.clear();
@@ -797,8 +868,8 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
     if (P.plist[uu] != nullptr) {
       const PairList& L = *P.plist[uu];
       if (L.docs.empty()) continue;
-      comps.push_back({L.docs.data(), 0, static_cast<std::int64_t>(L.docs.size()), L.od.data(), L.uw.data(), u, true,
-                       P.pair_ub[uu]});
+      comps.push_back({L.docs.data(), 0, static_cast<std::int64_t>(L.docs.size()), L.od.data(), L.uw.data(), u,
+                       Kind::Pair, P.pair_ub[uu]});
     } else {
       ipair.push_back(u);
     }
@@ -809,7 +880,8 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
   // implicit pairs: bound masks over the positions of their two terms' lists
   std::vector<int> pos_of_slot(static_cast<std::size_t>(P.m), -1);
   for (int i = 0; i < R; ++i)
-    if (!comps[static_cast<std::size_t>(i)].pair) pos_of_slot[static_cast<std::size_t>(comps[static_cast<std::size_t>(i)].id)] = i;
+    if (comps[static_cast<std::size_t>(i)].term_postings())
+      pos_of_slot[static_cast<std::size_t>(comps[static_cast<std::size_t>(i)].id)] = i;
   const bool masks = R <= 64;
   W.ipair_mask.clear();
   W.ipair_ub.clear();
@@ -867,7 +939,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       const bool at = c.cur < c.end && c.docs[c.cur] == d;
       W.found[static_cast<std::size_t>(i)] = at;
       if (!at) continue;
-      acc += c.pair ? P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]) : P.gain(c.id, c.c1[c.cur]);
+      acc += comp_gain(P, c);
       if (masks) present |= std::uint64_t{1} << i;
     }
     for (int i = 0; i < ne; ++i) {
@@ -888,7 +960,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       if (masks) unprobed &= ~(std::uint64_t{1} << i);
       if (c.cur < c.end && c.docs[c.cur] == d) {
         W.found[static_cast<std::size_t>(i)] = 1;
-        acc += c.pair ? P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]) : P.gain(c.id, c.c1[c.cur]);
+        acc += comp_gain(P, c);
         if (masks) present |= std::uint64_t{1} << i;
       }
       keep = base + acc + std::max(rem, 0.0) + ipair_bound(present | unprobed) >= cut;
@@ -902,10 +974,10 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       for (int i = 0; i < R; ++i) {
         if (!W.found[static_cast<std::size_t>(i)]) continue;
         const Comp& c = comps[static_cast<std::size_t>(i)];
-        if (c.pair) {
+        if (c.pair()) {
           W.od[static_cast<std::size_t>(c.id)] = c.c1[c.cur];
           W.uw[static_cast<std::size_t>(c.id)] = c.c2[c.cur];
-        } else {
+        } else if (c.term_postings()) {
           W.tf[static_cast<std::size_t>(c.id)] = c.c1[c.cur];
           W.post[static_cast<std::size_t>(c.id)] = c.cur;
         }
@@ -1027,12 +1099,20 @@ void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, 
   Context ctx(ix, p);
   PairTable pairs;
   std::unordered_map<std::uint64_t, PairStat> big;
+  std::vector<std::int32_t> slot;
+  if (p.model == Model::Sdm && ix.n_pair_terms > 0) {
+    slot.assign(static_cast<std::size_t>(ix.vocab_size), -1);
+    for (std::int64_t i = 0; i < ix.n_pair_terms; ++i) {
+      if (ix.pair_terms[i] < 0 || ix.pair_terms[i] >= ix.vocab_size) fail("index: pair_terms holds a bad term id");
+      slot[static_cast<std::size_t>(ix.pair_terms[i])] = static_cast<std::int32_t>(i);
+    }
+  }
   ctx.pairs = &pairs;
   auto ws = make_workers(workers);
   const std::size_t kk = static_cast<std::size_t>(k);
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big);
+    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
       Worker& W = *ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {
@@ -1080,11 +1160,19 @@ void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* tar
   Context ctx(ix, p);
   PairTable pairs;
   std::unordered_map<std::uint64_t, PairStat> big;
+  std::vector<std::int32_t> slot;
+  if (p.model == Model::Sdm && ix.n_pair_terms > 0) {
+    slot.assign(static_cast<std::size_t>(ix.vocab_size), -1);
+    for (std::int64_t i = 0; i < ix.n_pair_terms; ++i) {
+      if (ix.pair_terms[i] < 0 || ix.pair_terms[i] >= ix.vocab_size) fail("index: pair_terms holds a bad term id");
+      slot[static_cast<std::size_t>(ix.pair_terms[i])] = static_cast<std::int32_t>(i);
+    }
+  }
   ctx.pairs = &pairs;
   auto ws = make_workers(workers);
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big);
+    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
       Worker& W = *ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {

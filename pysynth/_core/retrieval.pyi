@@ -81,8 +81,11 @@ def validate_index(index: typing.Any, workers: typing.SupportsInt | typing.Suppo
         never decrease and end at the array sizes; ``doc_lengths`` match ``doc_offsets``; within
         each term the doc ids ascend and lie in ``[0, N)``; ``tfs >= 1`` and equal to the number of
         positions of the posting; every position lies inside its document, ascends, and points at a
-        token equal to the term; ``impact`` orders each term's postings as documented; ``cf`` and
-        ``max_tf`` agree with the postings.  An index that
+        token equal to the term; ``impact`` orders each term's postings as documented; the high
+        layer is exactly each term's postings with tf >= 2; ``cf`` and
+        ``max_tf`` agree with the postings; ``pair_terms`` are the selected frequent terms and the
+        pair table's counts lie in range (``0 <= max <= cf <= |C|``; the counts themselves are
+        guarded by the checksums of the saved files).  An index that
         passes is safe to search (and, as its postings then cover every token exactly once,
         consistent with its documents).
     """

@@ -86,6 +86,14 @@ ARRAYS = {
     "cf": np.dtype("<i8"),
     "max_tf": np.dtype("<i4"),
     "impact": np.dtype("<i4"),
+    "hi_indptr": np.dtype("<i8"),
+    "hi_doc_ids": np.dtype("<i4"),
+    "hi_tfs": np.dtype("<i4"),
+    "pair_terms": np.dtype("<i4"),
+    "pair_cf_od": np.dtype("<i8"),
+    "pair_cf_uw": np.dtype("<i8"),
+    "pair_max_od": np.dtype("<i4"),
+    "pair_max_uw": np.dtype("<i4"),
 }
 _MODELS = ("sdm", "bm25")
 _I32_MAX = 2**31 - 1
@@ -288,6 +296,8 @@ class Index:
             "vocab_size": self.vocab_size,
             "n_postings": self.n_postings,
             "n_tokens": self.n_tokens,
+            "n_pair_terms": int(self._arrays["pair_terms"].shape[0]),
+            "n_hi": int(self._arrays["hi_doc_ids"].shape[0]),
             "arrays": entries,
         }
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".meta.", suffix=".json")
@@ -332,14 +342,17 @@ class Index:
                 f"{FORMAT_VERSION}: rebuild the index with Index.build(...).save(...)"
             )
         try:
-            sizes = {k: int(meta[k]) for k in ("n_docs", "vocab_size", "n_postings", "n_tokens")}
+            sizes = {k: int(meta[k]) for k in ("n_docs", "vocab_size", "n_postings", "n_tokens", "n_pair_terms", "n_hi")}
+            pp = sizes["n_pair_terms"] ** 2
             entries = meta["arrays"]
             expect_len = {
                 "indptr": sizes["vocab_size"] + 1, "doc_ids": sizes["n_postings"], "tfs": sizes["n_postings"],
                 "pos_indptr": sizes["n_postings"] + 1, "positions": sizes["n_tokens"],
                 "doc_offsets": sizes["n_docs"] + 1, "doc_tokens": sizes["n_tokens"],
                 "doc_lengths": sizes["n_docs"], "cf": sizes["vocab_size"], "max_tf": sizes["vocab_size"],
-                "impact": sizes["n_postings"],
+                "impact": sizes["n_postings"], "pair_terms": sizes["n_pair_terms"],
+                "hi_indptr": sizes["vocab_size"] + 1, "hi_doc_ids": sizes["n_hi"], "hi_tfs": sizes["n_hi"],
+                "pair_cf_od": pp, "pair_cf_uw": pp, "pair_max_od": pp, "pair_max_uw": pp,
             }
             for name in ARRAYS:
                 e = entries[name]

@@ -24,7 +24,20 @@ The index
 ``max_tf``            int32 V      largest tf of the term in one document (0 if unused)
 ``impact``            int32 nnz    per term, its postings (indices relative to ``indptr[t]``)
                                    ordered by tf descending, ``|D|`` ascending, doc ascending
+``hi_indptr``         int64 V+1    the high layer: per term, its postings with tf >= 2, in doc
+``hi_doc_ids``        int32 nh     order: ``hi_doc_ids[hi_indptr[t]:hi_indptr[t+1]]`` and their
+``hi_tfs``            int32 nh     ``hi_tfs`` (for pruning: gain(1) on all, gain(tf) - gain(1) here)
+``pair_terms``        int32 P      the frequent terms, ascending: ``df >= max(2, ceil(N / 1024))``,
+                                   at most the 1024 most frequent (ties to the smaller id)
+``pair_cf_od``        int64 P*P    #od:1 matches of ``(pair_terms[i], pair_terms[j])`` summed over
+                                   the collection, at ``i * P + j``
+``pair_cf_uw``        int64 P*P    #uw:8 likewise
+``pair_max_od``       int32 P*P    largest #od:1 count of the pair in one document
+``pair_max_uw``       int32 P*P    largest #uw:8 count of the pair in one document
 ====================  ===========  ========================================================
+
+The pair table holds the window statistics SDM needs for pairs of frequent terms (the costly
+ones: their posting lists are long); other pairs are counted at query time.
 
 SDM (Metzler & Croft 2005), as Galago and Indri evaluate it
 ------------------------------------------------------------
@@ -108,7 +121,26 @@ _DTYPES = {
     "cf": np.int64,
     "max_tf": np.int32,
     "impact": np.int32,
+    "hi_indptr": np.int64,
+    "hi_doc_ids": np.int32,
+    "hi_tfs": np.int32,
+    "pair_terms": np.int32,
+    "pair_cf_od": np.int64,
+    "pair_cf_uw": np.int64,
+    "pair_max_od": np.int32,
+    "pair_max_uw": np.int32,
 }
+MAX_PAIR_TERMS = 1024
+
+
+def select_pair_terms(df: Sequence[int], n_docs: int) -> list:
+    """The frequent terms of the pair table (ascending ids): ``df >= max(2, ceil(N / 1024))``,
+    the ``MAX_PAIR_TERMS`` most frequent of them, ties to the smaller id."""
+    min_df = max(2, -(-n_docs // 1024))
+    terms = [t for t in range(len(df)) if df[t] >= min_df]
+    if len(terms) > MAX_PAIR_TERMS:
+        terms = sorted(sorted(terms, key=lambda t: -df[t])[:MAX_PAIR_TERMS])
+    return terms
 
 
 # --------------------------------------------------------------------------
@@ -192,7 +224,41 @@ def build_index(ids, offsets, vocab_size: int, workers: int) -> Dict[str, np.nda
         indptr.append(len(doc_ids))
         cf.append(occ)
         max_tf.append(mx)
+    df = [indptr[t + 1] - indptr[t] for t in range(vocab_size)]
+    pair_terms = select_pair_terms(df, n_docs)
+    P = len(pair_terms)
+    slot = {t: i for i, t in enumerate(pair_terms)}
+    cf_od, cf_uw = [0] * (P * P), [0] * (P * P)
+    mx_od, mx_uw = [0] * (P * P), [0] * (P * P)
+    for d in range(n_docs):
+        doc = ids[offsets[d] : offsets[d + 1]].tolist()
+        here = sorted({t for t in doc if t in slot})
+        for a in here:
+            for b in here:
+                A, B = _pos(doc, a), _pos(doc, b)
+                i = slot[a] * P + slot[b]
+                od = ordered_count(A, B, ORDERED_WIDTH)
+                uw = unordered_count(A, B, a == b, UNORDERED_WIDTH)
+                cf_od[i] += od
+                cf_uw[i] += uw
+                mx_od[i] = max(mx_od[i], od)
+                mx_uw[i] = max(mx_uw[i], uw)
+    hi_indptr, hi_doc_ids, hi_tfs = [0], [], []
+    for t in range(vocab_size):
+        for p in range(indptr[t], indptr[t + 1]):
+            if tfs[p] >= 2:
+                hi_doc_ids.append(doc_ids[p])
+                hi_tfs.append(tfs[p])
+        hi_indptr.append(len(hi_doc_ids))
     return {
+        "hi_indptr": np.array(hi_indptr, dtype=np.int64),
+        "hi_doc_ids": np.array(hi_doc_ids, dtype=np.int32),
+        "hi_tfs": np.array(hi_tfs, dtype=np.int32),
+        "pair_terms": np.array(pair_terms, dtype=np.int32),
+        "pair_cf_od": np.array(cf_od, dtype=np.int64),
+        "pair_cf_uw": np.array(cf_uw, dtype=np.int64),
+        "pair_max_od": np.array(mx_od, dtype=np.int32),
+        "pair_max_uw": np.array(mx_uw, dtype=np.int32),
         "indptr": np.array(indptr, dtype=np.int64),
         "doc_ids": np.array(doc_ids, dtype=np.int32),
         "tfs": np.array(tfs, dtype=np.int32),
@@ -226,6 +292,14 @@ def _arrays(index: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
         "indptr": V + 1, "doc_ids": nnz, "tfs": nnz, "pos_indptr": nnz + 1, "positions": T,
         "doc_offsets": N + 1, "doc_tokens": T, "doc_lengths": N, "cf": V, "max_tf": V,
         "impact": nnz,
+        "hi_indptr": V + 1,
+        "hi_doc_ids": out["hi_doc_ids"].shape[0],
+        "hi_tfs": out["hi_doc_ids"].shape[0],
+        "pair_terms": out["pair_terms"].shape[0],
+        "pair_cf_od": out["pair_terms"].shape[0] ** 2,
+        "pair_cf_uw": out["pair_terms"].shape[0] ** 2,
+        "pair_max_od": out["pair_terms"].shape[0] ** 2,
+        "pair_max_uw": out["pair_terms"].shape[0] ** 2,
     }
     for name, n in expect.items():
         if out[name].shape[0] != n:
@@ -240,8 +314,11 @@ def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
     never decrease and end at the array sizes; ``doc_lengths`` match ``doc_offsets``; within
     each term the doc ids ascend and lie in ``[0, N)``; ``tfs >= 1`` and equal to the number of
     positions of the posting; every position lies inside its document, ascends, and points at a
-    token equal to the term; ``impact`` orders each term's postings as documented; ``cf`` and
-    ``max_tf`` agree with the postings.  An index that
+    token equal to the term; ``impact`` orders each term's postings as documented; the high
+    layer is exactly each term's postings with tf >= 2; ``cf`` and
+    ``max_tf`` agree with the postings; ``pair_terms`` are the selected frequent terms and the
+    pair table's counts lie in range (``0 <= max <= cf <= |C|``; the counts themselves are
+    guarded by the checksums of the saved files).  An index that
     passes is safe to search (and, as its postings then cover every token exactly once,
     consistent with its documents).
     """
@@ -286,6 +363,22 @@ def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
             raise ValueError(f"index: pos_indptr does not match tfs at posting {p}")
     if pos_indptr[nnz] != T:
         raise ValueError(f"index: pos_indptr[-1] = {int(pos_indptr[nnz])} but n_tokens = {T}")
+    hi_indptr = a["hi_indptr"]
+    if hi_indptr[0] != 0 or hi_indptr[V] != a["hi_doc_ids"].shape[0]:
+        raise ValueError("index: hi_indptr does not span the high layer")
+    for t in range(V):
+        if hi_indptr[t + 1] < hi_indptr[t]:
+            raise ValueError(f"index: hi_indptr is not non-decreasing at term {t}")
+    for t in range(V):
+        h = int(hi_indptr[t])
+        for p in range(int(indptr[t]), int(indptr[t + 1])):
+            if a["tfs"][p] < 2:
+                continue
+            if h >= hi_indptr[t + 1] or a["hi_doc_ids"][h] != a["doc_ids"][p] or a["hi_tfs"][h] != a["tfs"][p]:
+                raise ValueError(f"index: the high layer of term {t} is not its postings with tf >= 2")
+            h += 1
+        if h != hi_indptr[t + 1]:
+            raise ValueError(f"index: the high layer of term {t} has extra entries")
     for t in range(V):
         prev, occ, mx = -1, 0, 0
         for p in range(int(indptr[t]), int(indptr[t + 1])):
@@ -324,6 +417,14 @@ def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
             )
         if mx != int(a["max_tf"][t]):
             raise ValueError(f"index: max_tf[{t}] = {int(a['max_tf'][t])} but the largest tf is {mx}")
+    df = np.diff(indptr).tolist()
+    if a["pair_terms"].tolist() != select_pair_terms(df, N):
+        raise ValueError("index: pair_terms are not the frequent terms of the index")
+    for i in range(a["pair_cf_od"].shape[0]):
+        cod, cuw = int(a["pair_cf_od"][i]), int(a["pair_cf_uw"][i])
+        mod, muw = int(a["pair_max_od"][i]), int(a["pair_max_uw"][i])
+        if not (0 <= cod <= T and 0 <= cuw <= T and 0 <= mod <= cod and 0 <= muw <= cuw):
+            raise ValueError(f"index: pair table entry {i} is out of range")
 
 
 # --------------------------------------------------------------------------

@@ -33,6 +33,14 @@ def test_hand_example_layout():
     assert a["impact"].tolist() == [0, 1, 1, 0, 0]
     assert a["doc_tokens"].tolist() == [0, 1, 0, 1, 2, 0]
     assert a["doc_offsets"].tolist() == [0, 3, 3, 5, 6]
+    # frequent-pair table: N = 4 -> df >= 2 -> terms 0 and 1; entry (i, j) at i * 2 + j.
+    # (0,0): doc0 a@0,2: no adjacent pair, #uw = tf: 2 (+1 in doc3).  (0,1): doc0 0@0 1@1 is
+    # one #od:1 match; #uw:8 checks (0,1) then (2,1): 2.  (1,0): 1@1 0@2: #od 1, #uw 2.
+    assert a["pair_terms"].tolist() == [0, 1]
+    assert a["pair_cf_od"].tolist() == [0, 1, 1, 0]
+    assert a["pair_cf_uw"].tolist() == [3, 2, 2, 2]
+    assert a["pair_max_od"].tolist() == [0, 1, 1, 0]
+    assert a["pair_max_uw"].tolist() == [2, 2, 2, 1]
     call_all("validate_index", a, 1)
 
 
@@ -230,6 +238,9 @@ TAMPER = {
     "impact out of range": ("impact", lambda x: x.__setitem__(0, -1)),
     "impact order": ("impact", lambda x: x.__setitem__(slice(None), x[::-1])),
     "doc token": ("doc_tokens", lambda x: x.__setitem__(0, (x[0] + 1) % 40)),
+    "pair terms": ("pair_terms", lambda x: x.__setitem__(0, x[0] + 1)),
+    "pair cf negative": ("pair_cf_od", lambda x: x.__setitem__(0, -1)),
+    "pair max above cf": ("pair_max_uw", lambda x: x.__setitem__(0, 10**6)),
 }
 
 

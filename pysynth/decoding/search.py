@@ -26,7 +26,7 @@ Rules shared by every search (and the reference):
 Speed: a step only needs the best ``2K`` (+ banned + diversity-penalised) columns of each row;
 backends with ``step_topk`` (onnxruntime's graph ends in TopK, torch uses ``torch.topk`` with a
 stable fix-up on ties) hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``, which
-keeps the numpy search under 10 % of the decoding time (see ``bench/RESULTS_models.md``).
+keeps the numpy search and bookkeeping at about a quarter of beam-search time (see ``bench/RESULTS_models.md``).
 Sources that are done leave the batch. Hypotheses are never reordered on the host beyond
 ``take``/``take_h`` gathers of the decoder state.
 """
@@ -136,7 +136,7 @@ def topk_ordered(x: np.ndarray, k: int):
 
 def _finish(tokens: Sequence[int], logprob: float, finished: bool, length_penalty: str, alpha: float,
             group: int = 0) -> Hypothesis:
-    toks = [int(t) for t in tokens]
+    toks = np.asarray(tokens, dtype=np.int64).tolist()
     return Hypothesis(toks, float(logprob), normalize_score(logprob, len(toks) + int(finished), length_penalty, alpha),
                       finished, group)
 

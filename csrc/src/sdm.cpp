@@ -829,6 +829,33 @@ inline double comp_gain(const Plan& P, const Comp& c) {
   return 0.0;
 }
 
+// BM25 gain / bound of a list's entry in a document of length len (exact normalization instead
+// of the shortest document's: tighter; len may be clamped low, which keeps them upper bounds).
+inline double comp_gain_len(const Context& ctx, const Plan& P, const Comp& c, std::int32_t len) {
+  const double k1 = ctx.p.k1, b = ctx.p.b;
+  switch (c.kind) {
+    case Kind::Term: return P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl);
+    case Kind::TermLow: return P.gain_len(c.id, 1, len, k1, b, ctx.avgdl);
+    case Kind::TermHigh:
+      return std::max(0.0, P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
+    case Kind::Pair: return P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]);
+  }
+  return 0.0;
+}
+
+inline double comp_ub_len(const Context& ctx, const Plan& P, const Comp& c, std::int32_t len) {
+  const double k1 = ctx.p.k1, b = ctx.p.b;
+  const std::int32_t mt = ctx.ix.max_tf[P.term[static_cast<std::size_t>(c.id)]];
+  switch (c.kind) {
+    case Kind::Term: return P.gain_len(c.id, mt, len, k1, b, ctx.avgdl);
+    case Kind::TermLow: return P.gain_len(c.id, 1, len, k1, b, ctx.avgdl);
+    case Kind::TermHigh:
+      return std::max(0.0, P.gain_len(c.id, mt, len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
+    case Kind::Pair: return c.ub;
+  }
+  return 0.0;
+}
+
 // Phase B: document-at-a-time MaxScore (Turtle & Flood 1995) over the posting lists of the
 // terms not done in phase A and the window lists of the pairs among them. Lists sorted by upper
 // bound; the longest prefix whose bounds cannot reach the threshold is "non-essential": only
@@ -949,18 +976,27 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
     }
     double base = base_max;
     bool keep = base + acc + rem + ipair_bound(present | unprobed) >= cut;
+    // refine with the document's length (a 1-byte copy, in cache): SDM's length prior, BM25's
+    // length normalization of every gain and bound
+    const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
     if (keep && P.sdm) {
-      base = P.K + P.prior(ctx.len8[static_cast<std::size_t>(d)], mu);
+      base = P.K + P.prior(len, mu);
       keep = base + acc + rem + ipair_bound(present | unprobed) >= cut;
+    } else if (keep) {
+      acc = rem = 0.0;
+      for (int i = ne; i < R; ++i)
+        if (W.found[static_cast<std::size_t>(i)]) acc += comp_gain_len(ctx, P, comps[static_cast<std::size_t>(i)], len);
+      for (int i = 0; i < ne; ++i) rem += comp_ub_len(ctx, P, comps[static_cast<std::size_t>(i)], len);
+      keep = acc + rem >= cut;
     }
     for (int i = ne - 1; i >= 0 && keep; --i) {
       Comp& c = comps[static_cast<std::size_t>(i)];
       c.cur = gallop(c.docs, c.cur, c.end, d);
-      rem -= c.ub;
+      rem -= P.sdm ? c.ub : comp_ub_len(ctx, P, c, len);
       if (masks) unprobed &= ~(std::uint64_t{1} << i);
       if (c.cur < c.end && c.docs[c.cur] == d) {
         W.found[static_cast<std::size_t>(i)] = 1;
-        acc += comp_gain(P, c);
+        acc += P.sdm ? comp_gain(P, c) : comp_gain_len(ctx, P, c, len);
         if (masks) present |= std::uint64_t{1} << i;
       }
       keep = base + acc + std::max(rem, 0.0) + ipair_bound(present | unprobed) >= cut;

@@ -179,6 +179,31 @@ def test_pruning_is_exact_at_scale(medium, model):
                 assert ranks[i] == (hit[0] + 1 if hit.size else 0)
 
 
+@pytest.mark.skipif(not HAS_CPP, reason="compiled extension not built")
+def test_pruning_is_exact_with_long_lists():
+    # 30,000 documents over a small, steep vocabulary: lists of 10k+ postings take the impact
+    # walk (with and without a full heap), its single-list group shortcut, the split
+    # (all / tf >= 2) lists and the frequent-pair table
+    rng = np.random.default_rng(5)
+    ids, off = zipf_corpus(rng, 30000, 400, max_len=15, s=1.2)
+    ix = Index.build(ids, off, vocab_size=400, workers=2)
+    assert ix.df.max() > 10000
+    q, qo = queries_of(rng, 150, 400, max_len=6, s=1.0)
+    rows = [q[qo[i] : qo[i + 1]].tolist() for i in range(150)] + [[0], [1], [0, 0], [0, 1, 0], [2, 0]]
+    with _dispatch.force("cpp", "retrieval"):
+        for model in ("sdm", "bm25"):
+            full = ix.search(rows, k=ix.n_docs, model=model, dtype=np.float64, workers=2)
+            for k in (5, 100):
+                got = ix.search(rows, k=k, model=model, dtype=np.float64, workers=2)
+                assert_same(tuple(got), (full.docs[:, :k], full.scores[:, :k], np.minimum(full.counts, k)))
+            targets = full.docs[np.arange(len(rows)), np.arange(len(rows)) % 90]
+            targets[targets < 0] = 0
+            ranks = ix.rank_of(rows, targets=targets, n=100, model=model, workers=2)
+            for i, t in enumerate(targets):
+                hit = np.flatnonzero(full.docs[i, :100] == t)
+                assert ranks[i] == (hit[0] + 1 if hit.size else 0)
+
+
 def test_medium_parity_with_twin(medium):
     ix, rows = medium
     sub = rows[::25] + [[], [5, 5], [7, 7, 7, 1]]

@@ -345,6 +345,16 @@ def mean_other_load(run):
     return statistics.fmean(v) if v else float("inf")
 
 
+def build_note(other, main):
+    h, m = core_hash(other), core_hash(main)
+    if h is None:
+        return ""
+    note = f" — `pysynth._core` sha256 `{h}...`"
+    if m is not None and h != m:
+        note += " (**another build than the runs above**: compare within this table only)"
+    return note
+
+
 def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     run = runs[0]
     R = rows(run)
@@ -415,7 +425,7 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
         env2 = " ".join(f"{k}={v}" for k, v in (rayon2.get("env") or {}).items() if v)
         o.append("## All cores: pysynth workers=2 vs the Rust tools on 2 threads\n")
         o.append(f"Command: `{(env2 + ' ' + rayon2.get('command', '')).strip()}` — machine: {machine_line(rayon2)} — "
-                 f"date: {date_of(rayon2)}\n")
+                 f"date: {date_of(rayon2)}{build_note(rayon2, run)}\n")
         o.append(rayon2_table(R, R2) + "\n")
 
     if len(runs) > 1:
@@ -432,7 +442,7 @@ def render(runs, rayon2=None, ranking=None, notes=None, paper=None):
     if ranking is not None:
         o.append("## Ranking stage (bench/bench_ranking.py)\n")
         o.append(f"Command: `{ranking.get('command', 'python -m pytest bench/bench_ranking.py --benchmark-only')}` — "
-                 f"machine: {machine_line(ranking)} — date: {date_of(ranking)}\n")
+                 f"machine: {machine_line(ranking)} — date: {date_of(ranking)}{build_note(ranking, run)}\n")
         o.append("Workload (from that file): 100,000 queries x 20 candidates (2M scored pairs). Backends: compiled "
                  "(`cpp`), the pure-Python twin (`python`, 1 round) and a vectorized NumPy baseline.\n")
         o.append(ranking_section(ranking))

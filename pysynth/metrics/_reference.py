@@ -23,6 +23,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from pysynth._validate import strings
 from pysynth.metrics._porter import porter_stem as _stem_one
 
 __all__ = [
@@ -38,25 +39,7 @@ __all__ = [
 # --------------------------------------------------------------------------- inputs
 
 
-def _strings(obj, name: str) -> List[str]:
-    if obj is None:
-        raise TypeError(f"{name} must be a sequence of str, got None")
-    if isinstance(obj, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of str, not a single string; wrap it in a list")
-    try:
-        items = list(obj)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of str, got {type(obj).__name__}") from None
-    for i, s in enumerate(items):
-        if not isinstance(s, str):
-            raise TypeError(f"{name}[{i}] must be str, got {type(s).__name__}")
-        try:
-            s.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(
-                f"{name}[{i}] is not valid Unicode (lone surrogate); clean the text first"
-            ) from None
-    return items
+_strings = strings  # shared with every twin: pysynth/_validate.py
 
 
 def _is_ids(obj) -> bool:

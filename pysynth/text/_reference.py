@@ -50,6 +50,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pysynth._validate import strings
+
 __all__ = [
     "tokenize",
     "build_corpus",
@@ -66,23 +68,7 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 # --------------------------------------------------------------------------- inputs
 
 
-def _strings(obj, name: str) -> List[str]:
-    if obj is None:
-        raise TypeError(f"{name} must be a sequence of str, got None")
-    if isinstance(obj, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of str, not a single string; wrap it in a list")
-    try:
-        items = list(obj)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of str, got {type(obj).__name__}") from None
-    for i, s in enumerate(items):
-        if not isinstance(s, str):
-            raise TypeError(f"{name}[{i}] must be str, got {type(s).__name__}")
-        try:
-            s.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{name}[{i}] is not valid Unicode (lone surrogate); clean the text first") from None
-    return items
+_strings = strings  # shared with every twin: pysynth/_validate.py
 
 
 def _check_workers(workers) -> None:

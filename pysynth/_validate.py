@@ -1,0 +1,28 @@
+"""Input checks shared by the Python twins; they raise the same messages as the bindings."""
+from __future__ import annotations
+
+from typing import List
+
+
+def strings(obj, name: str) -> List[str]:
+    """``obj`` as a list of str; TypeError/ValueError naming ``name`` (and the index) otherwise.
+
+    Matches ``pysynth::bind::to_strings`` in ``csrc/bindings/metrics.cpp``: None, a single
+    string, a non-sequence, a non-str element and a lone surrogate are refused.
+    """
+    if obj is None:
+        raise TypeError(f"{name} must be a sequence of str, got None")
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of str, not a single string; wrap it in a list")
+    try:
+        items = list(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of str, got {type(obj).__name__}") from None
+    for i, s in enumerate(items):
+        if not isinstance(s, str):
+            raise TypeError(f"{name}[{i}] must be str, got {type(s).__name__}")
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{name}[{i}] is not valid Unicode (lone surrogate); clean the text first") from None
+    return items

@@ -1,13 +1,18 @@
 // SDM (Dirichlet) and BM25 (Lucene) batch retrieval with exact dynamic pruning.
 //
 // Per query, documents are visited in two phases (see `seed` and `maxscore`):
-//   A. until k results are known, whole short posting lists are scored, rarest terms first, so
-//      the k-th score (the threshold) starts high;
-//   B. document-at-a-time MaxScore (Turtle & Flood 1995) over the remaining term lists and the
-//      window lists of the query's adjacent pairs, with upper bounds per list: lists whose
-//      summed bounds cannot reach the threshold are only probed (galloping search).
+//   A. term at a time, rarest terms first: until k results are known, short posting lists are
+//      scored whole, so the k-th score (the threshold) starts high; then lists are walked in
+//      impact order (tf desc, |D| asc), stopping each tf as soon as its bound drops below the
+//      threshold, while that stays cheap;
+//   B. document-at-a-time MaxScore (Turtle & Flood 1995) over the remaining term lists (split
+//      into all postings / tf >= 2 for tighter bounds) and the window lists of the query's
+//      adjacent pairs: lists whose summed bounds cannot reach the threshold are only probed
+//      (galloping search).
 // Every document that can still enter the top k is scored exactly, with the same floating-point
-// operations, in the same order, as the Python twin.
+// operations, in the same order, as the Python twin. Window statistics of the query's adjacent
+// pairs come from the index's frequent-pair table or are counted once per distinct pair of a
+// sub-batch of queries.
 #include "pysynth/sdm.hpp"
 
 #include <algorithm>

@@ -8,7 +8,9 @@ versioned, memory-mappable directory, and answers batches of queries with SDM or
 
 Documents and queries are ragged lists of term ids: flat int32 ``ids`` plus int64 ``offsets``
 (row ``i`` is ``ids[offsets[i]:offsets[i + 1]]``), an object with ``.values`` / ``.offsets``
-(e.g. :class:`pysynth.metrics.TokenIds`), or a list of id lists.
+(e.g. :class:`pysynth.metrics.TokenIds`), or a list of id lists.  A phrase (Ding & Balog's
+keyword queries keep phrases whole, Sect. 3.1.4) is one term: give it its own id in the
+vocabulary, in the documents and in the queries alike.
 
 Scoring (exact definitions, operation by operation: :mod:`pysynth.retrieval._reference`)
 ----------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ bool tokenize_rouge_simd(std::string_view s, std::string& buf, std::vector<std::
         char* o = &buf[t];
         for (size_t q = pending; q < e; ++q) {
           unsigned char c = p[q];
-          o[q - pending] = static_cast<char>(c + ((c - 'A') < 26u ? 32 : 0));
+          o[q - pending] = static_cast<char>(c + (static_cast<unsigned>(c - 'A') < 26u ? 32 : 0));
         }
         out.emplace_back(buf.data() + t, e - pending);
       } else {

@@ -9,18 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "check.hpp"
 #include "pysynth/corpus.hpp"
 
 using namespace pysynth::corpus;
 
-static int failures = 0;
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                   \
-    }                                                                               \
-  } while (0)
 
 struct Built {
   CorpusData data;
@@ -176,10 +169,5 @@ int main() {
   test_string_collisions();
   test_pruning();
   test_scores_and_errors();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::puts("test_corpus_core: all checks passed");
-  return 0;
+  return pysynth_test::finish("test_corpus_core");
 }

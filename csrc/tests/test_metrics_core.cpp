@@ -8,20 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "check.hpp"
 #include "pysynth/ngram.hpp"
 #include "pysynth/porter.hpp"
 #include "pysynth/text.hpp"
 
 using namespace pysynth;
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
 
 static std::vector<std::string> toks(std::string_view s, TokenizerKind k) {
   return tokenize_texts(&s, 1, k, 1)[0];
@@ -137,10 +130,5 @@ int main() {
   test_bleu();
   test_porter();
   test_bad_input();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::puts("test_metrics_core: all checks passed");
-  return 0;
+  return pysynth_test::finish("test_metrics_core");
 }

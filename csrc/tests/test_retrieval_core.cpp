@@ -9,20 +9,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "check.hpp"
 #include "pysynth/filters.hpp"
 #include "pysynth/index.hpp"
 #include "pysynth/sdm.hpp"
 
 using namespace pysynth;
 
-static int failures = 0;
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                    \
-    }                                                                                \
-  } while (0)
 
 struct Corpus {
   std::vector<std::int32_t> ids;
@@ -163,10 +156,5 @@ int main() {
   test_index_and_search();
   test_bad_input();
   test_filters();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("retrieval core: all checks passed\n");
-  return 0;
+  return pysynth_test::finish("retrieval core");
 }

@@ -8,18 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "check.hpp"
 #include "pysynth/sampling.hpp"
 
 using namespace pysynth::sampling;
 
-static int failures = 0;
-#define CHECK(cond)                                                                    \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                      \
-    }                                                                                  \
-  } while (0)
 
 namespace {
 
@@ -202,10 +195,5 @@ int main() {
   test_invariants_and_threads();
   test_support_exhaustion();
   test_bad_input();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("sampling core: all checks passed\n");
-  return 0;
+  return pysynth_test::finish("sampling core");
 }

@@ -33,8 +33,27 @@ def mqr_sample() -> List[Dict]:
         return [json.loads(line) for line in f]
 
 
-def questions_sample() -> List[str]:
-    """18k CC BY-SA questions (query-wellformedness >= 0.8, MQR, SQuAD 2.0); see README.md."""
-    path = resources.files(__name__).joinpath("questions_sample.jsonl.gz")
+def k2q_demo() -> List[Dict]:
+    """22k CC BY-SA questions with MQR paraphrase clusters: the bundled input of
+    ``pysynth k2q synthesize`` (see README.md).
+
+    Returns
+    -------
+    list of dict
+        Keys ``id`` (int), ``question``, ``cluster_id`` (``"mqr:<split>:<row>"`` or None) and
+        ``source`` (``wellformed``, ``squad``, ``mqr`` or ``mqr-ill-formed``).
+    """
+    path = resources.files(__name__).joinpath("k2q_demo.jsonl.gz")
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
-        return [json.loads(line)["question"] for line in f]
+        return [json.loads(line) for line in f]
+
+
+def k2q_demo_path():
+    """Path of ``k2q_demo.jsonl.gz`` (a context-free traversable of the installed package)."""
+    return resources.files(__name__).joinpath("k2q_demo.jsonl.gz")
+
+
+def questions_sample() -> List[str]:
+    """18k CC BY-SA questions (query-wellformedness >= 0.8, MQR, SQuAD 2.0): the rows of
+    :func:`k2q_demo` except the ill-formed MQR originals; see README.md."""
+    return [r["question"] for r in k2q_demo() if r["source"] != "mqr-ill-formed"]

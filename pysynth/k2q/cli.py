@@ -88,6 +88,35 @@ def _cmd_table1(args) -> int:
     return 0
 
 
+def _cmd_synthesize(args) -> int:
+    from pysynth.k2q.synthesize import PRESETS, SynthesisConfig, synthesize
+
+    if args.inp is None:
+        from pysynth.data import k2q_demo_path
+
+        args.inp = str(k2q_demo_path())
+        print(f"pysynth: no --in given: the bundled demo questions ({args.inp})", file=sys.stderr)
+    base = PRESETS[args.preset] if args.preset else SynthesisConfig()
+    changes = {k: v for k, v in (
+        ("model", args.model), ("strategy", args.strategy), ("phrases", args.phrases),
+        ("lam", args.lam), ("alpha", args.alpha), ("beta", args.beta), ("m", args.m),
+        ("kqf", args.kqf), ("tdf", args.tdf), ("n_results", args.n_results), ("keep", args.keep),
+        ("retrieval", args.retrieval), ("mu", args.mu), ("seed", args.seed)) if v is not None}
+    try:
+        if args.weights is not None:
+            try:
+                changes["weights"] = tuple(float(x) for x in args.weights.split(","))
+            except ValueError:
+                raise ValueError(f"--weights must be three comma-separated numbers, got {args.weights!r}") from None
+        cfg = base.replace(**changes)
+        synthesize(args.inp, args.out, clusters=args.clusters, corpus=args.corpus, config=cfg,
+                   workers=args.workers, chunk_size=args.chunk_size, resume=not args.restart,
+                   keep_parts=args.keep_parts, progress=not args.quiet)
+    except (ValueError, TypeError, ImportError) as exc:
+        raise SystemExit(f"pysynth: {exc}") from None
+    return 0
+
+
 def add_commands(sub) -> None:
     """Register ``k2q keywords`` and ``k2q table1`` under the ``k2q`` subparser group."""
     kw = sub.add_parser("keywords", help="generate keyword queries for questions (Ding & Balog 2018, Sect. 3.1)")
@@ -107,6 +136,46 @@ def add_commands(sub) -> None:
     kw.add_argument("--seed", type=int, default=0)
     kw.add_argument("--workers", type=int, default=1)
     kw.set_defaults(func=_cmd_keywords)
+
+    sy = sub.add_parser(
+        "synthesize", help="the K2Q synthetic-data pipeline: KQGM -> KQF -> TDF (Ding & Balog 2018, Sect. 3)",
+        description="Pair every question with its best keyword query (m candidates, SDM keyword query "
+                    "filter) and rank the pairs by the training data filter. Resumes an interrupted run.")
+    sy.add_argument("--in", dest="inp", default=None,
+                    help='questions: JSONL (.gz) or Parquet rows {"question", "id"?, "cluster_id"?} '
+                         "(default: the bundled 22k CC BY-SA demo questions)")
+    sy.add_argument("--out", required=True, help="output .jsonl (+ .meta.json) or .parquet")
+    sy.add_argument("--clusters", help='paraphrase clusters: JSONL rows {"cluster_id", "ids": [question ids]}')
+    sy.add_argument("--corpus", help="extra questions for the statistics and the retrieval corpus only")
+    sy.add_argument("--preset", choices=["baseline", "par", "par-ph", "par-ph-kqf", "par-ph-kqf-tdf"],
+                    help="a Fig. 7 ablation configuration (other options override it)")
+    sy.add_argument("--model", choices=["baseline", "paraphrase"], default=None)
+    sy.add_argument("--strategy", choices=["popular", "discriminative", "combination"], default=None)
+    g = sy.add_mutually_exclusive_group()
+    g.add_argument("--phrases", dest="phrases", action="store_true", default=None)
+    g.add_argument("--no-phrases", dest="phrases", action="store_false")
+    sy.add_argument("--lambda", dest="lam", type=float, default=None)
+    sy.add_argument("--alpha", type=float, default=None)
+    sy.add_argument("--beta", type=float, default=None)
+    sy.add_argument("--m", type=int, default=None, help="candidates per question (default 20)")
+    g = sy.add_mutually_exclusive_group()
+    g.add_argument("--kqf", dest="kqf", action="store_true", default=None, help="keyword query filter (default)")
+    g.add_argument("--no-kqf", dest="kqf", action="store_false")
+    g = sy.add_mutually_exclusive_group()
+    g.add_argument("--tdf", dest="tdf", action="store_true", default=None, help="training data filter (default)")
+    g.add_argument("--no-tdf", dest="tdf", action="store_false")
+    sy.add_argument("--n-results", dest="n_results", type=int, default=None, help="N, SDM depth (default 100)")
+    sy.add_argument("--keep", type=int, default=None, help="L: write only the L best pairs (default all)")
+    sy.add_argument("--retrieval", choices=["sdm", "bm25"], default=None)
+    sy.add_argument("--mu", type=float, default=None)
+    sy.add_argument("--weights", default=None, help="SDM weights, e.g. 0.85,0.10,0.05")
+    sy.add_argument("--seed", type=int, default=None)
+    sy.add_argument("--workers", type=int, default=1, help="threads (-1 = all cores); output does not depend on it")
+    sy.add_argument("--chunk-size", dest="chunk_size", type=int, default=20_000)
+    sy.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
+    sy.add_argument("--keep-parts", dest="keep_parts", action="store_true")
+    sy.add_argument("--quiet", action="store_true")
+    sy.set_defaults(func=_cmd_synthesize)
 
     t1 = sub.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")
     t1.add_argument("--repeats", type=int, default=10, help="R repetitions (the paper: 100)")

@@ -91,6 +91,7 @@ class KeywordGenerator:
         stats = sampling.CollectionStats(built.cf, built.df, built.n_docs)
         docs = (np.asarray(built.ids), np.asarray(built.offsets))
         table = sampling.Clusters.from_groups(docs, all_groups)
+        self._doc_clusters = table.index
         q_index = table.index[self.n_corpus:]
         self._prep = _Prepared(built, stats, sampling.Clusters(table.values, table.offsets, q_index))
         off = np.asarray(built.offsets)[self.n_corpus:]
@@ -106,8 +107,12 @@ class KeywordGenerator:
         return [self.vocab[t] for t in ids[off[i] : off[i + 1]]]
 
     def generate_ids(self, model: sampling.KeywordModel, m: int = 1, seed: int = 0, workers: int = 1,
-                     subset: Optional[np.ndarray] = None) -> sampling.Candidates:
-        """Candidates (question-major ids) for all questions, or rows ``subset``."""
+                     subset: Optional[np.ndarray] = None, first_index: int = 0) -> sampling.Candidates:
+        """Candidates (question-major ids) for all questions, or rows ``subset``.
+
+        The random draws of the ``j``-th question given are keyed by ``first_index + j``
+        (counter-based RNG), so consecutive slices of one list, each with its start as
+        ``first_index``, give the rows of a single call."""
         ids, off = self._q
         clusters = self._prep.clusters
         if subset is not None:
@@ -120,7 +125,16 @@ class KeywordGenerator:
             off = off2
             clusters = sampling.Clusters(clusters.values, clusters.offsets, clusters.index[subset])
         return model.generate((ids, off), clusters, self._prep.stats, m=m, seed=seed,
-                              workers=workers, vocab=self.vocab)
+                              workers=workers, vocab=self.vocab, first_index=first_index)
+
+    def samplable(self, model: sampling.KeywordModel) -> np.ndarray:
+        """Mask of the questions with at least one term the model may sample (not only question words)."""
+        return model.samplable(self._q, vocab=self.vocab)
+
+    @property
+    def cluster_rows(self) -> np.ndarray:
+        """Paraphrase-cluster row of every corpus document then question (-1: no cluster)."""
+        return self._doc_clusters
 
     def decode(self, cands: sampling.Candidates) -> List[str]:
         """Keyword strings of candidates; phrases become their words."""

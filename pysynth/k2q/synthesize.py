@@ -1,0 +1,654 @@
+"""The end-to-end K2Q synthetic-data pipeline: KQGM -> KQF -> TDF (Ding & Balog 2018, Sect. 3 and 6.2).
+
+For every question ``q`` of the question set Q:
+
+1. **KQGM** (Sect. 3.1, Eq. 1-6): sample ``m = 20`` candidate keyword queries
+   (:class:`pysynth.k2q.keywords.KeywordGenerator`; paraphrase model, phrases as single terms).
+2. **KQF** (Sect. 3.2.1, Eq. 7): rank Q with SDM for every candidate and keep the candidate whose
+   top ``N = 100`` ranks ``q`` highest (:meth:`pysynth.retrieval.Index.rank_of` +
+   :func:`pysynth.filtering.kqf_from_ranks`; ties to the first candidate).  Without KQF one
+   candidate is sampled, which is distributed as the paper's "random one of the 20".
+3. **TDF** (Sect. 3.2.2, Eq. 8): retrieval precision ``P(k, q) = |C_q ∩ RR(k)| / |RR(k)|`` of the
+   chosen query's top ``N`` against the paraphrase cluster ``C_q`` (``q`` alone when it has none);
+   pairs are ranked by it (precision descending, then input order) and the top ``L`` form
+   ``T_L``.  Without TDF, ``T_L`` is a seeded random sample, as in the paper's Fig. 7.
+
+The output (JSON Lines, or Parquet when the name ends in ``.parquet``) has one row per question
+with a non-empty keyword query, **in input order**::
+
+    {"id", "question", "keywords", "rr", "precision", "cluster_id", "tdf_rank"}
+
+``tdf_rank`` is the pair's 0-based position in the TDF ranking (or the random order without
+TDF), so ``T_L`` is the rows with ``tdf_rank < L`` (``keep=L`` writes only those).  The run's
+signature -- configuration, seed, input fingerprint, versions, row counts and the vocabulary
+coverage of ``T_L`` (Fig. 8) -- is stored in the Parquet schema metadata (key ``pysynth``) or,
+for JSON Lines, in ``OUT.meta.json``.
+
+Long runs: questions are processed in chunks; each finished chunk is written atomically to
+``OUT.parts/`` and a rerun with the same inputs and configuration resumes after the last
+finished chunk.  The output does not depend on the chunk size, the number of workers, or on
+whether (and where) the run was interrupted: every random draw is keyed by the question's
+global index (:mod:`pysynth.sampling`'s counter-based generator).
+
+Examples
+--------
+>>> from pysynth.k2q.synthesize import synthesize, PRESETS
+>>> sorted(PRESETS)
+['baseline', 'par', 'par-ph', 'par-ph-kqf', 'par-ph-kqf-tdf']
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
+
+FORMAT = "pysynth.k2q.synthetic"
+FORMAT_VERSION = 1
+_STATE = "state.json"
+
+
+@dataclass(frozen=True)
+class SynthesisConfig:
+    """Configuration of :func:`synthesize` (defaults: the paper's m, N and our best KQGM).
+
+    Parameters
+    ----------
+    model : {"paraphrase", "baseline"}
+        KQGM (Sect. 3.1.3 / 3.1.1).
+    strategy : {"discriminative", "popular", "combination"}
+        Term selection strategy (Sect. 3.1.1); default: the best of our Table 1 reproduction.
+    phrases : bool
+        Detect phrases and keep them as single terms (Sect. 3.1.4).
+    lam, alpha, beta : float
+        Eq. 1 collection weight and Eq. 6 question/paraphrase weights.
+    m : int
+        Candidate keyword queries per question (the paper's m = 20); only used with ``kqf``.
+    kqf : bool
+        Apply the keyword query filter (Eq. 7).
+    tdf : bool
+        Rank pairs by the training data filter (Eq. 8); otherwise by a seeded random order.
+    n_results : int
+        N, the depth of the SDM result lists for KQF and TDF (the paper's N = 100).
+    keep : int or None
+        L: write only the ``keep`` best pairs (``None``: all, each with its ``tdf_rank``).
+    retrieval : {"sdm", "bm25"}
+        Retrieval model of the filters (the paper: SDM).
+    mu : float
+        SDM Dirichlet prior.
+    weights : tuple of 3 floats
+        SDM weights (unigram, #od:1, #uw:8).
+    seed : int
+        Seed of the keyword sampler and of the random order without TDF.
+    """
+
+    model: str = "paraphrase"
+    strategy: str = "discriminative"
+    phrases: bool = True
+    lam: float = 0.1
+    alpha: float = 0.9
+    beta: float = 0.1
+    m: int = 20
+    kqf: bool = True
+    tdf: bool = True
+    n_results: int = 100
+    keep: Optional[int] = None
+    retrieval: str = "sdm"
+    mu: float = 2500.0
+    weights: Tuple[float, float, float] = (0.85, 0.10, 0.05)
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("m", "n_results"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if self.keep is not None and (isinstance(self.keep, bool) or not isinstance(self.keep, (int, np.integer))
+                                      or self.keep < 0):
+            raise ValueError(f"keep must be None or an integer >= 0, got {self.keep!r}")
+        if self.model not in ("paraphrase", "baseline"):
+            raise ValueError(f"model must be 'paraphrase' or 'baseline', got {self.model!r}")
+        if self.strategy not in ("popular", "discriminative", "combination"):
+            raise ValueError(f"strategy must be 'popular', 'discriminative' or 'combination', got {self.strategy!r}")
+        if self.retrieval not in ("sdm", "bm25"):
+            raise ValueError(f"retrieval must be 'sdm' or 'bm25', got {self.retrieval!r}")
+        w = tuple(float(x) for x in self.weights)
+        if len(w) != 3:
+            raise ValueError(f"weights must be 3 numbers (unigram, #od:1, #uw:8), got {self.weights!r}")
+        object.__setattr__(self, "weights", w)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**63:
+            raise ValueError(f"seed must be an integer in [0, 2**63), got {self.seed!r}")
+
+    def replace(self, **changes) -> "SynthesisConfig":
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> Dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["weights"] = list(d["weights"])
+        return d
+
+
+#: The configurations of the paper's Fig. 7 ablation (KQGM with the *combination* strategy, as
+#: in Sect. 7.1.2); pass ``config=PRESETS[name].replace(keep=L)`` for a given L.
+PRESETS: Dict[str, SynthesisConfig] = {
+    "baseline": SynthesisConfig(model="baseline", strategy="combination", phrases=False, kqf=False, tdf=False),
+    "par": SynthesisConfig(model="paraphrase", strategy="combination", phrases=False, kqf=False, tdf=False),
+    "par-ph": SynthesisConfig(model="paraphrase", strategy="combination", phrases=True, kqf=False, tdf=False),
+    "par-ph-kqf": SynthesisConfig(model="paraphrase", strategy="combination", phrases=True, kqf=True, tdf=False),
+    "par-ph-kqf-tdf": SynthesisConfig(model="paraphrase", strategy="combination", phrases=True, kqf=True, tdf=True),
+}
+
+
+@dataclass
+class SynthesisResult:
+    """What :func:`synthesize` wrote: the output path and its signature/metadata."""
+
+    path: Path
+    meta: Dict[str, Any]
+    timings: Dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.meta["rows"]["written"])
+
+
+# ---------------------------------------------------------------------------------------- input
+
+@dataclass
+class _Questions:
+    ids: List[Any]
+    texts: List[str]
+    groups: List[Optional[Hashable]]
+
+
+def _is_id(x) -> bool:
+    return isinstance(x, str) or (isinstance(x, (int, np.integer)) and not isinstance(x, bool))
+
+
+def _rows_from(source, what: str) -> Iterable[Mapping]:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise ValueError(f"{what}: no such file {str(path)!r}")
+        if path.suffix == ".parquet":
+            pq = _pyarrow_parquet(what)
+            return pq.read_table(path).to_pylist()
+        from pysynth.k2q.data import read_jsonl
+
+        return read_jsonl(path)
+    if isinstance(source, Mapping):
+        raise TypeError(f"{what} must be a path or an iterable of row dicts, got a mapping")
+    return source  # any iterable of dicts: a list, a generator, a datasets.Dataset
+
+
+def read_questions(source, what: str = "questions") -> _Questions:
+    """Rows ``{"question": str, "id": optional str|int, "cluster_id": optional}`` from JSON Lines
+    (``.gz`` ok), Parquet, or any iterable of dicts (e.g. a Hugging Face ``datasets.Dataset``).
+    Missing ids become the row number."""
+    ids: List[Any] = []
+    texts: List[str] = []
+    groups: List[Optional[Hashable]] = []
+    for i, r in enumerate(_rows_from(source, what)):
+        if not isinstance(r, Mapping):
+            raise TypeError(f"{what} row {i + 1}: expected a dict with a 'question' field, got {type(r).__name__}")
+        q = r.get("question")
+        if not isinstance(q, str):
+            raise ValueError(f"{what} row {i + 1}: needs a string field 'question'")
+        rid = r.get("id", i)
+        if not _is_id(rid):
+            raise ValueError(f"{what} row {i + 1}: 'id' must be a string or an integer, got {rid!r}")
+        g = r.get("cluster_id")
+        if g is not None and not _is_id(g):
+            raise ValueError(f"{what} row {i + 1}: 'cluster_id' must be a string, an integer or null, got {g!r}")
+        ids.append(rid.item() if isinstance(rid, np.integer) else rid)
+        texts.append(q)
+        groups.append(g.item() if isinstance(g, np.integer) else g)
+    if len(set(ids)) != len(ids):
+        seen: set = set()
+        dup = next(x for x in ids if x in seen or seen.add(x))
+        raise ValueError(f"{what}: duplicate id {dup!r}; ids must be unique")
+    return _Questions(ids, texts, groups)
+
+
+def _apply_clusters(qs: _Questions, clusters, what: str = "clusters") -> None:
+    """Merge a cluster table (``{cluster_id: [question ids]}`` or JSONL rows ``{"cluster_id", "ids"}``)."""
+    if isinstance(clusters, Mapping):
+        items = list(clusters.items())
+    else:
+        items = []
+        for i, r in enumerate(_rows_from(clusters, what)):
+            if not isinstance(r, Mapping) or "cluster_id" not in r or not isinstance(r.get("ids"), list):
+                raise ValueError(f"{what} row {i + 1}: needs 'cluster_id' and a list 'ids'")
+            items.append((r["cluster_id"], r["ids"]))
+    pos = {x: i for i, x in enumerate(qs.ids)}
+    assigned: Dict[int, Hashable] = {}
+    for cid, members in items:
+        if not _is_id(cid):
+            raise ValueError(f"{what}: cluster id {cid!r} must be a string or an integer")
+        for qid in members:
+            j = pos.get(qid)
+            if j is None:
+                raise ValueError(f"{what}: cluster {cid!r} names unknown question id {qid!r} "
+                                 f"(not among the {len(qs.ids)} question ids)")
+            if j in assigned and assigned[j] != cid:
+                raise ValueError(f"{what}: question id {qid!r} is in two clusters ({assigned[j]!r} and {cid!r})")
+            if qs.groups[j] is not None and qs.groups[j] != cid:
+                raise ValueError(f"{what}: question id {qid!r} has cluster_id {qs.groups[j]!r} in the "
+                                 f"questions but {cid!r} in {what}")
+            assigned[j] = cid
+    for j, cid in assigned.items():
+        qs.groups[j] = cid
+
+
+def _fingerprint(*parts: _Questions) -> str:
+    h = hashlib.sha256()
+    for qs in parts:
+        h.update(json.dumps([len(qs.ids)]).encode())
+        for rid, q, g in zip(qs.ids, qs.texts, qs.groups):
+            h.update(json.dumps([rid, q, g], ensure_ascii=False).encode())
+    return h.hexdigest()
+
+
+def _pyarrow_parquet(what: str):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(f"{what}: Parquet needs pyarrow: pip install 'pysynth[parquet]'") from None
+    return pq
+
+
+# ------------------------------------------------------------------------------------ progress
+
+class _Progress:
+    """One status line per chunk on stderr (rewritten in place on a terminal) with rate and ETA.
+    The rate counts the questions this run computed, not the chunks it resumed from disk."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled = total, enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.computed, self.busy = 0, 0.0
+
+    def update(self, done: int, n_new: int, seconds: float) -> None:
+        self.computed += n_new
+        self.busy += seconds
+        if not self.enabled:
+            return
+        rate = self.computed / self.busy if self.busy > 0 else 0.0
+        left = self.total - done
+        eta = "00:00:00" if left == 0 else ("--:--" if rate <= 0 else time.strftime("%H:%M:%S", time.gmtime(left / rate)))
+        msg = (f"[kqgm+kqf+tdf] {done:,}/{self.total:,} questions ({100 * done / max(self.total, 1):.1f}%)"
+               f"  {rate:,.0f} q/s  ETA {eta}")
+        print(("\r" + msg) if self.tty else msg, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr, flush=True)
+
+
+def _say(progress: bool, msg: str) -> None:
+    if progress:
+        print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------- atomic files
+
+def _fsync_replace(tmp: Path, dst: Path) -> None:
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, dst)
+
+
+def _write_json(path: Path, obj) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    _fsync_replace(tmp, path)
+
+
+def _save_part(path: Path, arrays: Dict[str, np.ndarray]) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    _fsync_replace(tmp, path)
+
+
+_PART_KEYS = ("kw_ids", "kw_off", "rr", "precision", "chosen")
+
+
+def _load_part(path: Path, n: int) -> Optional[Dict[str, np.ndarray]]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            d = {k: z[k] for k in _PART_KEYS}
+    except Exception:  # unreadable part (should not happen: parts are renamed into place)
+        return None
+    if d["rr"].shape != (n,) or d["kw_off"].shape != (n + 1,) or int(d["kw_off"][-1]) != d["kw_ids"].shape[0]:
+        return None
+    return d
+
+
+# ------------------------------------------------------------------------------------ pipeline
+
+def _versions() -> Dict[str, str]:
+    import pysynth
+
+    return {"pysynth": pysynth.__version__, "numpy": np.__version__}
+
+
+def _gather(ids: np.ndarray, off: np.ndarray, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Rows ``rows`` of a ragged array, as a new flat array + offsets."""
+    starts = off[rows]
+    lens = off[rows + 1] - starts
+    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_off[1:])
+    idx = np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)
+    return ids[idx], new_off
+
+
+def synthesize(
+    questions,
+    out: Union[str, os.PathLike],
+    *,
+    clusters=None,
+    corpus=None,
+    config: Optional[SynthesisConfig] = None,
+    preset: Optional[str] = None,
+    workers: int = 1,
+    chunk_size: int = 20_000,
+    resume: bool = True,
+    keep_parts: bool = False,
+    progress: bool = True,
+    _stop_after_chunks: Optional[int] = None,
+) -> SynthesisResult:
+    """Generate filtered synthetic keyword-question pairs (Ding & Balog 2018, Sect. 3, 6.2).
+
+    Parameters
+    ----------
+    questions : path (JSON Lines, ``.gz``, ``.parquet``) or iterable of dicts
+        The questions ``q`` to pair with keyword queries: rows ``{"question", "id"?, "cluster_id"?}``.
+        They are also the retrieval corpus Q of the filters and of the term statistics.
+    out : path
+        Output file; ``.parquet`` writes Parquet (needs pyarrow), anything else JSON Lines.
+    clusters : path or dict, optional
+        Paraphrase clusters as ``{cluster_id: [question ids]}`` or JSONL rows
+        ``{"cluster_id", "ids"}``, merged with the questions' own ``cluster_id`` fields.
+    corpus : path or iterable of dicts, optional
+        Extra questions (same row format) added to Q for the statistics and retrieval only.
+    config : SynthesisConfig, optional
+        The pipeline's settings (default ``SynthesisConfig()``); or ``preset``: a name of
+        :data:`PRESETS` (Fig. 7's ablation rows).
+    workers : int
+        Threads of the compiled stages (-1 = all cores); the output does not depend on it.
+    chunk_size : int
+        Questions per resumable chunk; the output does not depend on it.
+    resume : bool
+        Continue from the finished chunks in ``OUT.parts/`` when they were made by the same
+        inputs and configuration (otherwise raise); ``False`` starts over.
+    keep_parts : bool
+        Keep ``OUT.parts/`` after the output is written.
+    progress : bool
+        Stage lines and a progress line with rate and ETA on stderr.
+
+    Returns
+    -------
+    SynthesisResult
+
+    Raises
+    ------
+    ValueError
+        empty question set, duplicate ids, unknown question ids in ``clusters``, bad settings,
+        or leftover parts of a different run.
+    """
+    timings: Dict[str, float] = {}
+    t_start = time.perf_counter()
+    if config is not None and preset is not None:
+        raise ValueError("pass config or preset, not both")
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        config = PRESETS[preset]
+    cfg = config or SynthesisConfig()
+    if not isinstance(cfg, SynthesisConfig):
+        raise TypeError(f"config must be a SynthesisConfig, got {type(cfg).__name__}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or (workers < 1 and workers != -1):
+        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers!r}")
+    out = Path(out)
+    parquet = out.suffix == ".parquet"
+    if parquet:
+        _pyarrow_parquet("out")
+
+    # -- inputs and the run's signature ---------------------------------------------------------
+    qs = read_questions(questions, "questions")
+    if not qs.texts:
+        raise ValueError("questions is empty: pass at least one question")
+    if clusters is not None:
+        _apply_clusters(qs, clusters)
+    cq = read_questions(corpus, "corpus") if corpus is not None else _Questions([], [], [])
+    n = len(qs.texts)
+    signature = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "config": cfg.as_dict(),
+        "input": {"questions": n, "corpus": len(cq.texts), "sha256": _fingerprint(qs, cq)},
+        "versions": _versions(),
+    }
+    m_gen = cfg.m if cfg.kqf else 1
+
+    parts = out.with_name(out.name + ".parts")
+    state = {"signature": signature, "chunk_size": int(chunk_size)}
+    if parts.exists():
+        old = None
+        try:
+            old = json.loads((parts / _STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+        if resume and old is not None and old != state:
+            raise ValueError(f"{parts} holds parts of a different run (other inputs, configuration, "
+                             f"version or chunk_size); delete it or pass resume=False (--restart)")
+        if not resume or old is None:
+            shutil.rmtree(parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    # temporary files of a killed run (ours by name: OUT.tmp<pid>, OUT.meta.json.tmp<pid>, parts)
+    for stale in [*out.parent.glob(out.name + ".tmp*"), *out.parent.glob(out.name + ".meta.json.tmp*"),
+                  *parts.glob("*.tmp*")]:
+        stale.unlink(missing_ok=True)
+    _write_json(parts / _STATE, state)
+
+    # -- stage 1: statistics, phrases, clusters, index ------------------------------------------
+    from pysynth import filtering, sampling
+    from pysynth.k2q.keywords import KeywordGenerator
+    from pysynth.retrieval import Index
+
+    t = time.perf_counter()
+    _say(progress, f"[1/3] statistics{' + phrases' if cfg.phrases else ''} and SDM index over "
+                   f"{n + len(cq.texts):,} questions ...")
+    gen = KeywordGenerator(cq.texts, qs.texts, cq.groups, qs.groups, phrases=cfg.phrases,
+                           workers=workers)
+    corpus_t = gen.corpus
+    index = Index.build(np.asarray(corpus_t.ids), np.asarray(corpus_t.offsets), len(gen.vocab),
+                        workers=workers)
+    n_corpus = gen.n_corpus
+    doc_clusters = np.asarray(gen.cluster_rows, dtype=np.int64).copy()
+    lone = doc_clusters < 0
+    doc_clusters[lone] = doc_clusters.max(initial=-1) + 1 + np.arange(int(lone.sum()))
+    model = sampling.KeywordModel(model=cfg.model, strategy=cfg.strategy, lam=cfg.lam, alpha=cfg.alpha,
+                                  beta=cfg.beta)
+    # questions made only of question words ("what is it?") get no keyword query; the others are
+    # numbered 0.. in input order and that number keys their random draws
+    active = np.flatnonzero(gen.samplable(model))
+    n_active = int(active.shape[0])
+    n_chunks = (n_active + chunk_size - 1) // chunk_size
+    timings["prepare_s"] = time.perf_counter() - t
+    _say(progress, f"      {len(gen.vocab):,} terms, {index.n_postings:,} postings, "
+                   f"{timings['prepare_s']:.1f} s")
+
+    # -- stage 2: chunks of KQGM -> KQF -> TDF --------------------------------------------------
+    t = time.perf_counter()
+    _say(progress, f"[2/3] {n:,} questions x {m_gen} candidate{'s' if m_gen > 1 else ''}, "
+                   f"KQF {'on' if cfg.kqf else 'off'}, TDF {'on' if cfg.tdf else 'off'}, N = {cfg.n_results}, "
+                   f"{n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
+    bar = _Progress(n_active, progress)
+    search_kw = dict(model=cfg.retrieval, mu=cfg.mu, weights=cfg.weights, workers=workers)
+    loaded: List[Dict[str, np.ndarray]] = []
+    for c in range(n_chunks):
+        start, stop = c * chunk_size, min(n_active, (c + 1) * chunk_size)
+        path = parts / f"part-{c:06d}.npz"
+        part = _load_part(path, stop - start) if path.exists() else None
+        tc = time.perf_counter()
+        fresh = part is None
+        if fresh:
+            part = _run_chunk(gen, index, model, filtering, cfg, m_gen, active, start, stop, n_corpus,
+                              doc_clusters, search_kw, workers)
+            _save_part(path, part)
+        loaded.append(part)
+        bar.update(stop, stop - start if fresh else 0, time.perf_counter() - tc if fresh else 0.0)
+        if _stop_after_chunks is not None and c + 1 >= _stop_after_chunks:
+            bar.close()
+            os._exit(75)  # test hook: die like a killed process, right after a chunk landed
+    bar.close()
+    timings["chunks_s"] = time.perf_counter() - t
+
+    # -- stage 3: rank, select, write -----------------------------------------------------------
+    t = time.perf_counter()
+    # back from the active questions to all questions (inactive: no keywords, rr 0)
+    kw_ids = np.concatenate([p["kw_ids"] for p in loaded] + [np.zeros(0, np.int32)])
+    lens = np.zeros(n, dtype=np.int64)
+    rr = np.zeros(n, dtype=np.float64)
+    prec = np.zeros(n, dtype=np.float64)
+    if loaded:
+        lens[active] = np.concatenate([np.diff(p["kw_off"]) for p in loaded])
+        rr[active] = np.concatenate([p["rr"] for p in loaded])
+        prec[active] = np.concatenate([p["precision"] for p in loaded])
+    kw_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=kw_off[1:])
+    del loaded
+    valid = np.flatnonzero(lens > 0)  # a question with no eligible term has no keyword query
+    if cfg.tdf:
+        order = valid[filtering.tdf_order(prec[valid])]
+    else:
+        order = valid[np.random.default_rng([cfg.seed, 0x7DF]).permutation(valid.shape[0])]
+    rank = np.full(n, -1, dtype=np.int64)
+    rank[order] = np.arange(order.shape[0])
+    L = order.shape[0] if cfg.keep is None else min(cfg.keep, order.shape[0])
+
+    q_off = np.asarray(corpus_t.offsets)[n_corpus:]
+    q_ids = np.asarray(corpus_t.ids)[q_off[0]:q_off[-1]]
+    q_off = q_off - q_off[0]
+    both_ids = np.concatenate([q_ids, kw_ids])
+    both_off = np.concatenate([q_off, kw_off[1:] + q_off[-1]])
+    # Fig. 8: the vocabulary (question + keyword terms) of T_L as a fraction of that of T
+    rows2 = np.stack([valid, n + valid], 1).ravel()  # question i's terms, then its keyword terms
+    tok, tok_off = _gather(both_ids, both_off, rows2)
+    sizes = sorted({int(round(f * order.shape[0])) for f in (0.1, 0.25, 0.5, 0.75, 1.0)} | {L})
+    cov = filtering.vocabulary_coverage(tok, np.searchsorted(valid, order), sizes, offsets=tok_off[::2],
+                                        vocab_size=len(gen.vocab))
+    summary = {
+        "questions": n,
+        "no_keywords": int(n - valid.shape[0]),
+        "written": int(L),
+        "rr_positive": int((rr[valid] > 0).sum()),
+        "mean_rr": float(rr[valid].mean()) if valid.size else 0.0,
+        "mean_precision": float(prec[valid].mean()) if (valid.size and cfg.tdf) else None,
+    }
+    meta = dict(signature, rows=summary,
+                vocabulary_coverage=[[int(s), float(v)] for s, v in zip(sizes, cov)])
+    keywords = gen.decode(sampling.Candidates(kw_ids, kw_off))
+    sel = np.flatnonzero((rank >= 0) & (rank < L))
+    rows = ({"id": qs.ids[i], "question": qs.texts[i], "keywords": keywords[i], "rr": float(rr[i]),
+             "precision": None if not cfg.tdf else float(prec[i]), "cluster_id": qs.groups[i],
+             "tdf_rank": int(rank[i])} for i in sel.tolist())
+    _say(progress, f"[3/3] writing {L:,} pairs to {out} ...")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if parquet:
+        _write_parquet(out, rows, meta, all(isinstance(x, int) for x in qs.ids),
+                       all(g is None or isinstance(g, int) for g in qs.groups))
+    else:
+        _write_json(out.with_name(out.name + ".meta.json"), meta)
+        _write_jsonl(out, rows)
+    timings["write_s"] = time.perf_counter() - t
+    if not keep_parts:
+        shutil.rmtree(parts, ignore_errors=True)
+    timings["total_s"] = time.perf_counter() - t_start
+    _say(progress, f"      done: {L:,} pairs, mean RR {summary['mean_rr']:.3f}"
+                   + (f", mean precision {summary['mean_precision']:.3f}" if cfg.tdf else "")
+                   + f"; {timings['total_s']:.1f} s")
+    return SynthesisResult(out, meta, timings)
+
+
+def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, active: np.ndarray,
+               start: int, stop: int, n_corpus: int, doc_clusters: np.ndarray, search_kw: dict,
+               workers: int) -> Dict[str, np.ndarray]:
+    nq = stop - start
+    cands = gen.generate_ids(model, m=m_gen, seed=cfg.seed, workers=workers, subset=active[start:stop],
+                             first_index=start)
+    docs = active[start:stop].astype(np.int64) + n_corpus
+    ranks = index.rank_of(cands.ids, cands.offsets, targets=np.repeat(docs, m_gen), n=cfg.n_results,
+                          **search_kw)
+    if cfg.kqf:
+        res = filtering.kqf_from_ranks(ranks, m=m_gen)
+        chosen, rr = res.chosen.astype(np.int32), res.best_rr
+    else:
+        chosen = np.zeros(nq, dtype=np.int32)
+        rr = np.where(ranks > 0, 1.0 / np.maximum(ranks, 1), 0.0)
+    kw_ids, kw_off = _gather(np.asarray(cands.ids), np.asarray(cands.offsets),
+                             np.arange(nq, dtype=np.int64) * m_gen + chosen)
+    if cfg.tdf:
+        hits = index.search(kw_ids, kw_off, k=cfg.n_results, **search_kw)
+        prec = filtering.tdf_precision(hits.docs, questions=docs, clusters=doc_clusters, workers=workers)
+    else:
+        prec = np.full(nq, np.nan)
+    return {"kw_ids": kw_ids.astype(np.int32), "kw_off": kw_off, "rr": rr.astype(np.float64),
+            "precision": np.asarray(prec, dtype=np.float64), "chosen": chosen}
+
+
+def _write_jsonl(path: Path, rows) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    _fsync_replace(tmp, path)
+
+
+def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool, batch: int = 100_000) -> None:
+    """Stream rows into a Parquet file in row groups of ``batch`` (memory stays bounded)."""
+    import itertools
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        ("id", pa.int64() if int_ids else pa.string()), ("question", pa.string()),
+        ("keywords", pa.string()), ("rr", pa.float64()), ("precision", pa.float64()),
+        ("cluster_id", pa.int64() if int_clusters else pa.string()), ("tdf_rank", pa.int64()),
+    ], metadata={"pysynth": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+
+    def cast(k, v):
+        if v is None or k not in ("id", "cluster_id") or (int_ids if k == "id" else int_clusters):
+            return v
+        return str(v)
+
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    rows = iter(rows)
+    with pq.ParquetWriter(tmp, schema) as w:
+        first = True
+        while True:
+            chunk = list(itertools.islice(rows, batch))
+            if not chunk and not first:
+                break
+            first = False
+            cols = {k: [cast(k, r[k]) for r in chunk] for k in schema.names}
+            w.write_table(pa.Table.from_pydict(cols, schema=schema))
+            if len(chunk) < batch:
+                break
+    _fsync_replace(tmp, path)

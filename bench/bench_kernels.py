@@ -13,20 +13,40 @@ Implementations: ``triton`` (the fused kernels), ``eager`` (``naive.py`` on CUDA
 warm-up round). Every timed call ends with ``torch.cuda.synchronize()``. Results are checked
 against eager before timing (same top-k ids up to near-ties, log-probs within 1e-3).
 
+End to end (``decode``): a whole batched search (``pysynth.decoding.search``) with a random
+CopyNet of the paper's sizes (``Seq2SeqConfig()`` defaults: V = 44,000, embeddings 100, bi-GRU
+2 x 200, decoder 400; fp32), sources of 10-30 tokens with 2 OOV words each, ``</s>`` made
+impossible so that every decode runs exactly ``E2E_STEPS`` steps:
+
+- ``beam``: ``beam_search`` with beam = 16 (64 sources) and beam = 5 (1 source);
+- ``diverse``: ``diverse_beam_search``, 64 x 16 with G = 4 and 1 x 5 with G = 5, lambda = 0.5.
+
+Implementations: ``triton`` (``TorchBackend(kernels="triton")``: fused CopyNet step; diverse
+beam search also selects groups on the device), ``triton_copy`` (diverse only: the fused
+step, numpy group selection), ``eager`` (``kernels="torch"``: the model's eager step, numpy
+selection) and ``compile`` (as eager, with ``torch.compile`` of ``Seq2Seq.step_tensors``).
+Timed: wall clock of one whole decode (host bookkeeping and transfers included), median of
+``E2E_ROUNDS`` after a warm-up decode. Checked first: the share of sources whose best
+hypothesis has the same tokens as eager's (float32 rounding can flip near-ties; below 0.5
+fails).
+
 Run (a CUDA GPU and ``pip install 'pysynth[gpu]' pytest-benchmark``)::
 
     python -m pytest bench/bench_kernels.py --benchmark-only --benchmark-json=/tmp/kernels.json
     python bench/bench_kernels.py            # the same grid, CUDA-event timing, markdown table
 
 Without CUDA (or without torch / triton) everything here is skipped.
-Throughput = rows (batch x beam) per second for one step, in ``extra_info`` and the table.
+Throughput = rows (batch x beam) per second for one step, in ``extra_info`` and the table;
+for ``decode``, rows x steps per second.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import math
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -194,6 +214,150 @@ def test_diverse_beam(benchmark, impl, shape, dtype):
     benchmark.extra_info["rows_per_s"] = batch * beam / benchmark.stats.stats.median
 
 
+# ---------------------------------------------------------------- end-to-end decoding
+
+E2E_STEPS = 20
+E2E_ROUNDS = 5
+E2E_OOV = 2
+E2E_METHODS = {"beam": None, "diverse": GROUPS}  # groups per shape (None: beam search)
+E2E_IMPLS = ("triton", "triton_copy", "eager", "compile")
+
+
+def e2e_model():
+    """A random CopyNet of the paper's sizes on CUDA (fp32); </s> can never win."""
+    from pysynth.models.config import Seq2SeqConfig
+    from pysynth.models.seq2seq import Seq2Seq
+
+    torch.manual_seed(2018)
+    cfg = Seq2SeqConfig()  # copynet, V = 44,000, emb 100, enc 2 x 200, dec 400
+    m = Seq2Seq(cfg, cfg.vocab_size).eval()
+    with torch.no_grad():
+        m.out.bias[3] = -1e4  # </s>: every decode runs E2E_STEPS steps
+    return m.cuda()
+
+
+def e2e_batch(n, seed=2016):
+    """``n`` sources of 10-30 tokens, each with E2E_OOV out-of-vocabulary words."""
+    import numpy as np
+
+    from pysynth.models.batching import SourceBatch
+
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(S_MIN, S_MAX + 1, n)
+    S = int(lens.max())
+    src = np.zeros((n, S), dtype=np.int64)
+    for i, L in enumerate(lens):
+        src[i, :L] = rng.integers(4, V, L)
+    ext = src.copy()
+    for i, L in enumerate(lens):
+        for k, j in enumerate(rng.choice(L, E2E_OOV, replace=False)):
+            src[i, j], ext[i, j] = 1, V + k  # <unk> in the source, extended id V + k for copying
+    return SourceBatch(src, lens.astype(np.int64), ext, [[f"oov{k}" for k in range(E2E_OOV)]] * n,
+                       E2E_OOV)
+
+
+def e2e_backend(impl, model):
+    from pysynth.decoding.backends import TorchBackend
+
+    if impl in ("triton", "triton_copy"):
+        be = TorchBackend(model, kernels="triton")
+        if impl == "triton_copy":
+            be.step_diverse = None  # numpy group selection
+        return be
+    if impl == "compile":
+        model = copy.deepcopy(model)
+        model.step_tensors = torch.compile(model.step_tensors)  # compiled on the warm-up decode
+    return TorchBackend(model, kernels="torch")
+
+
+def e2e_search(method, shape):
+    from pysynth.decoding import search as S
+
+    beam = SHAPES[shape][1]
+    if method == "beam":
+        return lambda be, b: S.beam_search(be, b, beam=beam, max_len=E2E_STEPS)
+    return lambda be, b: S.diverse_beam_search(be, b, beam=beam, groups=GROUPS[shape],
+                                               diversity=LAMBDA, max_len=E2E_STEPS)
+
+
+def e2e_agreement(got, ref):
+    same = [g[0].tokens == r[0].tokens for g, r in zip(got, ref)]
+    return sum(same) / len(same)
+
+
+def _e2e_cases():
+    for method in E2E_METHODS:
+        for shape in SHAPES:
+            for impl in E2E_IMPLS:
+                if impl == "triton_copy" and method == "beam":
+                    continue  # beam search always selects in numpy
+                yield method, shape, impl
+
+
+_E2E = {}
+
+
+def _e2e_setup(method, shape):
+    """Model, batch and the eager decode of one workload (cached)."""
+    key = (method, shape)
+    if key not in _E2E:
+        model = _E2E.get("model") or e2e_model()
+        _E2E["model"] = model
+        batch = e2e_batch(SHAPES[shape][0])
+        run = e2e_search(method, shape)
+        _E2E[key] = (model, batch, run, run(e2e_backend("eager", model), batch))
+    return _E2E[key]
+
+
+def _sync_decode(run, be, batch):
+    def go():
+        out = run(be, batch)
+        torch.cuda.synchronize()
+        return out
+
+    return go
+
+
+@pytest.mark.parametrize("method,shape,impl", list(_e2e_cases()))
+def test_decode(benchmark, method, shape, impl):
+    model, batch, run, ref = _e2e_setup(method, shape)
+    be = e2e_backend(impl, model)
+    agree = e2e_agreement(run(be, batch), ref)  # also the warm-up / compilation
+    assert agree >= 0.5, f"{impl}: only {agree:.0%} of the best hypotheses match eager"
+    rows = SHAPES[shape][0] * SHAPES[shape][1]
+    benchmark.group = f"decode {method} {shape}"
+    benchmark.extra_info.update(rows=rows, steps=E2E_STEPS, vocab=V, impl=impl, agree=agree)
+    benchmark.pedantic(_sync_decode(run, be, batch), rounds=E2E_ROUNDS, warmup_rounds=0)
+    benchmark.extra_info["rows_steps_per_s"] = rows * E2E_STEPS / benchmark.stats.stats.median
+
+
+def _wall_ms(run, reps=E2E_ROUNDS):
+    run()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main_decode() -> None:
+    print(f"\nEnd-to-end decoding ({E2E_STEPS} steps, wall clock, median of {E2E_ROUNDS}):\n")
+    print("| search | sources x beam | impl | median ms / decode | ms / step | rows x steps / s "
+          "| 1-best = eager |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for method, shape, impl in _e2e_cases():
+        model, batch, run, ref = _e2e_setup(method, shape)
+        be = e2e_backend(impl, model)
+        agree = e2e_agreement(run(be, batch), ref)
+        ms = _wall_ms(_sync_decode(run, be, batch))
+        rows = SHAPES[shape][0] * SHAPES[shape][1]
+        groups = f", G={GROUPS[shape]}" if method == "diverse" else ""
+        print(f"| {method}{groups} | {shape} | {impl} | {ms:.1f} | {ms / E2E_STEPS:.2f} | "
+              f"{rows * E2E_STEPS / ms * 1e3:,.0f} | {agree:.2f} |")
+
+
 def _event_ms(run, reps=50):
     for _ in range(5):
         run()
@@ -231,6 +395,7 @@ def main() -> int:
                                fn(lp, sc, g, LAMBDA))
                 print(f"| diverse_beam | {shape} | {str(dtype)[6:]} | G={GROUPS[shape]} | {impl} | "
                       f"{ms:.3f} | {batch * beam / ms * 1e3:,.0f} |")
+    main_decode()
     return 0
 
 

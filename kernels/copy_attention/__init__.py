@@ -25,10 +25,11 @@ def copy_attention_step(
     src_mask: Optional[torch.Tensor],
     W_o: torch.Tensor,
     b_o: Optional[torch.Tensor],
-    W_c: torch.Tensor,
+    W_c: Optional[torch.Tensor],
     n_oov: int,
     k: int,
     *,
+    query: Optional[torch.Tensor] = None,
     return_logprobs: bool = True,
     check_ids: bool = True,
     backend: str = "auto",
@@ -38,9 +39,11 @@ def copy_attention_step(
     Parameters
     ----------
     s : Tensor [B, H]
-        Decoder state s_t (float32, float16 or bfloat16; s, h, W_o, W_c share the dtype).
-    h : Tensor [B, S, H]
-        Encoder states. Beams of one source can share memory: ``h_src.expand(B, S, H)``.
+        Decoder state s_t (float32, float16 or bfloat16; s, h, W_o, W_c, query share the
+        dtype). With ``query``, only the generation input (e.g. a readout layer r_t).
+    h : Tensor [B, S, H] ([B, S, Hq] with ``query``)
+        Encoder states (with ``W_c=None``: the copy features tanh(h_j^T W_c)). Beams of one
+        source can share memory: ``h_src.expand(B, S, H)``.
     src_ids : Tensor [B, S], int64 (int32 accepted)
         Source tokens as extended-vocabulary ids: ``< V`` in-vocabulary, ``V + i`` the i-th
         out-of-vocabulary word of that row's source.
@@ -50,13 +53,18 @@ def copy_attention_step(
         Generation projection, psi_g = s W_o^T + b_o (CopyNet Eq. 7).
     b_o : Tensor [V] or None
         Generation bias.
-    W_c : Tensor [H, H]
-        Copy projection, psi_c(j) = tanh(h_j^T W_c) s_t (Eq. 16).
+    W_c : Tensor [H, H] ([Hq, Hq] with ``query``) or None
+        Copy projection, psi_c(j) = tanh(h_j^T W_c) s_t (Eq. 16). None: ``h`` already holds
+        tanh(h_j^T W_c), precomputed once per source, and psi_c(j) = h_j . s_t.
     n_oov : int
         Number of extended slots after the vocabulary; output width is ``V + n_oov``.
     k : int
         Top-k size, ``1 <= k <= V + n_oov`` (the Triton path takes ``k <= 256`` and
         ``S <= 256``; ``auto`` falls back to torch beyond that).
+    query : Tensor [B, Hq] or None
+        The state the attention and copy scores read when it is not ``s`` (a model whose
+        generation scores read a readout layer r_t and whose copy scores read s_t, as
+        ``pysynth.models.seq2seq``). None: ``s``.
     return_logprobs : bool
         Return the full [B, V + n_oov] log-distribution (the fused path then writes it
         once and normalizes it in place); False skips it (``logprobs`` is None) and the
@@ -91,10 +99,10 @@ def copy_attention_step(
     >>> bool(torch.allclose(out.logprobs.exp().sum(1), torch.ones(2)))
     True
     """
-    chosen = pick_backend(backend, (s, h, src_ids, src_mask, W_o, b_o, W_c),
+    chosen = pick_backend(backend, (s, h, src_ids, src_mask, W_o, b_o, W_c, query),
                           triton_supported=isinstance(k, int) and k <= _MAX_TRITON_K
                           and h.dim() == 3 and h.shape[1] <= _MAX_TRITON_S)
-    kwargs = dict(return_logprobs=return_logprobs, check_ids=check_ids)
+    kwargs = dict(query=query, return_logprobs=return_logprobs, check_ids=check_ids)
     if chosen == "triton":
         from .triton_copy_attention import copy_attention_step_triton
 

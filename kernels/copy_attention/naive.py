@@ -16,11 +16,20 @@ Notation (shapes)::
     src_mask[B, S]        True where the source position is real (None: all real); any
                           pattern is allowed (right or left padding, holes)
     W_o     [V, H], b_o [V] or None     generation projection
-    W_c     [H, H]        copy projection
+    W_c     [H, H]        copy projection, or None (see below)
+    query   [B, H] or None  the state the attention and copy scores read (default: s)
+
+Two options fit models whose output layer reads another vector than the decoder state (e.g.
+Ding & Balog's CopyNet in ``pysynth.models.seq2seq``, where psi_g reads a readout layer r_t
+while psi_c reads s_t): ``query`` gives the attention / copy query separately (then ``s`` is
+only the generation input, [B, Hg], with ``W_o`` [V, Hg], and ``h``, ``query`` and ``W_c``
+share the width Hq); ``W_c=None`` says that ``h`` already holds the copy features
+tanh(h_j^T W_c) (computed once per source at encoding time, not once per step), so that
+psi_c(j) = h_j . query. The attention of step 1 is then taken over ``h`` as given.
 
 The step, all in float32 whatever the input dtype:
 
-1. Attention (Eq. 13), Luong "dot" score: e_j = s . h_j over the real positions;
+1. Attention (Eq. 13), Luong "dot" score: e_j = s . h_j (query . h_j) over the real positions;
    alpha = softmax(e); context c = sum_j alpha_j h_j. The paper leaves the score function
    sigma open ("usually a feedforward network"); the dot score keeps the step free of extra
    parameters (a "general" or MLP score is not offered by this op). The context is returned
@@ -30,7 +39,8 @@ The step, all in float32 whatever the input dtype:
    We take the projection (not precomputed logits) so that the fused kernel can do the
    [B, H] x [H, V] product tile by tile and never store [B, V] logits.
 3. Copy scores (Eq. 16 / Gu Eq. 8): psi_c(j) = tanh(h_j^T W_c) . s_t for each real position
-   j whose id is inside the extended vocabulary; sigma = tanh as in Gu et al.
+   j whose id is inside the extended vocabulary; sigma = tanh as in Gu et al. (With
+   ``query``: . query instead of . s_t; with ``W_c=None``: h_j instead of tanh(h_j^T W_c).)
 4. Mixture with one shared normalizer (Eq. 14-15 / Gu Eq. 4-6)::
 
        Z      = sum_{v<V} exp(psi_g(v)) + sum_{j real} exp(psi_c(j))
@@ -79,26 +89,35 @@ class CopyAttentionOutput(NamedTuple):
     topk_indices: torch.Tensor
 
 
-def check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids=True):
+def check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids=True, query=None):
     """Shape/dtype/device validation shared by both backends (``ValueError``/``TypeError``)."""
     check_float("s", s, 2)
     check_float("h", h, 3)
     check_float("W_o", W_o, 2)
-    check_float("W_c", W_c, 2)
     B, H = s.shape
     if B < 1 or H < 1:
         raise ValueError(f"s must be [B, H] with B, H >= 1, got {tuple(s.shape)}")
-    if h.shape[0] != B or h.shape[2] != H or h.shape[1] < 1:
-        raise ValueError(f"h must be [B={B}, S>=1, H={H}], got {tuple(h.shape)}")
+    if query is not None:
+        check_float("query", query, 2)
+        if query.shape[0] != B or query.shape[1] < 1:
+            raise ValueError(f"query must be [B={B}, Hq>=1], got {tuple(query.shape)}")
+    Hq = H if query is None else query.shape[1]
+    if h.shape[0] != B or h.shape[2] != Hq or h.shape[1] < 1:
+        what = "H" if query is None else "Hq (the query width)"
+        raise ValueError(f"h must be [B={B}, S>=1, {what}={Hq}], got {tuple(h.shape)}")
     S = h.shape[1]
     if W_o.shape[1] != H or W_o.shape[0] < 1:
-        raise ValueError(f"W_o must be [V>=1, H={H}], got {tuple(W_o.shape)}")
+        raise ValueError(f"W_o must be [V>=1, H={H}] (H: the width of s), got {tuple(W_o.shape)}")
     V = W_o.shape[0]
-    if tuple(W_c.shape) != (H, H):
-        raise ValueError(f"W_c must be [H, H] = [{H}, {H}], got {tuple(W_c.shape)}")
-    dtypes = {t.dtype for t in (s, h, W_o, W_c)}
+    if W_c is not None:
+        check_float("W_c", W_c, 2)
+        if tuple(W_c.shape) != (Hq, Hq):
+            raise ValueError(f"W_c must be [{Hq}, {Hq}] (the width of h), got {tuple(W_c.shape)}")
+    floats = [t for t in (s, h, W_o, W_c, query) if t is not None]
+    dtypes = {t.dtype for t in floats}
     if len(dtypes) != 1:
-        raise ValueError(f"s, h, W_o and W_c must share one dtype, got {sorted(map(str, dtypes))}")
+        raise ValueError(f"s, h, W_o, W_c and query must share one dtype, got "
+                         f"{sorted(map(str, dtypes))}")
     if b_o is not None:
         check_float("b_o", b_o, 1)
         if b_o.shape[0] != V:
@@ -116,7 +135,7 @@ def check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids=Tru
         raise ValueError(f"n_oov must be an int >= 0, got {n_oov!r}")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= V + n_oov:
         raise ValueError(f"k must be an int in [1, V + n_oov] = [1, {V + n_oov}], got {k!r}")
-    devices = {t.device for t in (s, h, src_ids, W_o, W_c, b_o, src_mask) if t is not None}
+    devices = {t.device for t in (s, h, src_ids, W_o, W_c, b_o, src_mask, query) if t is not None}
     if len(devices) != 1:
         raise ValueError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
     if check_ids:
@@ -166,24 +185,26 @@ def copy_attention_step_naive(
     src_mask: Optional[torch.Tensor],
     W_o: torch.Tensor,
     b_o: Optional[torch.Tensor],
-    W_c: torch.Tensor,
+    W_c: Optional[torch.Tensor],
     n_oov: int,
     k: int,
     *,
+    query: Optional[torch.Tensor] = None,
     return_logprobs: bool = True,
     check_ids: bool = True,
 ) -> CopyAttentionOutput:
     """One CopyNet decode step in plain torch (float32 math); see the module docstring."""
-    check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids)
+    check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids, query)
     B, S, _ = h.shape
     V = W_o.shape[0]
     n_ext = V + n_oov
-    s32, h32, W_o32, W_c32 = s.float(), h.float(), W_o.float(), W_c.float()
+    s32, h32, W_o32 = s.float(), h.float(), W_o.float()
+    q32 = s32 if query is None else query.float()
     ids = src_ids.long()
     valid = torch.ones(B, S, dtype=torch.bool, device=s.device) if src_mask is None else src_mask
 
     # 1. attention (Eq. 13), dot score
-    e = torch.einsum("bsh,bh->bs", h32, s32)
+    e = torch.einsum("bsh,bh->bs", h32, q32)
     attn = masked_softmax(e, valid)
     context = torch.einsum("bs,bsh->bh", attn, h32)
 
@@ -194,7 +215,8 @@ def copy_attention_step_naive(
 
     # 3. copy scores psi_c [B, S] (Eq. 16, Gu Eq. 8), only for positions that can be copied
     copy_valid = valid & (ids >= 0) & (ids < n_ext)
-    psi_c = torch.einsum("bsh,bh->bs", torch.tanh(h32 @ W_c32), s32)
+    feats = h32 if W_c is None else torch.tanh(h32 @ W_c.float())
+    psi_c = torch.einsum("bsh,bh->bs", feats, q32)
     psi_c = psi_c.masked_fill(~copy_valid, NEG_INF)
 
     # 4. shared normalizer (Gu Eq. 6) and the mixture (Eq. 14-15)

@@ -5,7 +5,9 @@ Three launches, none of which stores anything of size [B, V] except the requeste
 1. ``_attn_copy_kernel``, grid (B,): one row per program. Dot attention over the S source
    positions, the context vector, the copy scores psi_c(j) = tanh(h_j W_c) . s (the
    [S, H] x [H, H] product runs on ``tl.dot`` tile by tile; tanh is applied per tile, so
-   tanh(h W_c) is never stored), the row's copy log-sum-exp, and at every copyable position
+   tanh(h W_c) is never stored; with ``W_c=None`` h holds the copy features and psi_c is the
+   attention score itself; with ``query`` the attention and copy scores read the query
+   instead of s), the row's copy log-sum-exp, and at every copyable position
    j the log copy mass of its token, log C(x_j) = logsumexp_{j': x_j' = x_j} psi_c(j'),
    computed with an [S, S] same-token mask (S is a source length: 10-30 here). Scratch:
    token id (-1: not copyable) and log C per position, 2 x [B, S].
@@ -52,7 +54,7 @@ MAX_S = 256  # the [S, S] same-token mask of kernel 1 lives in registers
 
 @triton.jit
 def _attn_copy_kernel(
-    s_ptr, h_ptr, ids_ptr, mask_ptr, wc_ptr,
+    q_ptr, h_ptr, ids_ptr, mask_ptr, wc_ptr,
     attn_ptr, ctx_ptr, tok_id_ptr, tok_lc_ptr, lse_c_ptr,
     S, H, n_ext,
     stride_sb, stride_sh,
@@ -61,8 +63,9 @@ def _attn_copy_kernel(
     stride_mb, stride_ms,
     stride_wk, stride_wn,
     S_PAD: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr,
-    PRECISION: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_WC: tl.constexpr,
 ):
+    # H is the width of h and of the query (q_ptr: s, or the separate query)
     NEG: tl.constexpr = float("-inf")
     b = tl.program_id(0).to(tl.int64)
     offs_s = tl.arange(0, S_PAD)
@@ -72,7 +75,7 @@ def _attn_copy_kernel(
     copyable = real & (ids >= 0) & (ids < n_ext)
 
     h_row = h_ptr + b * stride_hb + offs_s[:, None] * stride_hs
-    s_row = s_ptr + b * stride_sb
+    s_row = q_ptr + b * stride_sb
     e = tl.zeros([S_PAD], dtype=tl.float32)  # attention scores s . h_j
     psi = tl.zeros([S_PAD], dtype=tl.float32)  # copy scores tanh(h_j W_c) . s
     for n0 in range(0, H, BLOCK_H):
@@ -82,16 +85,19 @@ def _attn_copy_kernel(
         h_n = tl.load(h_row + offs_n[None, :] * stride_hh, mask=in_s[:, None] & in_n[None, :],
                       other=0.0)
         e += tl.reduce(h_n.to(tl.float32) * s_n[None, :], 1, SUMF)
-        acc = tl.zeros([S_PAD, BLOCK_H], dtype=tl.float32)
-        for k0 in range(0, H, BLOCK_K):
-            offs_k = k0 + tl.arange(0, BLOCK_K)
-            in_k = offs_k < H
-            h_k = tl.load(h_row + offs_k[None, :] * stride_hh,
-                          mask=in_s[:, None] & in_k[None, :], other=0.0)
-            w = tl.load(wc_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn,
-                        mask=in_k[:, None] & in_n[None, :], other=0.0)
-            acc = tl.dot(h_k, w, acc, input_precision=PRECISION)
-        psi += tl.reduce(tanh(acc) * s_n[None, :], 1, SUMF)
+        if HAS_WC:
+            acc = tl.zeros([S_PAD, BLOCK_H], dtype=tl.float32)
+            for k0 in range(0, H, BLOCK_K):
+                offs_k = k0 + tl.arange(0, BLOCK_K)
+                in_k = offs_k < H
+                h_k = tl.load(h_row + offs_k[None, :] * stride_hh,
+                              mask=in_s[:, None] & in_k[None, :], other=0.0)
+                w = tl.load(wc_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn,
+                            mask=in_k[:, None] & in_n[None, :], other=0.0)
+                acc = tl.dot(h_k, w, acc, input_precision=PRECISION)
+            psi += tl.reduce(tanh(acc) * s_n[None, :], 1, SUMF)
+    if not HAS_WC:  # h holds the copy features: psi_c(j) = h_j . q, the attention score
+        psi = e
 
     # attention weights (all-masked row: zeros) and context
     e = tl.where(real, e, NEG)
@@ -267,10 +273,11 @@ def copy_attention_step_triton(
     src_mask: Optional[torch.Tensor],
     W_o: torch.Tensor,
     b_o: Optional[torch.Tensor],
-    W_c: torch.Tensor,
+    W_c: Optional[torch.Tensor],
     n_oov: int,
     k: int,
     *,
+    query: Optional[torch.Tensor] = None,
     return_logprobs: bool = True,
     check_ids: bool = True,
     allow_tf32: bool = False,
@@ -288,12 +295,14 @@ def copy_attention_step_triton(
     (ptxas -v) of kernel 2 with 16 rows x 128 columns, KP = 32, fp16: 198 registers and no
     spills at 8 warps, 168 registers and small spills at 4; 64-row blocks spill ~1 KB.
     """
-    check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids)
+    check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids, query)
     if k > MAX_K:
         raise ValueError(f"the Triton path supports k <= {MAX_K}, got k={k}; use backend='torch'")
     if block_v < 16 or block_v & (block_v - 1):
         raise ValueError(f"block_v must be a power of two >= 16, got {block_v}")
-    B, S, H = h.shape
+    B, S, HQ = h.shape  # HQ: width of h and of the attention / copy query
+    H = s.shape[1]  # width of the generation input s
+    q = s if query is None else query
     if S > MAX_S:
         raise ValueError(f"the Triton path supports source length S <= {MAX_S}, got S={S}; "
                          "use backend='torch'")
@@ -313,27 +322,29 @@ def copy_attention_step_triton(
         precision = "ieee"  # ignored by tl.dot for 16-bit inputs
 
     S_PAD = max(16, next_pow2(S))  # tl.dot needs M >= 16
-    BLOCK_H = max(16, min(64, next_pow2(H)))
-    BLOCK_K = BLOCK_H
+    BLOCK_H = max(16, min(64, next_pow2(HQ)))  # kernel 1 tiles (over HQ)
+    BLOCK_K = max(16, min(64, next_pow2(H)))  # kernel 2 reduction tile (over H)
     KP = next_pow2(k)
     BLOCK_B = 16
     BLOCK_V = block_v
 
     attn = torch.empty(B, S, dtype=f32, device=dev)
-    context = torch.empty(B, H, dtype=f32, device=dev)
+    context = torch.empty(B, HQ, dtype=f32, device=dev)
     tok_id = torch.empty(B, S, dtype=torch.int64, device=dev)
     tok_lc = torch.empty(B, S, dtype=f32, device=dev)
     lse_c = torch.empty(B, dtype=f32, device=dev)
+    has_wc = W_c is not None
+    wc = W_c if has_wc else h  # dummy pointer, never read
     _attn_copy_kernel[(B,)](
-        s, h, src_ids, mask_u8, W_c,
+        q, h, src_ids, mask_u8, wc,
         attn, context, tok_id, tok_lc, lse_c,
-        S, H, n_ext,
-        s.stride(0), s.stride(1),
+        S, HQ, n_ext,
+        q.stride(0), q.stride(1),
         h.stride(0), h.stride(1), h.stride(2),
         src_ids.stride(0), src_ids.stride(1),
         mask_u8.stride(0), mask_u8.stride(1),
-        W_c.stride(0), W_c.stride(1),
-        S_PAD=S_PAD, BLOCK_H=BLOCK_H, BLOCK_K=BLOCK_K, PRECISION=precision,
+        W_c.stride(0) if has_wc else 0, W_c.stride(1) if has_wc else 0,
+        S_PAD=S_PAD, BLOCK_H=BLOCK_H, BLOCK_K=BLOCK_H, PRECISION=precision, HAS_WC=has_wc,
     )
 
     row_blocks = triton.cdiv(B, BLOCK_B)

@@ -29,6 +29,16 @@ stable fix-up on ties) hand over ``[rows, k]`` arrays instead of ``[rows, V + n_
 keeps the numpy search and bookkeeping at about a quarter of beam-search time (see ``bench/RESULTS_models.md``).
 Sources that are done leave the batch. Hypotheses are never reordered on the host beyond
 ``take``/``take_h`` gathers of the decoder state.
+
+Device-side group selection: a backend with a ``step_diverse`` method (``TorchBackend`` on its
+Triton kernel path, ``kernels="triton"``) picks each group's ``B/G`` best non-``</s>``
+continuations with the Hamming penalty on the device (``pysynth.kernels.diverse_beam``) and
+returns only the picks and every beam's ``</s>`` log-probability; the search then merges the
+``</s>`` candidates in and applies the same rules, in float64, as with numpy selection (same
+hypotheses, unless two candidates tie within float32 rounding of the device's ranking). Used
+for diverse beam search (``groups > 1``) with a vocabulary of at least ``B/G + 4`` ids, so that
+every group has ``B/G`` finite non-``</s>`` candidates; otherwise, and for beam search, the
+selection is numpy's.
 """
 from __future__ import annotations
 
@@ -257,30 +267,57 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     finished: List[List[List[Hypothesis]]] = [[[] for _ in range(G)] for _ in range(B)]
     gdone = np.zeros((B, G), dtype=bool)
     beam_off = (np.arange(Kg) * vx)[None, :, None]
+    on_device = (G > 1 and getattr(backend, "step_diverse", None) is not None
+                 and backend.vocab_size >= Kg + 4)
+    eos_flat = (np.arange(Kg) * vx + EOS_ID)[None, :]
     t = -1
     for t in range(max_len):
         nA = len(active)
-        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K), ban_unk)
-        kc = vals.shape[1]
-        vals = vals.reshape(nA, G, Kg, kc)
-        idx = idx.reshape(nA, G, Kg, kc)
         srch, mdl = search[active], model[active]
+        if on_device:
+            # each group's Kg best non-</s> picks (penalty from earlier live groups) + log p(</s>)
+            pk_b, pk_t, pk_lp, eos_lp, h = backend.step_diverse(
+                enc, tokens, h, srch.reshape(nA, K), ~gdone[active], G, diversity,
+                np.repeat(limit_all[active], K), ban_unk)
+        else:
+            vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K),
+                                           ban_unk)
+            kc = vals.shape[1]
+            vals = vals.reshape(nA, G, Kg, kc)
+            idx = idx.reshape(nA, G, Kg, kc)
         ar = np.arange(nA)[:, None]
         parent = np.tile(np.arange(K), (nA, 1))  # row within source, per new slot
         new_tok = np.full((nA, K), PAD_ID, dtype=np.int64)
         used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
         for g in range(G):
-            v, ix = vals[:, g], idx[:, g]
-            cand = srch[:, g, :, None] + v
-            if used is not None and g > 0:
-                cand = cand - diversity * used[ar[:, :, None], ix]
-            cand = cand.reshape(nA, Kg * kc)
-            flat = (beam_off + ix).reshape(nA, Kg * kc)
-            order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg]
-            val = np.take_along_axis(cand, order, 1)
-            fl = np.take_along_axis(flat, order, 1)
-            bm, tk = fl // vx, fl % vx
-            mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
+            if on_device:
+                # Ranked together, the Kg picks and the Kg </s> candidates give every </s>
+                # candidate of rank < Kg the rank it has among all candidates, and hold the Kg
+                # best non-</s> ones: all that the rules below read.
+                gs = slice(g * Kg, (g + 1) * Kg)
+                pb, pt = pk_b[:, gs] - g * Kg, pk_t[:, gs]
+                plp, elp = pk_lp[:, gs].astype(np.float64), eos_lp[:, gs].astype(np.float64)
+                pen = diversity * used[ar, pt] if (used is not None and g > 0) else 0.0
+                cand = np.concatenate([srch[ar, g, pb] + plp - pen, srch[:, g, :] + elp], 1)
+                flat = np.concatenate([pb * vx + pt, np.repeat(eos_flat, nA, 0)], 1)
+                mv = np.concatenate([mdl[ar, g, pb] + plp, mdl[:, g, :] + elp], 1)
+                order = np.lexsort((flat, -cand), axis=-1)
+                val = np.take_along_axis(cand, order, 1)
+                fl = np.take_along_axis(flat, order, 1)
+                mval = np.take_along_axis(mv, order, 1)
+                bm, tk = fl // vx, fl % vx
+            else:
+                v, ix = vals[:, g], idx[:, g]
+                cand = srch[:, g, :, None] + v
+                if used is not None and g > 0:
+                    cand = cand - diversity * used[ar[:, :, None], ix]
+                cand = cand.reshape(nA, Kg * kc)
+                flat = (beam_off + ix).reshape(nA, Kg * kc)
+                order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg]
+                val = np.take_along_axis(cand, order, 1)
+                fl = np.take_along_axis(flat, order, 1)
+                bm, tk = fl // vx, fl % vx
+                mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
             eos = tk == EOS_ID
             was_done = gdone[active, g]
             for i, r in zip(*np.nonzero(eos[:, :Kg])):

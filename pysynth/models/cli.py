@@ -5,6 +5,7 @@
     pysynth k2q train --pairs PAIRS.jsonl --model copynet|attnet|ednet --out MODEL_DIR [...]
     pysynth k2q generate [--model MODEL_DIR] --in KEYWORDS.jsonl --out OUT.jsonl [--beam 5]
                          [--diverse --groups G --diversity L] [--n 5] [--backend torch|onnx]
+                         [--device cpu|cuda] [--kernels auto|triton|torch]
     pysynth export onnx --model MODEL_DIR --out ONNX_DIR
 
 Every handler returns an exit code; errors in user input exit with ``pysynth: <message>``.
@@ -80,7 +81,7 @@ def _cmd_generate(args) -> int:
             raise SystemExit(f"pysynth: --in row {i}: needs a string field 'keywords'")
         kws.append(k)
     try:
-        gen = Generator.load(args.model, backend=args.backend, device=args.device)
+        gen = Generator.load(args.model, backend=args.backend, device=args.device, kernels=args.kernels)
         groups = args.groups if args.diverse else 1
         beam = args.beam
         if args.diverse and args.groups and beam < args.groups:
@@ -169,6 +170,9 @@ def add_k2q_model_commands(subparsers, k2q_subparsers=None) -> None:
     g.add_argument("--n", type=int, default=5)
     g.add_argument("--backend", choices=("torch", "onnx"), default="torch")
     g.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"))
+    g.add_argument("--kernels", default="auto", choices=("auto", "triton", "torch"),
+                   help="torch backend: fused Triton decode-step kernels (auto: on CUDA when "
+                        "triton is installed)")
     g.add_argument("--batch-size", type=int, default=32)
     g.add_argument("--length-penalty", choices=("none", "average", "gnmt"), default="none")
     g.add_argument("--alpha", type=float, default=0.6)

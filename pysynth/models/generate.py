@@ -66,8 +66,20 @@ class Generator:
         self.max_tgt_len = max_tgt_len
 
     @classmethod
-    def load(cls, model_dir=None, backend: str = "torch", device: Optional[str] = None) -> "Generator":
-        """Load a model folder (default: the shipped ``k2q-copynet-small``) on ``torch`` or ``onnx``."""
+    def load(cls, model_dir=None, backend: str = "torch", device: Optional[str] = None,
+             kernels: str = "auto") -> "Generator":
+        """Load a model folder (default: the shipped ``k2q-copynet-small``) on ``torch`` or ``onnx``.
+
+        ``kernels`` (torch backend): ``auto`` runs the fused Triton decode-step kernels when
+        the model is on CUDA and triton is installed, ``triton`` always, ``torch`` never (see
+        :class:`pysynth.decoding.backends.TorchBackend`). The onnx backend runs its exported
+        graph: ``kernels="triton"`` is a ``ValueError`` there.
+        """
+        if kernels not in ("auto", "triton", "torch"):
+            raise ValueError(f"kernels: must be 'auto', 'triton' or 'torch', got {kernels!r}")
+        if backend == "onnx" and kernels == "triton":
+            raise ValueError("kernels='triton' needs backend='torch' (the onnx backend runs the "
+                             "exported graph)")
         from pysynth.models.config import Seq2SeqConfig
         from pysynth.models.k2q import default_model_dir
 
@@ -81,7 +93,7 @@ class Generator:
             from pysynth.models.io import load_model
 
             model, vocab = load_model(d, device=device)
-            be = TorchBackend(model)
+            be = TorchBackend(model, kernels=kernels)
         elif backend == "onnx":
             from pysynth.export.onnx import OrtBackend
 

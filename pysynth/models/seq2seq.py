@@ -169,21 +169,9 @@ class Seq2Seq(nn.Module):
         This is the function exported to ONNX (one decoder step).
         """
         V = self.vocab_size
-        inp = torch.where(tokens < V, tokens, torch.full_like(tokens, Vocab.unk_id))
-        y = self.drop(self.embedding(inp))
-        if self.has_attention:
-            q = self.attn_query(h).unsqueeze(1)
-            scores = self.attn_v(torch.tanh(keys + q)).squeeze(-1).masked_fill(~mask, MASK_NEG)
-            alpha = torch.softmax(scores, -1)  # Eq. 13
-            c = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)
-        else:
-            c = context  # Eq. 10-11: fixed context
-        h_new = self.dec_cell(torch.cat([y, c], -1), h)
-        r = self.drop(torch.tanh(self.readout(torch.cat([h_new, y, c], -1))))
-        if self.out is None:
-            logits = F.linear(r, self.embedding.weight, self.out_bias)
-        else:
-            logits = self.out(r)
+        r, h_new = self.decoder_readout(tokens, h, memory, context, keys, mask)
+        W_o, b_o = self.output_layer()
+        logits = F.linear(r, W_o, b_o)
         if not self.has_copy:
             return torch.log_softmax(logits, -1), h_new
         # Eq. 16: phi_c(x_j) = tanh(h_j^T W_c) s_i
@@ -206,6 +194,34 @@ class Seq2Seq(nn.Module):
         # log(max(P, 1e-12)) everywhere: untouched columns are P_g alone (extended ones: 0)
         base = torch.cat([gen_lp.clamp_min(LOG_FLOOR), ext_zeros + LOG_FLOOR], -1)
         return base.scatter(1, src_ext, touched), h_new
+
+    def decoder_readout(self, tokens, h, memory, context, keys, mask) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The step up to the output layer: ``(r_i [N, readout], s_i [N, dec_hidden])``.
+
+        Attention (Eq. 13, on the previous state ``h``), the GRU update and the readout layer
+        ``r_i = tanh(W_r [s_i; y_{i-1}; c_i])``; the generate scores are ``W_o r_i + b_o``
+        (:meth:`output_layer`) and the copy scores ``copy_feats . s_i``. The fused CopyNet
+        kernel of ``pysynth.decoding.backends`` starts from here.
+        """
+        V = self.vocab_size
+        inp = torch.where(tokens < V, tokens, torch.full_like(tokens, Vocab.unk_id))
+        y = self.drop(self.embedding(inp))
+        if self.has_attention:
+            q = self.attn_query(h).unsqueeze(1)
+            scores = self.attn_v(torch.tanh(keys + q)).squeeze(-1).masked_fill(~mask, MASK_NEG)
+            alpha = torch.softmax(scores, -1)  # Eq. 13
+            c = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)
+        else:
+            c = context  # Eq. 10-11: fixed context
+        h_new = self.dec_cell(torch.cat([y, c], -1), h)
+        r = self.drop(torch.tanh(self.readout(torch.cat([h_new, y, c], -1))))
+        return r, h_new
+
+    def output_layer(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(W_o [V, readout], b_o [V])`` of the generate scores (the embedding matrix when tied)."""
+        if self.out is None:
+            return self.embedding.weight, self.out_bias
+        return self.out.weight, self.out.bias
 
     # -- training --------------------------------------------------------------------------
     def forward(self, src, src_len, src_ext, n_ext: int, tgt_in, tgt_out):

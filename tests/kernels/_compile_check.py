@@ -94,6 +94,10 @@ def record(pkg: str):
             ca_t.copy_attention_step_triton(**args, return_logprobs=full)
         if dtype == torch.float32:
             ca_t.copy_attention_step_triton(**args, allow_tf32=True)
+        # the decoder's layout (pysynth.decoding): precomputed copy features, separate query
+        HG = 24
+        ca_t.copy_attention_step_triton(**{**args, "s": t(B, HG), "W_o": t(V, HG), "W_c": None},
+                                        query=t(B, H), return_logprobs=False)
     lp = torch.randn(2, 8, V, generator=g)
     for dtype in (torch.float32, torch.float16):
         for block_v in (128, 1024):  # 1024: the CUDA default

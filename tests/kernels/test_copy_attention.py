@@ -258,3 +258,70 @@ def test_public_function_backend_triton(ca, device):
     ref = ca.copy_attention_step_naive(**case, k=3)
     got = ca.copy_attention_step(**to(case, device), k=3, backend="triton")
     check(ref, got, TOL[torch.float32])
+
+
+# ---------------------------------------------------------------- separate query, no W_c
+# The decoder's layout (pysynth.decoding.backends): generation reads a readout layer r_t of
+# width Hg, attention and copy read the decoder state s_t (the query) of width Hq, and h
+# holds the copy features tanh(h_j^T W_c) computed at encoding time (W_c=None).
+
+
+def make_query_case(B, S, Hg, Hq, V, n_oov, *, seed=0, with_wc=False, dtype=torch.float32):
+    case = make_case(B, S, Hq, V, n_oov, seed=seed, dtype=dtype)
+    g = torch.Generator().manual_seed(100 + seed)
+    case["query"] = case["s"]
+    case["s"] = torch.randn(B, Hg, generator=g).to(dtype)
+    case["W_o"] = (torch.randn(V, Hg, generator=g) / math.sqrt(Hg)).to(dtype)
+    if not with_wc:
+        case["h"] = torch.tanh(case["h"].float()).to(dtype)  # copy features lie in (-1, 1)
+        case["W_c"] = None
+    return case
+
+
+def test_reference_query_and_precomputed_copy_features(ca):
+    case = make_query_case(3, 5, 7, 6, 9, 2, seed=12)
+    out = ca.copy_attention_step_naive(**case, k=4)
+    # Gu et al. Eq. 4-6 with psi_g = W_o r + b and psi_c(j) = h_j . q
+    W_o, b_o, r, q, h = (case[n].double() for n in ("W_o", "b_o", "s", "query", "h"))
+    ids, mask, V = case["src_ids"], case["src_mask"], 9
+    for b in range(3):
+        mass = [math.exp(float(W_o[v] @ r[b] + b_o[v])) for v in range(V)] + [0.0] * 2
+        for j in range(5):
+            if mask[b, j]:
+                mass[int(ids[b, j])] += math.exp(float(h[b, j] @ q[b]))
+        z = sum(mass)
+        want = torch.tensor([math.log(m / z) if m > 0 else -math.inf for m in mass],
+                            dtype=torch.float64)
+        torch.testing.assert_close(out.logprobs[b].double(), want, atol=1e-5, rtol=1e-5)
+    # W_c given == its copy features tanh(h W_c) precomputed with W_c=None
+    wc = make_query_case(3, 5, 7, 6, 9, 2, seed=12, with_wc=True)
+    full = ca.copy_attention_step_naive(**wc, k=4)
+    feats = torch.tanh(wc["h"] @ wc["W_c"])
+    pre = ca.copy_attention_step_naive(**{**wc, "h": feats, "W_c": None}, k=4)
+    torch.testing.assert_close(full.logprobs, pre.logprobs)
+
+
+def test_reference_query_input_errors(ca):
+    case = make_query_case(2, 3, 5, 4, 7, 1, seed=13)
+    f = ca.copy_attention_step_naive
+    with pytest.raises(ValueError, match="h must be"):
+        f(**{**case, "query": case["query"][:, :3]}, k=2)
+    with pytest.raises(ValueError, match="W_c must be"):
+        f(**{**case, "W_c": torch.randn(5, 5)}, k=2)
+    with pytest.raises(ValueError, match="W_o must be"):
+        f(**{**case, "W_o": torch.randn(7, 4)}, k=2)
+
+
+@pytest.mark.parametrize("with_wc", [False, True], ids=["features", "W_c"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_triton_query_matches_reference(ca, ca_triton, device, with_wc, dtype):
+    case = make_query_case(5, 7, 20, 12, 90, 3, seed=14, with_wc=with_wc, dtype=dtype)
+    for full in (True, False):
+        ref, got = run_both(ca, ca_triton, case, 6, device, return_logprobs=full, block_v=32,
+                            num_v_chunks=2)
+        if full:
+            check(ref, got, TOL[dtype])
+        else:
+            assert got.logprobs is None
+            assert_topk(ref.logprobs, ref.topk_values, ref.topk_indices, got.topk_values,
+                        got.topk_indices, TOL[dtype])

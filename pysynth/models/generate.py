@@ -86,6 +86,10 @@ class Generator:
         from pathlib import Path
 
         d = Path(model_dir) if model_dir is not None else default_model_dir()
+        if device == "auto":  # CUDA when torch sees one, else CPU
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         cfg = Seq2SeqConfig.load(d / "config.json")
         vocab = Vocab.load(d / "vocab.json")
         if backend == "torch":

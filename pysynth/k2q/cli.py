@@ -177,6 +177,10 @@ def add_commands(sub) -> None:
     sy.add_argument("--quiet", action="store_true")
     sy.set_defaults(func=_cmd_synthesize)
 
+    from pysynth.k2q.table2 import add_command as add_table2
+
+    add_table2(sub)
+
     t1 = sub.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")
     t1.add_argument("--repeats", type=int, default=10, help="R repetitions (the paper: 100)")
     t1.add_argument("--folds", type=int, default=5)

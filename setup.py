@@ -63,6 +63,7 @@ setup(
     package_data={
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
+        "pysynth.k2q": ["synthetic_profile.json"],
         "pysynth.models": ["assets/*/*.json", "assets/*/*.md", "assets/*/*.pt", "assets/*/*.safetensors", "assets/*/*.jsonl", "assets/*/onnx/*"],
     },
     ext_modules=ext_modules,

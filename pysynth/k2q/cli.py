@@ -181,6 +181,10 @@ def add_commands(sub) -> None:
 
     add_table2(sub)
 
+    from pysynth.k2q.synthetic import add_command as add_make_corpus
+
+    add_make_corpus(sub)
+
     t1 = sub.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")
     t1.add_argument("--repeats", type=int, default=10, help="R repetitions (the paper: 100)")
     t1.add_argument("--folds", type=int, default=5)

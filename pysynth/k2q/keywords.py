@@ -131,6 +131,37 @@ class KeywordGenerator:
         """Mask of the questions with at least one term the model may sample (not only question words)."""
         return model.samplable(self._q, vocab=self.vocab)
 
+    def order_like_questions(self, cands: sampling.Candidates, rows: np.ndarray, m: int) -> sampling.Candidates:
+        """Put each candidate's terms in the order they occur in its question.
+
+        Candidate ``c`` belongs to question ``rows[c // m]``; a term's key is its first position
+        in that question, and terms drawn from paraphrases only (not in the question) follow in
+        the order they were sampled.  Keyword queries people write mostly keep the question's
+        word order (T0), and SDM's ordered windows reward it.
+        """
+        ids, off = self._q
+        cid, coff = np.asarray(cands.ids), np.asarray(cands.offsets)
+        if cid.size == 0:
+            return cands
+        V = np.int64(len(self.vocab))
+        rows = np.asarray(rows, dtype=np.int64)
+        q_ids, q_off = _take_rows(ids, off, rows)
+        q_row = np.repeat(np.arange(rows.shape[0], dtype=np.int64), np.diff(q_off))
+        pos = np.arange(q_ids.shape[0], dtype=np.int64) - q_off[q_row]
+        key = q_row * V + q_ids
+        order = np.lexsort((pos, key))
+        ukey, first = np.unique(key[order], return_index=True)  # first occurrence of each (row, term)
+        upos = pos[order][first]
+        n_c = coff.shape[0] - 1
+        c_idx = np.repeat(np.arange(n_c, dtype=np.int64), np.diff(coff))
+        j = np.arange(cid.shape[0], dtype=np.int64) - coff[c_idx]
+        ckey = (c_idx // m) * V + cid
+        at = np.minimum(np.searchsorted(ukey, ckey), ukey.shape[0] - 1)
+        found = ukey[at] == ckey
+        p = np.where(found, upos[at], (1 << 40) + j)
+        perm = np.lexsort((p, c_idx))
+        return sampling.Candidates(cid[perm], coff)
+
     @property
     def cluster_rows(self) -> np.ndarray:
         """Paraphrase-cluster row of every corpus document then question (-1: no cluster)."""
@@ -149,6 +180,15 @@ class KeywordGenerator:
         model = model or make_model(**DEFAULT_CONFIG)
         flat = self.decode(self.generate_ids(model, m=m, seed=seed, workers=workers))
         return [flat[i * m : (i + 1) * m] for i in range(len(self.questions))]
+
+
+def _take_rows(ids: np.ndarray, off: np.ndarray, rows: np.ndarray):
+    starts = off[rows]
+    lens = off[rows + 1] - starts
+    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_off[1:])
+    idx = np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)
+    return ids[idx], new_off
 
 
 def make_model(model: str = "paraphrase", strategy: str = "discriminative", lam: float = 0.1,

@@ -52,6 +52,8 @@ from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Seque
 
 import numpy as np
 
+from pysynth.k2q.keywords import _take_rows as _gather
+
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
 
 FORMAT = "pysynth.k2q.synthetic"
@@ -91,6 +93,10 @@ class SynthesisConfig:
         SDM weights (unigram, #od:1, #uw:8).
     seed : int
         Seed of the keyword sampler and of the random order without TDF.
+    term_order : {"question", "sampled"}
+        Order of a keyword query's terms: as they occur in the question (paraphrase-only terms
+        last, in sampled order) or as sampled.  The paper does not say; T0's hand-written
+        queries mostly keep the question's order.
     """
 
     model: str = "paraphrase"
@@ -108,6 +114,7 @@ class SynthesisConfig:
     mu: float = 2500.0
     weights: Tuple[float, float, float] = (0.85, 0.10, 0.05)
     seed: int = 0
+    term_order: str = "question"
 
     def __post_init__(self):
         for name in ("m", "n_results"):
@@ -121,6 +128,8 @@ class SynthesisConfig:
             raise ValueError(f"model must be 'paraphrase' or 'baseline', got {self.model!r}")
         if self.strategy not in ("popular", "discriminative", "combination"):
             raise ValueError(f"strategy must be 'popular', 'discriminative' or 'combination', got {self.strategy!r}")
+        if self.term_order not in ("question", "sampled"):
+            raise ValueError(f"term_order must be 'question' or 'sampled', got {self.term_order!r}")
         if self.retrieval not in ("sdm", "bm25"):
             raise ValueError(f"retrieval must be 'sdm' or 'bm25', got {self.retrieval!r}")
         w = tuple(float(x) for x in self.weights)
@@ -342,16 +351,6 @@ def _versions() -> Dict[str, str]:
     import pysynth
 
     return {"pysynth": pysynth.__version__, "numpy": np.__version__}
-
-
-def _gather(ids: np.ndarray, off: np.ndarray, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Rows ``rows`` of a ragged array, as a new flat array + offsets."""
-    starts = off[rows]
-    lens = off[rows + 1] - starts
-    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=new_off[1:])
-    idx = np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)
-    return ids[idx], new_off
 
 
 def synthesize(
@@ -592,6 +591,8 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     nq = stop - start
     cands = gen.generate_ids(model, m=m_gen, seed=cfg.seed, workers=workers, subset=active[start:stop],
                              first_index=start)
+    if cfg.term_order == "question":
+        cands = gen.order_like_questions(cands, active[start:stop], m_gen)
     docs = active[start:stop].astype(np.int64) + n_corpus
     ranks = index.rank_of(cands.ids, cands.offsets, targets=np.repeat(docs, m_gen), n=cfg.n_results,
                           **search_kw)

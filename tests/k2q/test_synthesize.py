@@ -74,7 +74,8 @@ def test_kqf_and_tdf_match_the_filters_on_full_result_lists(reference):
                                   beta=cfg.beta)
     n = 300
     assert gen.samplable(model)[:n].all()
-    cands = gen.generate_ids(model, m=cfg.m, seed=cfg.seed, subset=np.arange(n))
+    cands = gen.order_like_questions(gen.generate_ids(model, m=cfg.m, seed=cfg.seed, subset=np.arange(n)),
+                                     np.arange(n), cfg.m)
     hits = ix.search(cands.ids, cands.offsets, k=cfg.n_results)
     res = filtering.kqf(np.arange(n), hits.docs, m=cfg.m)
     kws = gen.decode(cands)
@@ -273,3 +274,17 @@ def test_question_without_keywords_is_dropped(tmp_path):
     r = _run(tmp_path, rows=rows, config=SynthesisConfig(phrases=False, m=3))
     got = _rows(tmp_path / "out.jsonl")
     assert r.meta["rows"]["no_keywords"] == 1 and [g["id"] for g in got] == [1, 2]
+
+
+def test_keyword_terms_follow_question_order():
+    gen = KeywordGenerator([], ["who invented ritz crackers", "what is ritz", "where are crackers made"],
+                           None, ["a", "a", None], phrases=False)
+    v = {t: i for i, t in enumerate(gen.vocab)}
+    # candidates of question 0 (m=2): sampled orders, one with a paraphrase-only term ("made" is not in q0)
+    c = sampling.Candidates(np.array([v["crackers"], v["ritz"], v["made"], v["invented"], v["crackers"]], np.int32),
+                            np.array([0, 2, 5]))
+    out = gen.order_like_questions(c, np.array([0]), 2)
+    assert gen.decode(out) == ["ritz crackers", "invented crackers made"]
+    assert SynthesisConfig().term_order == "question"
+    with pytest.raises(ValueError, match="term_order"):
+        SynthesisConfig(term_order="alpha")

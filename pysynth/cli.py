@@ -1,4 +1,5 @@
-"""Command line: ``pysynth score`` (sacrebleu-like corpus scoring) and ``pysynth demo``."""
+"""Command line: ``pysynth score`` (sacrebleu-like corpus scoring) and ``pysynth demo``; the
+stages add theirs (``k2q``, ``export``, ``index`` / ``search``: :mod:`pysynth.retrieval.cli`)."""
 from __future__ import annotations
 
 import argparse
@@ -132,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pysynth.models.cli import add_k2q_model_commands
 
     add_k2q_model_commands(sub, k2q_sub)  # k2q train / generate, export onnx
+    from pysynth.retrieval.cli import add_commands as add_retrieval_commands
+
+    add_retrieval_commands(sub)  # index build, search
 
     d = sub.add_parser("demo", help="score the bundled MQR sample with every metric and print a table")
     d.add_argument("--workers", type=int, default=1)

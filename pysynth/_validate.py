@@ -26,3 +26,18 @@ def strings(obj, name: str) -> List[str]:
         except UnicodeEncodeError:
             raise ValueError(f"{name}[{i}] is not valid Unicode (lone surrogate); clean the text first") from None
     return items
+
+
+def workers(value, name: str = "workers") -> int:
+    """A thread count: an int >= 1, or -1 for all cores (returned as given)."""
+    import operator
+
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got bool")
+    try:
+        w = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+    if w != -1 and w < 1:
+        raise ValueError(f"{name} must be >= 1 or -1 (all cores), got {w}")
+    return w

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import numpy as np
 
 from pysynth._dispatch import backend
+from pysynth._validate import workers as _workers
 
 __all__ = [
     "KqfResult",
@@ -68,11 +69,6 @@ class KqfResult(NamedTuple):
     """float64 per candidate: reciprocal rank of its question in its result list (0 = absent)."""
 
 
-def _workers(workers: Any) -> int:
-    w = operator.index(workers)
-    if w != -1 and w < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {w}")
-    return w
 
 
 def _ints(x: Any, name: str) -> np.ndarray:

@@ -94,22 +94,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pysynth._validate import strings
+from pysynth._validate import workers as _workers
 
 __all__ = ["SdmBaseline", "TemplateBaseline", "tbm_tokenize", "keyword_terms"]
 
 
 # --------------------------------------------------------------------------- input checks
-def _workers(workers: Any) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)):
-        raise TypeError(f"workers must be an int, got {type(workers).__name__}")
-    w = int(workers)
-    if w == -1:
-        import os
-
-        return max(1, os.cpu_count() or 1)
-    if w < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {w}")
-    return w
 
 
 def _pairs(pairs: Any, name: str, need_keywords: bool) -> Tuple[List[Optional[str]], List[str]]:

@@ -52,6 +52,7 @@ from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Seque
 
 import numpy as np
 
+from pysynth._validate import workers as _workers
 from pysynth.k2q.keywords import _take_rows as _gather
 
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
@@ -420,8 +421,7 @@ def synthesize(
         raise TypeError(f"config must be a SynthesisConfig, got {type(cfg).__name__}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or (workers < 1 and workers != -1):
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers!r}")
+    workers = _workers(workers)
     out = Path(out)
     parquet = out.suffix == ".parquet"
     if parquet:

@@ -70,6 +70,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pysynth._dispatch import backend
+from pysynth._validate import workers as _workers
 
 __all__ = ["Index", "Hits", "FORMAT", "FORMAT_VERSION", "ARRAYS"]
 
@@ -173,11 +174,6 @@ def _positive(x: Any, name: str) -> int:
     return v
 
 
-def _workers(workers: Any) -> int:
-    w = operator.index(workers)
-    if w != -1 and w < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {w}")
-    return w
 
 
 def _model_params(model: Any, mu: Any, weights: Any, k1: Any, b: Any) -> tuple:

@@ -594,16 +594,26 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     if cfg.term_order == "question":
         cands = gen.order_like_questions(cands, active[start:stop], m_gen)
     docs = active[start:stop].astype(np.int64) + n_corpus
-    ranks = index.rank_of(cands.ids, cands.offsets, targets=np.repeat(docs, m_gen), n=cfg.n_results,
-                          **search_kw)
-    if cfg.kqf:
-        res = filtering.kqf_from_ranks(ranks, m=m_gen)
-        chosen, rr = res.chosen.astype(np.int32), res.best_rr
-    else:
-        chosen = np.zeros(nq, dtype=np.int32)
-        rr = np.where(ranks > 0, 1.0 / np.maximum(ranks, 1), 0.0)
-    kw_ids, kw_off = _gather(np.asarray(cands.ids), np.asarray(cands.offsets),
-                             np.arange(nq, dtype=np.int64) * m_gen + chosen)
+    c_ids, c_off = np.asarray(cands.ids), np.asarray(cands.offsets)
+    # KQF (Eq. 7) = the first candidate with the smallest rank (0 = not retrieved).  Candidates are
+    # scored in rounds, candidate j of every question still open in round j: a question whose best
+    # rank is 1 is closed, since a later candidate can only tie and ties go to the first.  Same
+    # result as ranking all m candidates (kqf_from_ranks), with ~m times fewer SDM queries when
+    # most questions retrieve themselves first.
+    best = np.zeros(nq, dtype=np.int64)
+    chosen = np.zeros(nq, dtype=np.int32)
+    open_ = np.arange(nq, dtype=np.int64)
+    for j in range(m_gen):
+        if open_.size == 0:
+            break
+        q, qo = _gather(c_ids, c_off, open_ * m_gen + j)
+        r = index.rank_of(q, qo, targets=docs[open_], n=cfg.n_results, **search_kw).astype(np.int64)
+        better = (r > 0) & ((best[open_] == 0) | (r < best[open_]))
+        best[open_[better]] = r[better]
+        chosen[open_[better]] = j
+        open_ = open_[best[open_] != 1]
+    rr = np.where(best > 0, 1.0 / np.maximum(best, 1), 0.0)
+    kw_ids, kw_off = _gather(c_ids, c_off, np.arange(nq, dtype=np.int64) * m_gen + chosen)
     if cfg.tdf:
         hits = index.search(kw_ids, kw_off, k=cfg.n_results, **search_kw)
         prec = filtering.tdf_precision(hits.docs, questions=docs, clusters=doc_clusters, workers=workers)

@@ -615,12 +615,68 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     rr = np.where(best > 0, 1.0 / np.maximum(best, 1), 0.0)
     kw_ids, kw_off = _gather(c_ids, c_off, np.arange(nq, dtype=np.int64) * m_gen + chosen)
     if cfg.tdf:
-        hits = index.search(kw_ids, kw_off, k=cfg.n_results, **search_kw)
-        prec = filtering.tdf_precision(hits.docs, questions=docs, clusters=doc_clusters, workers=workers)
+        prec = _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, cfg.n_results,
+                              search_kw, workers)
     else:
         prec = np.full(nq, np.nan)
     return {"kw_ids": kw_ids.astype(np.int32), "kw_off": kw_off, "rr": rr.astype(np.float64),
             "precision": np.asarray(prec, dtype=np.float64), "chosen": chosen}
+
+
+#: clusters with more paraphrases than this get a full top-N search instead of one rank_of each
+_RANK_MEMBERS_MAX = 8
+
+
+def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N, search_kw, workers):
+    """Eq. 8, ``|C_q ∩ RR(k)| / |RR(k)|``, equal to :func:`pysynth.filtering.tdf_precision` over
+    ``Index.search(k=N)`` lists but mostly without materializing them.
+
+    ``|RR(k)|`` is ``min(N, #documents holding a query term)`` (only those are retrieved): ``N``
+    when one term alone is in ``N`` documents, else the size of the union of the postings.
+    ``q`` itself is in ``RR(k)`` iff its KQF rank is > 0; every other paraphrase ``d`` is iff
+    ``Index.rank_of(k, d, n=N) > 0`` -- the position ``search`` would give it.  Questions in
+    clusters larger than ``_RANK_MEMBERS_MAX + 1`` take the top-N search instead.
+    """
+    nq = docs.shape[0]
+    a = index.arrays
+    indptr, postings = a["indptr"], a["doc_ids"]
+    df = np.diff(indptr)
+    qlen = np.diff(kw_off)
+    seg = np.repeat(np.arange(nq), qlen)
+    max_df = np.zeros(nq, dtype=np.int64)
+    np.maximum.at(max_df, seg, df[kw_ids])
+    size = np.full(nq, N, dtype=np.int64)
+    for i in np.flatnonzero(max_df < N).tolist():
+        terms = kw_ids[kw_off[i]:kw_off[i + 1]]
+        size[i] = min(N, np.unique(np.concatenate([postings[indptr[t]:indptr[t + 1]] for t in terms])).size
+                      if terms.size else 0)
+    # paraphrases of each question (same cluster id), other than the question itself
+    order = np.argsort(doc_clusters, kind="stable")
+    cl_sorted = doc_clusters[order]
+    c = doc_clusters[docs]
+    lo = np.searchsorted(cl_sorted, c, "left")
+    hi = np.searchsorted(cl_sorted, c, "right")
+    n_other = hi - lo - 1
+    hits = (best > 0).astype(np.int64)
+    small = np.flatnonzero((n_other > 0) & (n_other <= _RANK_MEMBERS_MAX))
+    if small.size:
+        cnt = n_other[small] + 1
+        pair_q = np.repeat(small, cnt)
+        first = np.zeros(small.size + 1, dtype=np.int64)
+        np.cumsum(cnt, out=first[1:])
+        member = order[np.repeat(lo[small], cnt) + np.arange(first[-1]) - np.repeat(first[:-1], cnt)]
+        keep = member != docs[pair_q]
+        pair_q, member = pair_q[keep], member[keep]
+        q, qo = _gather(kw_ids, kw_off, pair_q)
+        r = index.rank_of(q, qo, targets=member, n=N, **search_kw)
+        np.add.at(hits, pair_q, (r > 0).astype(np.int64))
+    prec = np.where(size > 0, hits / np.maximum(size, 1), 0.0)
+    big = np.flatnonzero(n_other > _RANK_MEMBERS_MAX)
+    if big.size:
+        q, qo = _gather(kw_ids, kw_off, big)
+        res = index.search(q, qo, k=N, **search_kw)
+        prec[big] = filtering.tdf_precision(res.docs, questions=docs[big], clusters=doc_clusters, workers=workers)
+    return prec
 
 
 def _write_jsonl(path: Path, rows) -> None:

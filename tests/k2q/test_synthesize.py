@@ -288,3 +288,25 @@ def test_keyword_terms_follow_question_order():
     assert SynthesisConfig().term_order == "question"
     with pytest.raises(ValueError, match="term_order"):
         SynthesisConfig(term_order="alpha")
+
+
+@pytest.mark.parametrize("N", [1, 7, 100])
+def test_tdf_by_ranks_equals_tdf_over_search_lists(N):
+    """The pipeline's Eq. 8 (rank_of per paraphrase, postings-union sizes, search for big clusters)
+    equals filtering.tdf_precision over exhaustive Index.search lists."""
+    from pysynth.k2q import synthesize as S
+
+    rng = np.random.default_rng(3)
+    docs = [rng.integers(0, 60, size=rng.integers(1, 8)).tolist() for _ in range(400)]
+    ix = Index.build(docs, vocab_size=60)
+    sizes = [1, 2, 3, 9, 10, 15] + [5] * 14
+    clusters = np.concatenate([np.repeat(np.arange(20), sizes), np.arange(1000, 1000 + 400 - sum(sizes))])
+    clusters = rng.permutation(clusters).astype(np.int64)
+    qs = rng.choice(400, size=150, replace=False).astype(np.int64)
+    kw = [rng.choice(60, size=rng.integers(1, 5), replace=False).tolist() for _ in qs]
+    kw_off = np.concatenate([[0], np.cumsum([len(k) for k in kw])]).astype(np.int64)
+    kw_ids = np.concatenate([np.asarray(k, np.int32) for k in kw])
+    best = ix.rank_of(kw_ids, kw_off, targets=qs, n=N).astype(np.int64)
+    got = S._tdf_precision(ix, filtering, kw_ids, kw_off, qs, best, clusters, N, {"model": "sdm"}, 1)
+    want = filtering.tdf_precision(ix.search(kw_ids, kw_off, k=N).docs, questions=qs, clusters=clusters)
+    assert got.tolist() == want.tolist()

@@ -31,7 +31,7 @@ Run (from the repository root, with the compiled backend built or copied into py
 
 Corpus: 1M questions from ``pysynth.k2q.synthetic.generate_corpus(n, seed=0)`` (the
 Zipf-Mandelbrot question generator fitted to the shared question sets) when it can be
-imported, or loaded from ``--synthetic PATH`` (default: the synth-corpus checkout
+imported, or loaded from ``--synthetic PATH`` (default:
 ``pysynth/k2q/synthetic.py`` of this checkout, with its ``synthetic_profile.json``); otherwise
 (or with ``--corpus resampled``) real questions of ``pysynth.k2q.data.load_question_set()``
 drawn with replacement, each content word replaced with probability 0.5 by a content word

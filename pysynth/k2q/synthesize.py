@@ -606,8 +606,16 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     for j in range(m_gen):
         if open_.size == 0:
             break
-        q, qo = _gather(c_ids, c_off, open_ * m_gen + j)
-        r = index.rank_of(q, qo, targets=docs[open_], n=cfg.n_results, **search_kw).astype(np.int64)
+        # a candidate only matters if it beats the best rank so far: search no deeper than that
+        # (rank_of stops once that many documents outrank the question); depths are bucketed
+        # by powers of two to keep the number of calls small
+        depth = np.where(best[open_] == 0, cfg.n_results, best[open_] - 1)
+        bucket = np.where(best[open_] == 0, 64, np.floor(np.log2(np.maximum(depth, 1))).astype(np.int64))
+        r = np.zeros(open_.shape[0], dtype=np.int64)
+        for bk in np.unique(bucket).tolist():
+            sel = np.flatnonzero(bucket == bk)
+            q, qo = _gather(c_ids, c_off, open_[sel] * m_gen + j)
+            r[sel] = index.rank_of(q, qo, targets=docs[open_[sel]], n=int(depth[sel].max()), **search_kw)
         better = (r > 0) & ((best[open_] == 0) | (r < best[open_]))
         best[open_[better]] = r[better]
         chosen[open_[better]] = j

@@ -1,14 +1,26 @@
 """CPU decoding speed of the seq2seq models: pysynth (torch eager, onnxruntime) vs competitors.
 
-    python bench/bench_models.py [--model DIR] [--threads 2] [--batch 32] [--beam 5] [--json OUT]
-                                 [--competitors]
+pytest-benchmark (one group per operation, one test per engine; same run)::
+
+    BENCH_THREADS=1 python -m pytest bench/bench_models.py --benchmark-only \
+        --benchmark-json=bench/results/models.json
+
+Script (engines interleaved round by round, so that a change of machine load hits all of them
+alike; medians)::
+
+    python bench/bench_models.py [--model DIR] [--threads 1] [--batch 32] [--beam 5] [--rounds 5]
+                                 [--json OUT] [--competitors]
 
 * Throughput: beam search (``--beam``, batch ``--batch``) over the T0 keyword queries (800),
   end to end (tokenize, batch, search, detokenize). ``tokens/s`` counts the tokens of the best
-  hypothesis of each query, ``</s>`` included (what CTranslate2 reports); ``beam tokens/s``
-  counts every hypothesis row the search advanced per step (``rows x steps``).
-* Per-step latency: one decoder step (attention + copy) at batch 1 and 64, median of N runs.
-* ``--competitors``: Hugging Face ``transformers`` ``generate`` (beam 5) and CTranslate2 on a
+  hypothesis of each query, ``</s>`` included (what CTranslate2 reports); ``rows x steps/s``
+  counts every hypothesis row the search advanced per step.
+* Engines: ``onnx`` (onnxruntime, candidates from ``step_parts.onnx`` and the compiled
+  ``topk_from_parts``), ``onnx_topk`` (onnxruntime, the TopK graph ``step.onnx``: the path before
+  ``step_parts``), ``torch`` (eager, candidates from ``Seq2Seq.step_parts`` and the kernel),
+  ``torch_topk`` (eager step + ``torch.topk``).
+* Per-step latency: one decoder step (attention + copy, full rows) at batch 1 and 64, median.
+* Competitors: Hugging Face ``transformers`` ``generate`` (beam 5) and CTranslate2 on a
   randomly initialised tiny Marian transformer of similar size (1+1 layers, d_model 128, vocab
   8000) with a fixed output length, if those packages are installed; skipped otherwise.
 """
@@ -27,13 +39,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+ENGINES = ("onnx", "onnx_topk", "torch", "torch_topk")
+OUT_LEN = 12  # competitors' fixed output length
+
 
 class CountingBackend:
-    """Wraps a backend and counts rows x steps."""
+    """Wraps a backend and counts rows x steps (through ``step`` or ``step_topk``)."""
 
     def __init__(self, inner):
         self.inner, self.rows = inner, 0
         self.vocab_size = inner.vocab_size
+        if getattr(inner, "step_topk", None) is None:
+            self.step_topk = None
 
     def encode(self, b):
         return self.inner.encode(b)
@@ -48,6 +65,10 @@ class CountingBackend:
         self.rows += len(t)
         return self.inner.step(s, t, h)
 
+    def step_topk(self, s, t, h, k):  # noqa: F811 - hidden above when the inner backend lacks it
+        self.rows += len(t)
+        return self.inner.step_topk(s, t, h, k)
+
 
 def queries():
     try:
@@ -60,23 +81,48 @@ def queries():
         return [" ".join(rng.choice(words, int(rng.integers(3, 7)))) for _ in range(800)]
 
 
-def throughput(gen, kws, beam, batch, repeat=2):
+def make_generator(engine: str, threads: int, model=None):
+    """A Generator for one engine of :data:`ENGINES` (ValueError when it cannot run here)."""
+    from pysynth.models.generate import Generator
+    from pysynth.models.k2q import default_model_dir
+
+    if engine.startswith("torch"):
+        import torch
+
+        torch.set_num_threads(threads)
+        g = Generator.load(model, backend="torch")
+        from pysynth.decoding.backends import TorchBackend
+
+        g.backend = TorchBackend(g.backend.model, parts="auto" if engine == "torch" else False)
+        return g
+    from pysynth.export.onnx import OrtBackend
+
+    g = Generator.load(model, backend="onnx")
+    d = (Path(model) if model else default_model_dir()) / "onnx"
+    g.backend = OrtBackend(d, device="cpu", threads=threads, parts="auto" if engine == "onnx" else False)
+    return g
+
+
+def t0_keywords(gen):
     from pysynth.models.vocab import tokenize
 
-    kws = [k for k in kws if any(w in gen.vocab.stoi for w in tokenize(k))]
-    gen.generate(kws[:batch], beam=beam, n=1, batch_size=batch)  # warm-up
+    return [k for k in queries() if any(w in gen.vocab.stoi for w in tokenize(k))]
+
+
+def decode(gen, kws, beam, batch):
+    """One timed unit: decode all ``kws``; returns (seconds, best-hypothesis tokens, rows x steps)."""
+    from pysynth.models.vocab import tokenize
+
     cb = CountingBackend(gen.backend)
     inner, gen.backend = gen.backend, cb
     try:
         t0 = time.perf_counter()
-        for _ in range(repeat):
-            res = gen.generate(kws, beam=beam, n=1, batch_size=batch, dedupe=False)
-        dt = (time.perf_counter() - t0) / repeat
+        res = gen.generate(kws, beam=beam, n=1, batch_size=batch, dedupe=False)
+        dt = time.perf_counter() - t0
     finally:
         gen.backend = inner
     ntok = sum(len(tokenize(r.texts[0])) + 1 for r in res if r.texts)  # tokens + </s>
-    return {"queries": len(kws), "seconds": round(dt, 3), "tokens_per_s": round(ntok / dt),
-            "beam_tokens_per_s": round(cb.rows / repeat / dt), "queries_per_s": round(len(kws) / dt, 1)}
+    return dt, ntok, cb.rows
 
 
 def step_latency(backend, vocab, n, runs=200):
@@ -96,60 +142,93 @@ def step_latency(backend, vocab, n, runs=200):
     return round(1000 * statistics.median(ts), 3)
 
 
-def competitors(beam, batch, out_len=12, n_batches=10):
-    res = {}
-    try:
-        import torch
-        from transformers import MarianConfig, MarianMTModel
-    except Exception as exc:  # noqa: BLE001
-        return {"transformers": f"skipped: {type(exc).__name__}: {exc}"}
+def tiny_marian():
+    """The competitors' model: a randomly initialised tiny Marian (torch) and a source batch maker."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
     cfg = MarianConfig(vocab_size=8000, d_model=128, encoder_layers=1, decoder_layers=1,
                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=256,
                        decoder_ffn_dim=256, max_position_embeddings=64, pad_token_id=0, eos_token_id=3,
                        decoder_start_token_id=2, forced_eos_token_id=None)
     torch.manual_seed(0)
-    model = MarianMTModel(cfg).eval()
-    src = torch.randint(4, 8000, (batch, 6))
-    kw = dict(num_beams=beam, max_new_tokens=out_len, min_new_tokens=out_len, do_sample=False, early_stopping=True)
-    with torch.inference_mode():
-        model.generate(src, **kw)
-        t0 = time.perf_counter()
+    return MarianMTModel(cfg).eval()
+
+
+def hf_runner(beam, batch, threads, n_batches=10):
+    """``run()`` -> tokens generated by HF ``generate`` for ``n_batches`` batches (fixed length)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    model = tiny_marian()
+    src = torch.randint(4, 8000, (batch, 6), generator=torch.Generator().manual_seed(0))
+    kw = dict(num_beams=beam, max_new_tokens=OUT_LEN, min_new_tokens=OUT_LEN, do_sample=False, early_stopping=True)
+
+    def run():
+        with torch.inference_mode():
+            for _ in range(n_batches):
+                model.generate(src, **kw)
+        return n_batches * batch * OUT_LEN
+
+    return run, sum(p.numel() for p in model.parameters())
+
+
+def ct2_runner(beam, batch, threads, workdir, n_batches=10):
+    """``run()`` -> tokens generated by CTranslate2 (the same tiny Marian, converted, float32)."""
+    import ctranslate2
+    import ctranslate2.converters
+    import torch
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+
+    model = tiny_marian()
+    model.save_pretrained(workdir + "/hf")
+    # the converter reads the vocabulary from a tokenizer: a word-level one over tok0..tok7999
+    names = ["<pad>", "<unk>", "<s>", "</s>"] + [f"tok{i}" for i in range(4, 7999)]  # Marian conversion drops the pad row
+    tk = Tokenizer(WordLevel({w: i for i, w in enumerate(names)}, unk_token="<unk>"))
+    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<pad>",
+                            eos_token="</s>", bos_token="<s>").save_pretrained(workdir + "/hf")
+    conv = ctranslate2.converters.TransformersConverter(workdir + "/hf", load_as_float16=False)
+    conv.convert(workdir + "/ct2", force=True)
+    tr = ctranslate2.Translator(workdir + "/ct2", device="cpu", intra_threads=threads)
+    src = torch.randint(4, 8000, (batch, 6), generator=torch.Generator().manual_seed(0))
+    toks = [[f"tok{i}" for i in row] for row in src.tolist()]
+
+    def run():
         for _ in range(n_batches):
-            model.generate(src, **kw)
-        dt = time.perf_counter() - t0
-    res["transformers"] = {"tokens_per_s": round(n_batches * batch * out_len / dt),
-                           "params": sum(p.numel() for p in model.parameters()),
-                           "note": f"random tiny Marian, fixed length {out_len}"}
+            tr.translate_batch(toks, beam_size=beam, max_decoding_length=OUT_LEN, min_decoding_length=OUT_LEN)
+        return n_batches * batch * OUT_LEN
+
+    return run
+
+
+def competitors(beam, batch, threads=1, rounds=3):
+    res = {}
+    try:
+        run, params = hf_runner(beam, batch, threads)
+    except Exception as exc:  # noqa: BLE001
+        return {"transformers": f"skipped: {type(exc).__name__}: {exc}"}
+    run()
+    ts = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        n = run()
+        ts.append(time.perf_counter() - t0)
+    res["transformers"] = {"tokens_per_s": round(n / statistics.median(ts)), "params": params,
+                           "note": f"random tiny Marian, fixed length {OUT_LEN}"}
     try:
         import tempfile
 
-        import ctranslate2
-        import ctranslate2.converters
-    except Exception as exc:  # noqa: BLE001
-        res["ctranslate2"] = f"skipped: {type(exc).__name__}: {exc}"
-        return res
-    try:
         with tempfile.TemporaryDirectory() as d:
-            model.save_pretrained(d + "/hf")
-            # the converter reads the vocabulary from a tokenizer: a word-level one over tok0..tok7999
-            from tokenizers import Tokenizer
-            from tokenizers.models import WordLevel
-            from transformers import PreTrainedTokenizerFast
-
-            names = ["<pad>", "<unk>", "<s>", "</s>"] + [f"tok{i}" for i in range(4, 7999)]  # Marian conversion drops the pad row
-            tk = Tokenizer(WordLevel({w: i for i, w in enumerate(names)}, unk_token="<unk>"))
-            PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<pad>",
-                                    eos_token="</s>", bos_token="<s>").save_pretrained(d + "/hf")
-            conv = ctranslate2.converters.TransformersConverter(d + "/hf", load_as_float16=False)
-            conv.convert(d + "/ct2", force=True)
-            tr = ctranslate2.Translator(d + "/ct2", device="cpu", intra_threads=torch.get_num_threads())
-            toks = [[f"tok{i}" for i in row] for row in src.tolist()]
-            tr.translate_batch(toks, beam_size=beam, max_decoding_length=out_len, min_decoding_length=out_len)
-            t0 = time.perf_counter()
-            for _ in range(n_batches):
-                tr.translate_batch(toks, beam_size=beam, max_decoding_length=out_len, min_decoding_length=out_len)
-            dt = time.perf_counter() - t0
-        res["ctranslate2"] = {"tokens_per_s": round(n_batches * batch * out_len / dt)}
+            run = ct2_runner(beam, batch, threads, d)
+            run()
+            ts = []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                n = run()
+                ts.append(time.perf_counter() - t0)
+        res["ctranslate2"] = {"tokens_per_s": round(n / statistics.median(ts))}
     except Exception as exc:  # noqa: BLE001
         res["ctranslate2"] = f"skipped: {type(exc).__name__}: {str(exc)[:200]}"
     return res
@@ -178,9 +257,11 @@ def coverage_sweep(sizes=(2000, 4000, 8000, 16000, 32000, 44000)):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--json", default=None)
     ap.add_argument("--competitors", action="store_true")
     ap.add_argument("--coverage", action="store_true", help="only the vocabulary coverage/volume sweep")
@@ -190,41 +271,157 @@ def main(argv=None):
         for r in rows:
             print(json.dumps(r))
         return rows
-    import torch
-
-    torch.set_num_threads(args.threads)
-    from pysynth.models.generate import Generator
-
-    kws = queries()
-    out = {"threads": args.threads, "batch": args.batch, "beam": args.beam, "cpu_count": os.cpu_count(),
-           "torch": torch.__version__}
-    gens = {"torch": Generator.load(args.model, backend="torch")}
-    try:
-        import onnxruntime
-
-        from pysynth.export.onnx import OrtBackend
-
-        g = Generator.load(args.model, backend="onnx")
-        base = Path(args.model) if args.model else None
-        from pysynth.models.k2q import default_model_dir
-
-        d = (base or default_model_dir()) / "onnx"
-        g.backend = OrtBackend(d, device="cpu", threads=args.threads)
-        gens["onnx"] = g
-        out["onnxruntime"] = onnxruntime.__version__
-    except ModuleNotFoundError as exc:
-        out["onnx"] = f"skipped: {exc}"
-    for name, g in gens.items():
-        out[f"{name}_beam"] = throughput(g, kws, args.beam, args.batch)
-        out[f"{name}_greedy"] = throughput(g, kws, 1, args.batch)
-        out[f"{name}_step_ms"] = {f"batch{n}": step_latency(g.backend, g.vocab, n) for n in (1, 64)}
-        print(name, json.dumps({k: v for k, v in out.items() if k.startswith(name)}), flush=True)
+    out = {"threads": args.threads, "batch": args.batch, "beam": args.beam, "rounds": args.rounds,
+           "cpu_count": os.cpu_count(), "loadavg_start": list(os.getloadavg()),
+           "date": time.strftime("%Y-%m-%d %H:%M")}
+    gens = {}
+    for e in args.engines.split(","):
+        try:
+            gens[e] = make_generator(e, args.threads, args.model)
+        except ModuleNotFoundError as exc:
+            out[e] = f"skipped: {exc}"
+    kws = t0_keywords(next(iter(gens.values())))
+    for g in gens.values():  # warm-up
+        g.generate(kws[: args.batch], beam=args.beam, n=1, batch_size=args.batch)
+    # rounds interleaved over the engines: a change of machine load hits every engine alike
+    for beam, label in ((args.beam, "beam"), (1, "greedy")):
+        times = {e: [] for e in gens}
+        for _ in range(args.rounds):
+            for e, g in gens.items():
+                dt, ntok, rows = decode(g, kws, beam, args.batch)
+                times[e].append(dt)
+        for e in gens:
+            dt = statistics.median(times[e])
+            out[f"{e}_{label}"] = {"seconds": round(dt, 3), "tokens_per_s": round(ntok / dt),
+                                   "rows_steps_per_s": round(rows / dt), "queries": len(kws),
+                                   "spread": [round(ntok / max(times[e])), round(ntok / min(times[e]))]}
+            print(e, label, json.dumps(out[f"{e}_{label}"]), flush=True)
+    for e, g in gens.items():
+        out[f"{e}_step_ms"] = {f"batch{n}": step_latency(g.backend, g.vocab, n) for n in (1, 64)}
+        print(e, "step_ms", json.dumps(out[f"{e}_step_ms"]), flush=True)
     if args.competitors:
-        out["competitors"] = competitors(args.beam, args.batch)
+        out["competitors"] = competitors(args.beam, args.batch, args.threads)
         print("competitors", json.dumps(out["competitors"]), flush=True)
+    out["loadavg_end"] = list(os.getloadavg())
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return out
+
+
+# ---- pytest-benchmark ----------------------------------------------------------------------
+# The same workloads as the script, one group per operation, one test per engine/competitor.
+# BENCH_THREADS (default 1) sets every engine's threads; BENCH_ROUNDS (default 5) the rounds.
+
+def _threads():
+    return int(os.environ.get("BENCH_THREADS", "1"))
+
+
+def _rounds():
+    return int(os.environ.get("BENCH_ROUNDS", "5"))
+
+
+_GENS: dict = {}
+
+
+def _gen(engine):
+    import pytest
+
+    if engine not in _GENS:
+        try:
+            _GENS[engine] = make_generator(engine, _threads())
+        except ModuleNotFoundError as exc:
+            pytest.skip(f"{engine}: {exc}")
+    return _GENS[engine]
+
+
+def _throughput(benchmark, engine, beam):
+    g = _gen(engine)
+    kws = t0_keywords(g)
+    g.generate(kws[:32], beam=beam, n=1, batch_size=32)  # warm-up
+    got = {}
+
+    def unit():
+        got["dt"], got["tokens"], got["rows"] = decode(g, kws, beam, 32)
+
+    benchmark.pedantic(unit, rounds=_rounds(), iterations=1, warmup_rounds=0)
+    med = benchmark.stats.stats.median
+    benchmark.extra_info.update({
+        "tokens_per_s": round(got["tokens"] / med), "rows_steps_per_s": round(got["rows"] / med),
+        "queries": len(kws), "beam": beam, "batch": 32, "threads": _threads(), "loadavg": list(os.getloadavg()),
+        "step_path": getattr(g.backend, "step_path", "parts" if getattr(g.backend, "parts", False) else "topk")})
+
+
+def _param(engines):
+    import pytest
+
+    return pytest.mark.parametrize("engine", engines)
+
+
+try:
+    import pytest as _pytest
+except ImportError:  # the script runs without pytest
+    _pytest = None
+
+if _pytest is not None:
+    @_pytest.mark.benchmark(group="beam5_t0_batch32")
+    @_param(ENGINES)
+    def test_beam5(benchmark, engine):
+        _throughput(benchmark, engine, 5)
+
+    @_pytest.mark.benchmark(group="greedy_t0_batch32")
+    @_param(ENGINES)
+    def test_greedy(benchmark, engine):
+        _throughput(benchmark, engine, 1)
+
+    @_pytest.mark.benchmark(group="step_full_rows")
+    @_pytest.mark.parametrize("rows", [1, 64])
+    @_param(["onnx", "torch"])
+    def test_step_latency(benchmark, engine, rows):
+        from pysynth.models.batching import make_source_batch
+
+        g = _gen(engine)
+        src = ["what", "capital", "france", "population", "river", "city"]
+        batch = make_source_batch(g.vocab, [src] * rows, copy=True)
+        st, h = g.backend.encode(batch)
+        tok = np.full(rows, g.vocab.bos_id, dtype=np.int64)
+        benchmark.pedantic(g.backend.step, args=(st, tok, h), rounds=200, iterations=1, warmup_rounds=10)
+        benchmark.extra_info.update({"rows": rows, "threads": _threads()})
+
+    @_pytest.mark.benchmark(group="step_candidates_k16")
+    @_pytest.mark.parametrize("rows", [1, 64, 160])
+    @_param(ENGINES)
+    def test_step_candidates(benchmark, engine, rows):
+        """One step as the beam search runs it: the 16 best candidates per row (3 OOV columns)."""
+        from pysynth.models.batching import make_source_batch
+
+        g = _gen(engine)
+        src = ["what", "capital", "france", "population", "zzoov1", "river", "zzoov2", "city", "zzoov3"]
+        batch = make_source_batch(g.vocab, [src] * rows, copy=True)
+        st, h = g.backend.encode(batch)
+        tok = np.full(rows, g.vocab.bos_id, dtype=np.int64)
+        benchmark.pedantic(g.backend.step_topk, args=(st, tok, h, 16), rounds=100, iterations=1, warmup_rounds=10)
+        benchmark.extra_info.update({"rows": rows, "threads": _threads(), "n_ext": int(batch.n_ext)})
+
+    @_pytest.mark.benchmark(group="beam5_t0_batch32")
+    @_pytest.mark.parametrize("competitor", ["transformers", "ctranslate2"])
+    def test_beam5_competitor(benchmark, competitor, tmp_path):
+        _pytest.importorskip("transformers")
+        if competitor == "ctranslate2":
+            _pytest.importorskip("ctranslate2")
+            run = ct2_runner(5, 32, _threads(), str(tmp_path))
+        else:
+            run, _ = hf_runner(5, 32, _threads())
+        run()  # warm-up
+        got = {}
+
+        def unit():
+            got["tokens"] = run()
+
+        benchmark.pedantic(unit, rounds=_rounds(), iterations=1, warmup_rounds=0)
+        benchmark.extra_info.update({
+            "tokens_per_s": round(got["tokens"] / benchmark.stats.stats.median), "beam": 5, "batch": 32,
+            "threads": _threads(), "loadavg": list(os.getloadavg()),
+            "note": f"random tiny Marian (1+1 layers, d_model 128, vocab 8000), fixed length {OUT_LEN}, 10 batches"})
 
 
 if __name__ == "__main__":

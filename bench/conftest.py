@@ -59,7 +59,7 @@ _LOADAVG_AT_START = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 _PACKAGES = (
     "pysynth", "numpy", "pytest-benchmark", "rouge-score", "sacrebleu", "nltk",
-    "pycocoevalcap", "rouge-rust", "rouge-score-rs",
+    "pycocoevalcap", "rouge-rust", "rouge-score-rs", "torch", "onnxruntime", "transformers", "ctranslate2",
 )
 
 

@@ -25,7 +25,7 @@ from typing import Dict, Iterator, Optional
 
 #: stage -> python twin module.  The compiled side is ``pysynth._core.<stage>``.
 #: A stage's twin lives in ``pysynth/<stage>/_reference.py`` by convention.
-_KNOWN = ("metrics", "ranking", "text", "sampling", "retrieval", "filtering")
+_KNOWN = ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "decoding")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 STAGES: Dict[str, str] = {
     s: f"pysynth.{s}._reference" for s in _KNOWN if os.path.exists(os.path.join(_HERE, s, "_reference.py"))

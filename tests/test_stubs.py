@@ -17,7 +17,7 @@ def _stub_functions(path: Path):
     return {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
-@pytest.mark.parametrize("stage", ["metrics", "ranking", "text", "sampling"])
+@pytest.mark.parametrize("stage", ["metrics", "ranking", "text", "sampling", "decoding"])
 def test_stub_matches_compiled_module(stage):
     stub = _stub_functions(STUBS / f"{stage}.pyi")
     mod = getattr(core, stage)

@@ -3,7 +3,10 @@
 Two ways to run a step, picked once per backend by ``kernels="auto"|"triton"|"torch"``:
 
 * ``torch``: the model's own eager ops (:meth:`Seq2Seq.step`), as exported to ONNX; the
-  searches then select candidates in numpy (:mod:`pysynth.decoding.search`).
+  searches then select candidates in numpy (:mod:`pysynth.decoding.search`). On the CPU the
+  candidates come from :meth:`Seq2Seq.step_parts` and the compiled
+  :func:`~pysynth.decoding.search.topk_from_parts` (``parts``), which skips the
+  vocabulary-wide epilogue of the step and ``torch.topk`` and gives the same values.
 * ``triton``: the fused kernels of ``pysynth.kernels``. For a CopyNet, everything after the
   readout layer (generate scores over the vocabulary, copy scores, scatter of the copy mass to
   the extended vocabulary, the mixture with one normaliser, the log and the top-k) is one
@@ -92,6 +95,11 @@ class TorchBackend:
         Move the model there first.
     topk : bool
         False hides ``step_topk``: the searches then read full rows (a second exact path).
+    parts : ``"auto"``, True or False
+        ``step_topk`` from :meth:`Seq2Seq.step_parts` and the compiled
+        :func:`~pysynth.decoding.search.topk_from_parts` (no [rows, V + n_ext] rows, no
+        ``torch.topk``; the same values bit for bit). ``"auto"``: on the CPU with the eager
+        step when the compiled kernel is built. False: the eager step and ``torch.topk``.
     kernels : {"auto", "triton", "torch"}
         Fused Triton kernels or the model's eager ops; see the module docstring. The chosen
         path is in ``self.kernels``.
@@ -110,7 +118,8 @@ class TorchBackend:
 
     name = "torch"
 
-    def __init__(self, model, device: Optional[str] = None, topk: bool = True, kernels: str = "auto"):
+    def __init__(self, model, device: Optional[str] = None, topk: bool = True, kernels: str = "auto",
+                 parts="auto"):
         self.model = model.eval()
         if not topk:  # hide step_topk: the searches then read full rows (a second exact path)
             self.step_topk = None
@@ -125,6 +134,15 @@ class TorchBackend:
         self._ops = "triton"
         if self.kernels != "triton":
             self.step_diverse = None  # the searches then select in numpy
+        if parts not in ("auto", True, False):
+            raise ValueError(f"parts: must be 'auto', True or False, got {parts!r}")
+        if parts == "auto":
+            from pysynth import _dispatch
+
+            parts = _dispatch.implementation("decoding") == "cpp"
+        # float32 only: the kernel repeats the float32 epilogue of Seq2Seq.step_tensors
+        self.parts = (bool(parts) and self.device.type == "cpu" and self.kernels == "torch"
+                      and next(self.model.parameters()).dtype == torch.float32)
 
     # -- plumbing --------------------------------------------------------------------------
     def _t(self, a: np.ndarray) -> torch.Tensor:
@@ -188,6 +206,8 @@ class TorchBackend:
         """The ``k`` best log-probabilities per row and their ids (lower id first among equal
         values at the k-th place, as ONNX TopK), and the new decoder state."""
         enc, src_ext, n_ext = state
+        if self.parts:
+            return self._step_topk_parts(state, tokens, h, k)
         with torch.inference_mode():
             if self._copy_kernel(state, k):  # fused: no [rows, V] tensor at all
                 out, h = self._fused_step(state, self._t(tokens), h, k, False)
@@ -203,6 +223,24 @@ class TorchBackend:
                 idx[r] = order
                 vals[r] = logp[r, order]
         return vals.cpu().numpy(), idx.cpu().numpy(), h
+
+    def _step_topk_parts(self, state, tokens: np.ndarray, h: torch.Tensor, k: int):
+        from pysynth.decoding.search import topk_from_parts
+        from pysynth.models.seq2seq import LOG_FLOOR
+
+        enc, src_ext, n_ext = state
+        with torch.inference_mode():
+            ls, shift, touched, h = self.model.step_parts(self._t(tokens), h, enc.memory, enc.context, enc.keys,
+                                                          enc.copy_feats, enc.mask, src_ext)
+        n = len(tokens)
+        if shift is None:  # EDNet / AttNet: the rows are ls itself
+            empty = np.zeros((n, 0), dtype=np.float32)
+            vals, idx = topk_from_parts(ls.float().numpy(), np.zeros(n, dtype=np.float32), empty,
+                                        empty.astype(np.int64), 0, k, -np.inf)
+        else:
+            vals, idx = topk_from_parts(ls.float().numpy(), shift.float().numpy(), touched.float().numpy(),
+                                        src_ext.numpy(), int(n_ext), k, np.float32(LOG_FLOOR))
+        return vals, idx, h
 
     def step_diverse(self, state, tokens: np.ndarray, h: torch.Tensor, scores: np.ndarray,
                      live: np.ndarray, groups: int, diversity: float, limits: np.ndarray,

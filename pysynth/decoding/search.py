@@ -24,10 +24,15 @@ Rules shared by every search (and the reference):
   own log-probability without penalties. Each group is done at ``B/G`` finished hypotheses.
 
 Speed: a step only needs the best ``2K`` (+ banned + diversity-penalised) columns of each row;
-backends with ``step_topk`` (onnxruntime's graph ends in TopK, torch uses ``torch.topk`` with a
-stable fix-up on ties) hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``, which
-keeps the numpy search and bookkeeping at about a quarter of beam-search time (see ``bench/RESULTS_models.md``).
-Sources that are done leave the batch. Hypotheses are never reordered on the host beyond
+backends with ``step_topk`` hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``. On
+the CPU both backends build them with :func:`topk_from_parts` (compiled, ``pysynth._core.decoding``)
+from the step's parts (``Seq2Seq.step_parts``: the log-softmax of the generate scores, one shift
+per row, the source columns' values), which skips the vocabulary-wide Add / Clip / Concat /
+Scatter / TopK passes of a full step and gives the same values bit for bit; otherwise
+onnxruntime's step graph ends in TopK and torch uses ``torch.topk`` with a stable fix-up on ties
+(see ``bench/RESULTS_models.md``). At the first step the ``K`` rows of a source are identical
+(``<s>``, same state), so one row per source is run and its candidates repeated. Sources that
+are done leave the batch. Hypotheses are never reordered on the host beyond
 ``take``/``take_h`` gathers of the decoder state.
 
 Device-side group selection: a backend with a ``step_diverse`` method (``TorchBackend`` on its
@@ -47,8 +52,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "step_candidates",
-           "greedy_search", "beam_search", "diverse_beam_search", "LENGTH_PENALTIES"]
+__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "topk_from_parts",
+           "step_candidates", "greedy_search", "beam_search", "diverse_beam_search", "LENGTH_PENALTIES"]
 
 LENGTH_PENALTIES = ("none", "average", "gnmt")
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
@@ -142,6 +147,44 @@ def topk_ordered(x: np.ndarray, k: int):
     order = np.lexsort((idx, -val), axis=-1)
     idx = np.take_along_axis(idx, order, 1)
     return idx, np.take_along_axis(val, order, 1)
+
+
+def topk_from_parts(ls: np.ndarray, shift: np.ndarray, touched: np.ndarray, src_ext: np.ndarray, n_ext: int,
+                    k: int, floor: float, workers: int = 1):
+    """The ``k`` best candidates of each row of a decoder step, from the step's parts.
+
+    ``logp[r, c] = max(ls[r, c] + shift[r], floor)`` for ``c < V``, ``floor`` for the
+    ``n_ext`` extended columns, then ``logp[r, src_ext[r, j]] = touched[r, j]`` (float32;
+    :meth:`pysynth.models.seq2seq.Seq2Seq.step_parts`): returns ``(vals [rows, k] float32,
+    idx [rows, k] int64)``, per row by value descending, then column ascending. The compiled
+    backend (``pysynth._core.decoding``) scans ``ls`` once and never builds the
+    [rows, V + n_ext] rows; the numpy twin (:func:`pysynth.decoding._reference.topk_from_parts`,
+    ``PYSYNTH_IMPL=python``) does. Both return identical arrays. ``shift`` may be [rows] or
+    [rows, 1]. Raises ``ValueError`` (sizes in the message) for inconsistent shapes, ``k``
+    outside ``[1, V + n_ext]``, ids outside ``[0, V + n_ext)`` and NaN values.
+    """
+    from pysynth import _dispatch
+
+    ls = np.asarray(ls)
+    if ls.ndim != 2:
+        raise ValueError(f"ls: expected [rows, vocab], got shape {ls.shape}")
+    n, V = ls.shape
+    shift = np.asarray(shift)
+    if shift.size != n or shift.ndim not in (1, 2):
+        raise ValueError(f"shift: expected [rows] or [rows, 1] with rows={n}, got shape {shift.shape}")
+    touched, src_ext = np.asarray(touched), np.asarray(src_ext)
+    if touched.ndim != 2 or touched.shape[0] != n or src_ext.shape != touched.shape:
+        raise ValueError(f"touched, src_ext: expected both [rows={n}, src_len], got {touched.shape} and "
+                         f"{src_ext.shape}")
+    if not isinstance(n_ext, (int, np.integer)) or n_ext < 0:
+        raise ValueError(f"n_ext: must be an integer >= 0, got {n_ext!r}")
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= V + n_ext:
+        raise ValueError(f"k: must be an integer in [1, vocab + n_ext] = [1, {V + n_ext}], got {k!r}")
+    if not isinstance(workers, (int, np.integer)) or (workers < 1 and workers != -1):
+        raise ValueError(f"workers: must be >= 1 or -1 (all cores), got {workers!r}")
+    return _dispatch.backend("decoding").topk_from_parts(
+        ls, shift.reshape(n).astype(np.float32, copy=False), touched, src_ext, int(n_ext), int(k),
+        np.float32(floor), int(workers))
 
 
 def _finish(tokens: Sequence[int], logprob: float, finished: bool, length_penalty: str, alpha: float,
@@ -254,9 +297,9 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     vx = backend.vocab_size + int(batch.n_ext)
     # a group needs its 2*Kg best candidates; earlier groups can push down (G-1)*Kg tokens
     need = 2 * Kg + (G - 1) * Kg if diversity else 2 * Kg
-    enc, h = backend.encode(batch)
+    enc1, h1 = backend.encode(batch)
     rep = np.repeat(np.arange(B), K)
-    enc, h = backend.take(enc, rep), backend.take_h(h, rep)
+    enc, h = backend.take(enc1, rep), backend.take_h(h1, rep)
     limit_all = batch.ext_limit(backend.vocab_size)
     active = np.arange(B)
     search = np.full((B, G, Kg), -np.inf)  # penalised cumulative scores
@@ -280,8 +323,14 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                 enc, tokens, h, srch.reshape(nA, K), ~gdone[active], G, diversity,
                 np.repeat(limit_all[active], K), ban_unk)
         else:
-            vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K),
-                                           ban_unk)
+            if t == 0:
+                # the K rows of a source are identical at the first step (<s>, h0): run one
+                # row per source and repeat its candidates (same results, K - 1 of K rows saved)
+                vals, idx, h = step_candidates(backend, enc1, tokens[::K], h1, need, vx, limit_all, ban_unk)
+                vals, idx, h = np.repeat(vals, K, 0), np.repeat(idx, K, 0), backend.take_h(h, rep)
+            else:
+                vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K),
+                                               ban_unk)
             kc = vals.shape[1]
             vals = vals.reshape(nA, G, Kg, kc)
             idx = idx.reshape(nA, G, Kg, kc)

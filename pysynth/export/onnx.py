@@ -9,7 +9,15 @@ Two graphs per model, written to one folder with ``config.json``, ``vocab.json``
 * ``step.onnx``: ONE decoder step (attention + copy): ``tokens`` [rows], ``h`` [rows, dec],
   the encoder outputs gathered per row, ``src_ext`` [rows, src_len] and ``ext_zeros``
   [rows, n_ext] (its second axis is the extended-vocabulary size) -> ``logp``
-  [rows, V + n_ext] and ``h_new``.
+  [rows, V + n_ext] and ``h_new`` (and ``top_vals`` / ``top_idx``, the ONNX TopK of ``logp``).
+* ``step_parts.onnx``: the same step without its vocabulary-wide epilogue
+  (:meth:`Seq2Seq.step_parts`): ``ls`` [rows, V] (log-softmax of the generate scores),
+  ``shift`` [rows, 1] and ``touched`` [rows, src_len] (CopyNet only), ``h_new``. The
+  searches' candidates come from these parts through the compiled
+  :func:`pysynth.decoding.search.topk_from_parts`, which never builds [rows, V + n_ext] rows:
+  the Add / Clip / Concat / ScatterElements / TopK passes over full rows were half of a beam
+  step's time. The values are bit for bit those of ``step.onnx`` (same ops up to ``ls``, then the
+  same float32 add and max), so both paths give identical hypotheses.
 
 Batch, source length and extended-vocabulary axes are dynamic. The CopyNet log uses a clamp
 (``p.clamp_min(1e-12).log()``), which survives the exporter's graph optimiser; an epsilon
@@ -24,16 +32,21 @@ what the session really uses (``providers``). The ``[onnx]`` extra installs the 
 from __future__ import annotations
 
 import json
+import math
+import threading
 import warnings
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import numpy as np
 
-__all__ = ["export_onnx", "OrtBackend", "ENCODER_FILE", "STEP_FILE", "choose_providers"]
+__all__ = ["export_onnx", "OrtBackend", "ENCODER_FILE", "STEP_FILE", "STEP_PARTS_FILE", "LOG_FLOOR",
+           "choose_providers"]
 
-ENCODER_FILE, STEP_FILE, META_FILE = "encoder.onnx", "step.onnx", "onnx_meta.json"
+ENCODER_FILE, STEP_FILE, STEP_PARTS_FILE, META_FILE = "encoder.onnx", "step.onnx", "step_parts.onnx", "onnx_meta.json"
 OPSET = 18
+LOG_FLOOR = math.log(1e-12)  # = pysynth.models.seq2seq.LOG_FLOOR (a test checks), kept torch-free here
+_IOBIND_MIN = 1 << 20  # elements of ls from which step_parts binds its own output buffer
 
 
 def _io_names(arch: str):
@@ -48,6 +61,13 @@ def _io_names(arch: str):
         "copynet": ["memory", "keys", "copy_feats", "mask", "src_ext", "ext_zeros"],
     }[arch]
     return enc_out, step_in
+
+
+def _parts_names(arch: str):
+    """Inputs and outputs of ``step_parts.onnx``."""
+    _, step_in = _io_names(arch)
+    outs = ["ls", "shift", "touched", "h_new"] if arch == "copynet" else ["ls", "h_new"]
+    return [n for n in step_in if n != "ext_zeros"], outs
 
 
 def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, check: bool = True) -> Path:
@@ -101,6 +121,20 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             top_vals, top_idx = torch.topk(logp, kw["k_zeros"].shape[0], dim=-1)
             return logp, h_new, top_vals, top_idx
 
+    parts_in, parts_out = _parts_names(arch)
+
+    class _Parts(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args):
+            kw = dict(zip(parts_in, args))
+            ls, shift, touched, h_new = self.m.step_parts(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
+                                                          kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
+                                                          kw.get("src_ext"))
+            return (ls, shift, touched, h_new) if shift is not None else (ls, h_new)
+
     N, S, X = 3, 5, 2
     V = model.vocab_size
     src = torch.randint(4, V, (N, S))
@@ -114,6 +148,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
     ex["src_ext"][0, 1] = V + 1
     ex["k_zeros"] = torch.zeros(4)
     step_args = tuple(ex[k] for k in step_in + ["k_zeros"])
+    parts_args = tuple(ex[k] for k in parts_in)
     axes_enc = {"src": {0: "batch", 1: "src_len"}, "src_len": {0: "batch"}}
     axes_step: Dict[str, Dict[int, str]] = {}
     for k in step_in:
@@ -123,7 +158,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
         if k == "ext_zeros":
             axes_step[k][1] = "n_ext"
     axes_step["k_zeros"] = {0: "k"}
-    enc_path, step_path = out / ENCODER_FILE, out / STEP_FILE
+    enc_path, step_path, parts_path = out / ENCODER_FILE, out / STEP_FILE, out / STEP_PARTS_FILE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dynamo:
@@ -147,6 +182,11 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
                 output_names=["logp", "h_new", "top_vals", "top_idx"],
                 dynamic_shapes=(step_shapes,), dynamo=True, opset_version=opset, verbose=False)
             step_prog.save(str(step_path))
+            parts_prog = torch.onnx.export(
+                _Parts(model), parts_args, None, input_names=parts_in, output_names=parts_out,
+                dynamic_shapes=(tuple(step_shapes[step_in.index(k)] for k in parts_in),),
+                dynamo=True, opset_version=opset, verbose=False)
+            parts_prog.save(str(parts_path))
         else:
             torch.onnx.export(_Encoder(model), (src, src_len), str(enc_path), input_names=["src", "src_len"],
                               output_names=enc_out, dynamic_axes=axes_enc, opset_version=opset, dynamo=False)
@@ -155,13 +195,21 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
                               dynamic_axes={**axes_step, "logp": {0: "rows", 1: "vocab_ext"}, "h_new": {0: "rows"},
                                             "top_vals": {0: "rows", 1: "k"}, "top_idx": {0: "rows", 1: "k"}},
                               opset_version=opset, dynamo=False)
+            parts_axes = {k: axes_step[k] for k in parts_in}
+            parts_axes.update({"ls": {0: "rows"}, "h_new": {0: "rows"}})
+            if arch == "copynet":
+                parts_axes.update({"shift": {0: "rows"}, "touched": {0: "rows", 1: "src_len"}})
+            torch.onnx.export(_Parts(model), parts_args, str(parts_path), input_names=parts_in,
+                              output_names=parts_out, dynamic_axes=parts_axes, opset_version=opset, dynamo=False)
     if check:
-        for p in (enc_path, step_path):
+        for p in (enc_path, step_path, parts_path):
             onnx.checker.check_model(onnx.load(str(p)), full_check=True)
     model.config.save(out / "config.json")
     vocab.save(out / "vocab.json")
     meta = {"arch": arch, "vocab_size": V, "dec_hidden": model.config.dec_hidden,
             "encoder_outputs": enc_out, "step_inputs": step_in, "opset": opset,
+            "step_parts": STEP_PARTS_FILE, "step_parts_inputs": parts_in, "step_parts_outputs": parts_out,
+            "log_floor": LOG_FLOOR,
             "exporter": "dynamo" if dynamo else "torchscript", "torch": torch.__version__,
             "onnx": onnx.__version__}
     atomic_write_text(out / META_FILE, json.dumps(meta, indent=1))
@@ -196,16 +244,34 @@ class OrtBackend:
     ----------
     onnx_dir : folder written by :func:`export_onnx`
     device : ``auto`` / ``cpu`` / ``cuda`` (see :func:`choose_providers`)
-    threads : intra-op threads (0: onnxruntime's default)
+    threads : intra-op threads (0: onnxruntime's default, one per physical core)
+    parts : ``"auto"``, True or False
+        True: candidates (``step_topk``) from ``step_parts.onnx`` and
+        :func:`~pysynth.decoding.search.topk_from_parts` (when the folder has that graph and
+        the step runs on the CPU). False: the TopK at the end of ``step.onnx`` (the previous
+        path; same hypotheses, about 2x slower on CPU). ``"auto"`` (default): True when the
+        compiled ``topk_from_parts`` is there (its numpy twin would be slower than the TopK
+        graph). Full rows (``step``) always come from ``step.onnx``.
+    spin : bool
+        Let onnxruntime's intra-op threads spin-wait between ops (onnxruntime's default).
+        Off by default: on a machine whose cores other processes also use, spinning threads
+        made 2-thread decoding 2-5x slower than 1 thread (bench/RESULTS_models.md); without
+        spinning, 2 threads beat 1.
+    workers : threads of the candidate kernel (default 1: 0.1-0.3 ms per step, less than a
+        thread start-up is worth)
 
     Attributes
     ----------
     providers : the providers the sessions really use (``InferenceSession.get_providers()``)
+    step_path : ``"parts"`` or ``"topk"``, the graph ``step_topk`` runs
+
+    One backend may serve several threads (each gets its own output buffer and IO binding).
     """
 
     name = "onnx"
 
-    def __init__(self, onnx_dir, device: Optional[str] = None, threads: int = 0):
+    def __init__(self, onnx_dir, device: Optional[str] = None, threads: int = 0, parts="auto",
+                 spin: bool = False, workers: int = 1):
         import onnxruntime as ort
 
         d = Path(onnx_dir)
@@ -217,6 +283,7 @@ class OrtBackend:
         so = ort.SessionOptions()
         if threads:
             so.intra_op_num_threads = int(threads)
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         so.log_severity_level = 3
         req = choose_providers(device)
         self.encoder = ort.InferenceSession(str(d / ENCODER_FILE), so, providers=req)
@@ -225,6 +292,22 @@ class OrtBackend:
         self.vocab_size = int(self.meta["vocab_size"])
         self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
         self.step_inputs = [i.name for i in self.stepper.get_inputs()]
+        self.workers = int(workers)
+        self.log_floor = np.float32(self.meta.get("log_floor", LOG_FLOOR))
+        if parts not in ("auto", True, False):
+            raise ValueError(f"parts: must be 'auto', True or False, got {parts!r}")
+        if parts == "auto":
+            from pysynth import _dispatch
+
+            parts = _dispatch.implementation("decoding") == "cpp"
+        self.parts = None
+        # on CUDA the TopK graph hands back [rows, k] instead of [rows, V] over the bus
+        if parts and (d / STEP_PARTS_FILE).exists() and self.providers[0] == "CPUExecutionProvider":
+            self.parts = ort.InferenceSession(str(d / STEP_PARTS_FILE), so, providers=req)
+            self.parts_inputs = [i.name for i in self.parts.get_inputs()]
+            self.parts_outputs = [o.name for o in self.parts.get_outputs()]
+            self._local = threading.local()
+        self.step_path = "parts" if self.parts is not None else "topk"
 
     def encode(self, batch):
         outs = self.encoder.run(None, {"src": batch.src, "src_len": batch.src_len})
@@ -260,8 +343,66 @@ class OrtBackend:
         logp, h_new = self.stepper.run(["logp", "h_new"], self._feed(state, tokens, h, 1))
         return logp, h_new
 
+    def step_parts(self, state, tokens, h):
+        """``step_parts.onnx``: ``{"ls", "h_new"[, "shift", "touched"]}`` as numpy arrays.
+
+        From 4 MB of ``ls`` up (128 rows of 8,000 columns), onnxruntime writes ``ls`` straight
+        into a buffer this backend reuses (IO binding; the buffer stays valid until this
+        thread's next step): about 2 % faster beam search at 160 rows, but 90 us slower per
+        step than a plain ``run`` at one row, where binding costs more than the copy.
+        """
+        if len(tokens) * self.vocab_size >= _IOBIND_MIN:
+            return self._step_parts_io(state, tokens, h)
+        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        feed = {name: tokens if name == "tokens" else (h if name == "h" else state[name]) for name in self.parts_inputs}
+        return dict(zip(self.parts_outputs, self.parts.run(None, feed)))
+
+    def _step_parts_io(self, state, tokens, h):
+        """:meth:`step_parts` with ``ls`` written into this thread's reused buffer."""
+        n = len(tokens)
+        V = self.vocab_size
+        tl = self._local
+        if getattr(tl, "io", None) is None:
+            tl.io, tl.buf = self.parts.io_binding(), np.empty((0, V), dtype=np.float32)
+        if tl.buf.shape[0] < n:
+            tl.buf = np.empty((max(n, 2 * tl.buf.shape[0]), V), dtype=np.float32)
+        ls = tl.buf[:n]
+        io = tl.io
+        io.clear_binding_inputs()
+        io.clear_binding_outputs()
+        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        for name in self.parts_inputs:
+            arr = tokens if name == "tokens" else (h if name == "h" else state[name])
+            io.bind_cpu_input(name, np.ascontiguousarray(arr))
+        small = [o for o in self.parts_outputs if o != "ls"]
+        io.bind_output("ls", "cpu", 0, np.float32, [n, V], ls.ctypes.data)
+        for name in small:
+            io.bind_output(name, "cpu")
+        self.parts.run_with_iobinding(io)
+        outs = io.get_outputs()
+        res = {name: outs[i + 1].numpy() for i, name in enumerate(small)}
+        res["ls"] = ls
+        return res
+
     def step_topk(self, state, tokens, h, k: int):
         """The ``k`` best log-probabilities per row (value desc, lower id first on ties), their
-        ids and the new decoder state; only [rows, k] arrays leave onnxruntime."""
-        vals, idx, h_new = self.stepper.run(["top_vals", "top_idx", "h_new"], self._feed(state, tokens, h, k))
-        return vals, idx, h_new
+        ids and the new decoder state; only [rows, k] arrays reach the search.
+
+        On the ``parts`` path the values are those of :meth:`step` bit for bit (the same
+        float32 ops); on the ``topk`` path they come from the TopK node of ``step.onnx``.
+        """
+        if self.parts is None:
+            vals, idx, h_new = self.stepper.run(["top_vals", "top_idx", "h_new"], self._feed(state, tokens, h, k))
+            return vals, idx, h_new
+        from pysynth.decoding.search import topk_from_parts
+
+        p = self.step_parts(state, tokens, h)
+        n = len(tokens)
+        if "touched" in p:
+            vals, idx = topk_from_parts(p["ls"], p["shift"], p["touched"], state["src_ext"], state["n_ext"], k,
+                                        self.log_floor, self.workers)
+        else:  # EDNet / AttNet: the rows are ls itself
+            empty = np.zeros((n, 0), dtype=np.float32)
+            vals, idx = topk_from_parts(p["ls"], np.zeros(n, dtype=np.float32), empty, empty.astype(np.int64), 0, k,
+                                        -np.inf, self.workers)
+        return vals, idx, p["h_new"]

@@ -164,7 +164,10 @@ class Generator:
                                             length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
             for j, i in enumerate(idx):
                 texts_i, scores_i, groups_i, seen = [], [], [], set()
+                k = n if n is not None else len(res[j])
                 for hyp in res[j]:
+                    if len(texts_i) >= k:  # the rest would be cut: do not detokenize it
+                        break
                     text = detokenize(self.vocab.decode(hyp.tokens, batch.oovs[j]))
                     if dedupe and text in seen:
                         continue
@@ -172,6 +175,5 @@ class Generator:
                     texts_i.append(text)
                     scores_i.append(hyp.score)
                     groups_i.append(hyp.group)
-                k = n if n is not None else len(texts_i)
                 out[i] = Generation(texts[i], texts_i[:k], scores_i[:k], groups_i[:k], trunc[i])
         return out  # type: ignore[return-value]

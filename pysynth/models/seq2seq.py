@@ -166,34 +166,58 @@ class Seq2Seq(nn.Module):
     def step_tensors(self, tokens, h, memory, context, keys, copy_feats, mask, src_ext, ext_zeros):
         """:meth:`step` on plain tensors; ``ext_zeros`` [N, n_ext] carries the extended size.
 
-        This is the function exported to ONNX (one decoder step).
+        This is the function exported to ONNX (one decoder step): :meth:`step_parts` and the
+        vocabulary-wide epilogue that turns its parts into full log-probability rows.
+        """
+        ls, shift, touched, h_new = self.step_parts(tokens, h, memory, context, keys, copy_feats, mask, src_ext)
+        if not self.has_copy:
+            return ls, h_new
+        # log(max(P, 1e-12)) everywhere: untouched columns are P_g alone (extended ones: 0)
+        base = torch.cat([(ls + shift).clamp_min(LOG_FLOOR), ext_zeros + LOG_FLOOR], -1)
+        return base.scatter(1, src_ext, touched), h_new
+
+    def step_parts(self, tokens, h, memory, context, keys, copy_feats, mask, src_ext):
+        """One step up to the vocabulary-wide epilogue: ``(ls, shift, touched, h_new)``.
+
+        ``ls`` [N, V] is the log-softmax of the generate scores. For EDNet / AttNet it is the
+        step's log-probabilities (``shift`` and ``touched`` are None). For CopyNet
+        (Eq. 14-16), with ``shift`` [N, 1] = log sum_v exp(generate score v) - log Z and
+        ``touched`` [N, S] = log max(P(src_ext[:, j]), 1e-12), the log-probabilities of
+        :meth:`step_tensors` are, elementwise in float32::
+
+            logp[:, c] = max(ls[:, c] + shift, log 1e-12)     c < V
+            logp[:, c] = log 1e-12                            V <= c < V + n_ext
+            logp[:, src_ext[:, j]] = touched[:, j]            (every j; equal words, equal values)
+
+        Only ``ls`` is vocabulary-wide, so a backend can rank the candidates of a row from
+        these parts without building the [N, V + n_ext] rows
+        (:func:`pysynth.decoding.search.candidates_topk`; the ONNX graph ``step_parts.onnx``).
         """
         V = self.vocab_size
         r, h_new = self.decoder_readout(tokens, h, memory, context, keys, mask)
         W_o, b_o = self.output_layer()
         logits = F.linear(r, W_o, b_o)
+        ls = torch.log_softmax(logits, -1)
         if not self.has_copy:
-            return torch.log_softmax(logits, -1), h_new
+            return ls, None, None, h_new
         # Eq. 16: phi_c(x_j) = tanh(h_j^T W_c) s_i
         copy_scores = torch.bmm(copy_feats, h_new.unsqueeze(-1)).squeeze(-1).masked_fill(~mask, MASK_NEG)
         # Eq. 14-15 with one normaliser Z over generate and copy scores, in log space so that the
         # only full-width ops are a log-softmax, an add and a max: an elementwise log over all V
         # columns took 37 % of an onnxruntime step and ReduceLogSumExp 57 %, while LogSoftmax
         # is vectorised. Logs of sums happen on [N, S] only.
-        ls = torch.log_softmax(logits, -1)
         lse_gen = logits[:, :1] - ls[:, :1]  # log sum_v exp(logit_v)
         log_z = torch.logaddexp(lse_gen, torch.logsumexp(copy_scores, -1, keepdim=True))
-        gen_lp = ls + (lse_gen - log_z)  # log P_g(v)
+        shift = lse_gen - log_z  # log P_g(v) = ls_v + shift
         copy_p = torch.exp(copy_scores - log_z)  # P_c mass of each source position (0 at padding)
         # per source position: P_g(its word) + the copy mass of every position holding that word
         same = (src_ext.unsqueeze(2) == src_ext.unsqueeze(1)).to(copy_p.dtype)
         copy_sum = torch.bmm(same, copy_p.unsqueeze(-1)).squeeze(-1)
         in_vocab = src_ext < V
-        g_at = torch.gather(gen_lp, 1, torch.where(in_vocab, src_ext, torch.zeros_like(src_ext))).exp()
+        # gather, then add: the same float32 values as gathering from ls + shift
+        g_at = (torch.gather(ls, 1, torch.where(in_vocab, src_ext, torch.zeros_like(src_ext))) + shift).exp()
         touched = (torch.where(in_vocab, g_at, torch.zeros_like(g_at)) + copy_sum).clamp_min(LOG_EPS).log()
-        # log(max(P, 1e-12)) everywhere: untouched columns are P_g alone (extended ones: 0)
-        base = torch.cat([gen_lp.clamp_min(LOG_FLOOR), ext_zeros + LOG_FLOOR], -1)
-        return base.scatter(1, src_ext, touched), h_new
+        return ls, shift, touched, h_new
 
     def decoder_readout(self, tokens, h, memory, context, keys, mask) -> Tuple[torch.Tensor, torch.Tensor]:
         """The step up to the output layer: ``(r_i [N, readout], s_i [N, dec_hidden])``.

@@ -27,7 +27,9 @@ def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, topk=
     vocab = small_vocab()
     srcs = random_sources(seed, n=7, oov_rate=oov_rate)
     batch = make_source_batch(vocab, srcs, copy=m.has_copy)
-    out = search(TorchBackend(m, topk=topk), batch, **kw)
+    # topk="parts": candidates from step_parts + topk_from_parts (either backend of the kernel)
+    be = TorchBackend(m, topk=topk is not False, parts=topk == "parts")
+    out = search(be, batch, **kw)
     n_fin = n_ext = 0
     for i in range(len(srcs)):
         L = int(batch.src_len[i])
@@ -40,14 +42,14 @@ def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, topk=
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("eos_bias", [0.0, 4.0])
-@pytest.mark.parametrize("topk", [True, False])
+@pytest.mark.parametrize("topk", [True, False, "parts"])
 def test_greedy_parity(arch, eos_bias, topk):
     _run(arch, 1, eos_bias, S.greedy_search, R.greedy_reference, topk=topk, max_len=9)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("length_penalty", ["none", "average", "gnmt"])
-@pytest.mark.parametrize("topk", [True, False])
+@pytest.mark.parametrize("topk", [True, False, "parts"])
 def test_beam_parity(arch, length_penalty, topk):
     fin, ext = _run(arch, 2, 3.0, S.beam_search, R.beam_reference, topk=topk, beam=4, max_len=8,
                     length_penalty=length_penalty, alpha=0.7)
@@ -56,7 +58,7 @@ def test_beam_parity(arch, length_penalty, topk):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("beam,groups,diversity", [(6, 3, 0.5), (4, 4, 2.0), (4, 2, 0.0)])
-@pytest.mark.parametrize("topk", [True, False])
+@pytest.mark.parametrize("topk", [True, False, "parts"])
 def test_diverse_beam_parity(arch, beam, groups, diversity, topk):
     _run(arch, 3, 3.0, S.diverse_beam_search, R.diverse_beam_reference, topk=topk, beam=beam, groups=groups,
          diversity=diversity, max_len=7, length_penalty="average")
@@ -124,3 +126,37 @@ def test_topk_candidate_path_matches_reference(arch):
         a, b = fn(full, batch, **kw), fn(topk, batch, **kw)
         for x, y in zip(a, b):
             _compare(x, y)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_step_parts_rebuild_the_step_exactly(arch):
+    """Seq2Seq.step_parts + the float32 epilogue == step_tensors bit for bit, and the parts
+    candidates (both kernel backends) == torch.topk's with its stable tie fix-up."""
+    from pysynth import _dispatch
+
+    m = small_model(arch, seed=9, eos_bias=1.0, copy_boost=3.0)
+    with torch.no_grad():
+        m.out.bias[10] = -1e4  # probability exactly 0: clamped at log(1e-12) in the copy rows
+    batch = make_source_batch(small_vocab(), random_sources(9, n=6, oov_rate=0.5), copy=m.has_copy)
+    full = TorchBackend(m, parts=False)
+    st, h = full.encode(batch)
+    rng = np.random.default_rng(9)
+    vx = m.vocab_size + (batch.n_ext if m.has_copy else 0)
+    for _ in range(3):
+        tokens = rng.integers(2, vx, len(batch)).astype(np.int64)
+        logp, h_new = full.step(st, tokens, h)
+        for impl in sorted(_dispatch.available("decoding")):
+            with _dispatch.force(impl, "decoding"):
+                parts = TorchBackend(m, parts=True)
+                assert parts.parts
+                for k in (1, 9, vx):
+                    va, ia, hp = parts.step_topk(st, tokens, h, k)
+                    vb, ib, _ = full.step_topk(st, tokens, h, k)
+                    # the order inside a row is free (torch.topk's is not stable); the set is not
+                    o = np.lexsort((ib, -vb), axis=-1)
+                    vb, ib = np.take_along_axis(vb, o, 1), np.take_along_axis(ib, o, 1)
+                    np.testing.assert_array_equal(ia, ib)
+                    np.testing.assert_array_equal(va, vb)
+                    np.testing.assert_array_equal(va, np.take_along_axis(logp, ia, 1))
+                    assert torch.equal(hp, h_new)
+        h = h_new

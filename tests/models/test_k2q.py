@@ -55,3 +55,54 @@ def test_shipped_onnx_matches_torch_on_t0(method, shared_data):
     a = tg.generate(kws, **kw)
     b = og.generate(kws, **kw)
     assert [x.texts for x in a] == [x.texts for x in b]
+
+
+class _FullRows:
+    """An OrtBackend without ``step_topk``: the searches rank full [rows, V + n_ext] rows."""
+
+    def __init__(self, inner):
+        self.inner, self.vocab_size = inner, inner.vocab_size
+
+    def encode(self, batch):
+        return self.inner.encode(batch)
+
+    def take(self, state, rows):
+        return self.inner.take(state, rows)
+
+    def take_h(self, h, rows):
+        return self.inner.take_h(h, rows)
+
+    def step(self, state, tokens, h):
+        return self.inner.step(state, tokens, h)
+
+
+@needs_model
+@pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
+def test_shipped_parts_path_matches_full_rows_on_t0(method, shared_data):
+    """The fused candidate path (step_parts.onnx + topk_from_parts) == the TopK graph == full
+    rows ranked in numpy: same hypotheses, same scores (exactly: the values are bit-identical),
+    on 200 held-out T0 queries."""
+    pytest.importorskip("onnxruntime")
+    from pysynth import _dispatch
+    from pysynth.export.onnx import OrtBackend
+    from pysynth.k2q.data import load_seed_pairs
+    from pysynth.models.generate import Generator
+
+    g = Generator.load(None, backend="onnx")
+    kws = [p.keywords for p in load_seed_pairs(shared_data)][::4]
+    kws = [k for k in kws if any(w in g.vocab.stoi for w in k.lower().split())]
+    d = SHIPPED / "onnx"
+    backends = {"topk": OrtBackend(d, device="cpu", threads=1, parts=False),
+                "full": _FullRows(OrtBackend(d, device="cpu", threads=1, parts=False))}
+    for impl in sorted(_dispatch.available("decoding")):  # the compiled kernel and its numpy twin
+        backends[f"parts-{impl}"] = OrtBackend(d, device="cpu", threads=1, parts=True)
+    assert all(b.step_path == "parts" for n, b in backends.items() if n.startswith("parts"))
+    kw = dict(greedy=dict(beam=1), beam=dict(beam=5), diverse=dict(beam=6, groups=3, diversity=0.5))[method]
+    out = {}
+    for name, be in backends.items():
+        g.backend = be
+        with _dispatch.force(name.split("-")[1] if name.startswith("parts") else "auto", "decoding"):
+            res = g.generate(kws, dedupe=False, **kw)
+        out[name] = [(r.texts, r.scores, r.groups) for r in res]
+    for name in backends:
+        assert out[name] == out["full"], f"{name} differs from the full-row path"

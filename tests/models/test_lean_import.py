@@ -14,7 +14,8 @@ import pysynth
 import pysynth.models, pysynth.decoding, pysynth.export
 from pysynth.models import Seq2SeqConfig, Vocab, tokenize
 from pysynth.models.k2q import keywords_of, default_model_dir
-from pysynth.decoding.search import beam_search
+from pysynth.decoding.search import beam_search, topk_from_parts
+import pysynth.decoding._reference  # the numpy twin of pysynth._core.decoding imports torch lazily
 heavy = [m for m in ("torch", "onnxruntime", "onnx", "safetensors") if m in sys.modules]
 print(",".join(heavy))
 """

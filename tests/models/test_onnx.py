@@ -10,7 +10,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from pysynth.decoding import search as S  # noqa: E402
 from pysynth.decoding.backends import TorchBackend  # noqa: E402
-from pysynth.export.onnx import OrtBackend, choose_providers, export_onnx  # noqa: E402
+from pysynth.export.onnx import LOG_FLOOR, OrtBackend, choose_providers, export_onnx  # noqa: E402
 from pysynth.models.batching import make_source_batch  # noqa: E402
 from pysynth.models.seq2seq import LOG_EPS  # noqa: E402
 
@@ -33,8 +33,13 @@ def exported(tmp_path_factory):
         if dynamo:
             pytest.importorskip("onnxscript")
         export_onnx((m, small_vocab()), d, dynamo=dynamo)
-        out[arch] = (m, OrtBackend(d, device="cpu"))
+        out[arch] = (m, OrtBackend(d, device="cpu", parts=True))
     return out
+
+
+def _topk_graph(ob):
+    """The same folder through the TopK of step.onnx (the path before step_parts.onnx)."""
+    return OrtBackend(ob.path, device="cpu", parts=False)
 
 
 def _tokens(res):
@@ -43,8 +48,12 @@ def _tokens(res):
 
 @pytest.mark.parametrize("arch", ["ednet", "attnet", "copynet"])
 @pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
-def test_onnxruntime_matches_torch(exported, arch, method):
+@pytest.mark.parametrize("path", ["parts", "topk"])
+def test_onnxruntime_matches_torch(exported, arch, method, path):
     m, ob = exported[arch]
+    if path == "topk":
+        ob = _topk_graph(ob)
+    assert ob.step_path == path
     tb = TorchBackend(m)
     batch = make_source_batch(small_vocab(), random_sources(21, n=9, oov_rate=0.4), copy=m.has_copy)
     if method == "greedy":
@@ -89,11 +98,52 @@ def test_dynamic_axes(exported):
         assert lp.shape == (n, m.vocab_size) and h2.shape == h.shape
 
 
+@pytest.mark.parametrize("arch", ["ednet", "attnet", "copynet"])
+def test_step_parts_give_the_step_rows_bit_for_bit(exported, arch):
+    """step_parts.onnx + the float32 epilogue == step.onnx's logp exactly (zero probabilities,
+    padded extended columns and repeated source words included), and the candidates of the
+    parts path == the TopK of step.onnx (values and ids)."""
+    m, ob = exported[arch]
+    srcs = [["w1", "w2", "w1"], ["oova", "w3", "oovb", "oovc", "oova"], ["w5"], ["w7", "oovb"]]
+    batch = make_source_batch(small_vocab(), srcs, copy=m.has_copy)
+    st, h = ob.encode(batch)
+    rng = np.random.default_rng(0)
+    V = m.vocab_size
+    vx = V + (batch.n_ext if m.has_copy else 0)
+    tb = _topk_graph(ob)
+    for step in range(4):
+        tokens = rng.integers(2, vx, len(srcs)).astype(np.int64)
+        logp, h_full = ob.step(st, tokens, h)
+        p = ob.step_parts(st, tokens, h)
+        np.testing.assert_array_equal(p["h_new"], h_full)
+        if m.has_copy:
+            floor = np.float32(LOG_FLOOR)
+            rows = np.maximum(p["ls"] + p["shift"], floor)
+            rows = np.concatenate([rows, np.full((len(srcs), batch.n_ext), floor, np.float32)], 1)
+            for j in range(st["src_ext"].shape[1]):
+                rows[np.arange(len(srcs)), st["src_ext"][:, j]] = p["touched"][:, j]
+        else:
+            rows = p["ls"]
+        np.testing.assert_array_equal(rows, logp)
+        for k in (1, 7, vx):
+            va, ia, _ = ob.step_topk(st, tokens, h, k)
+            vb, ib, _ = tb.step_topk(st, tokens, h, k)
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(va, vb)
+        h = h_full
+
+
+def test_log_floor_constants_agree():
+    from pysynth.models.seq2seq import LOG_FLOOR as MODEL_FLOOR
+
+    assert LOG_FLOOR == MODEL_FLOOR
+
+
 def test_checker_and_providers(exported):
     import onnx
 
     m, ob = exported["copynet"]
-    for name in ("encoder.onnx", "step.onnx"):
+    for name in ("encoder.onnx", "step.onnx", "step_parts.onnx"):
         onnx.checker.check_model(onnx.load(str(ob.path / name)), full_check=True)
     assert set(ob.providers) <= set(ort.get_available_providers())
     assert "CPUExecutionProvider" in choose_providers("cpu")
@@ -102,3 +152,20 @@ def test_checker_and_providers(exported):
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         with pytest.raises(ValueError, match="device"):
             choose_providers("cuda")
+
+
+def test_step_parts_with_io_binding(exported, monkeypatch):
+    """Large steps bind their own ls buffer: same arrays as a plain run (and the buffer grows)."""
+    import pysynth.export.onnx as O
+
+    m, ob = exported["copynet"]
+    st, h = ob.encode(make_source_batch(small_vocab(), [["w1", "oova", "w2"], ["w3"]] * 3, copy=True))
+    tokens = np.array([2, 5, 44, 7, 9, 2], dtype=np.int64)
+    plain = ob.step_parts(st, tokens, h)
+    monkeypatch.setattr(O, "_IOBIND_MIN", 0)
+    for rows in (2, 6, 6):  # a small binding first, then one that needs a larger buffer
+        sel = np.arange(rows)
+        bound = ob.step_parts(ob.take(st, sel), tokens[:rows], ob.take_h(h, sel))
+        assert set(bound) == set(plain)
+        for name in plain:
+            np.testing.assert_array_equal(bound[name], plain[name][:rows])

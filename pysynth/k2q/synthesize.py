@@ -296,7 +296,7 @@ class _Progress:
             return
         rate = self.computed / self.busy if self.busy > 0 else 0.0
         left = self.total - done
-        eta = "00:00:00" if left == 0 else ("--:--" if rate <= 0 else time.strftime("%H:%M:%S", time.gmtime(left / rate)))
+        eta = "00:00:00" if left == 0 else ("--:--" if rate <= 0 else time.strftime("%H:%M:%S", time.gmtime(math.ceil(left / rate))))
         msg = (f"[kqgm+kqf+tdf] {done:,}/{self.total:,} questions ({100 * done / max(self.total, 1):.1f}%)"
                f"  {rate:,.0f} q/s  ETA {eta}")
         print(("\r" + msg) if self.tty else msg, end="" if self.tty else "\n", file=sys.stderr, flush=True)
@@ -579,6 +579,9 @@ def synthesize(
     if not keep_parts:
         shutil.rmtree(parts, ignore_errors=True)
     timings["total_s"] = time.perf_counter() - t_start
+    for i in order[: min(3, L)].tolist():
+        _say(progress, f"      #{rank[i]} {keywords[i]!r} -> {qs.texts[i]!r}"
+                       + (f" (precision {prec[i]:.2f})" if cfg.tdf else ""))
     _say(progress, f"      done: {L:,} pairs, mean RR {summary['mean_rr']:.3f}"
                    + (f", mean precision {summary['mean_precision']:.3f}" if cfg.tdf else "")
                    + f"; {timings['total_s']:.1f} s")

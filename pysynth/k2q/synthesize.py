@@ -606,17 +606,29 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     best = np.zeros(nq, dtype=np.int64)
     chosen = np.zeros(nq, dtype=np.int32)
     open_ = np.arange(nq, dtype=np.int64)
+    seen: Dict[int, set] = {}
     for j in range(m_gen):
         if open_.size == 0:
             break
+        # a candidate equal to an earlier one of its question has the same rank: never better.
+        # (Questions still open after round 0 are few, but their candidates repeat often.)
+        fresh = np.ones(open_.shape[0], dtype=bool)
+        if j > 0:
+            for t, i in enumerate(open_.tolist()):
+                key = c_ids[c_off[i * m_gen + j]:c_off[i * m_gen + j + 1]].tobytes()
+                s_i = seen.setdefault(i, {c_ids[c_off[i * m_gen]:c_off[i * m_gen + 1]].tobytes()})
+                if key in s_i:
+                    fresh[t] = False
+                else:
+                    s_i.add(key)
         # a candidate only matters if it beats the best rank so far: search no deeper than that
         # (rank_of stops once that many documents outrank the question); depths are bucketed
         # by powers of two to keep the number of calls small
         depth = np.where(best[open_] == 0, cfg.n_results, best[open_] - 1)
         bucket = np.where(best[open_] == 0, 64, np.floor(np.log2(np.maximum(depth, 1))).astype(np.int64))
         r = np.zeros(open_.shape[0], dtype=np.int64)
-        for bk in np.unique(bucket).tolist():
-            sel = np.flatnonzero(bucket == bk)
+        for bk in np.unique(bucket[fresh]).tolist():
+            sel = np.flatnonzero((bucket == bk) & fresh)
             q, qo = _gather(c_ids, c_off, open_[sel] * m_gen + j)
             r[sel] = index.rank_of(q, qo, targets=docs[open_[sel]], n=int(depth[sel].max()), **search_kw)
         better = (r > 0) & ((best[open_] == 0) | (r < best[open_]))

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-from pathlib import Path
 
 
 def _read_rows(path: str, what: str) -> list:
@@ -24,14 +22,10 @@ def _read_rows(path: str, what: str) -> list:
 
 
 def _write_atomic(path: str, rows) -> None:
-    """Write JSON lines to a temporary file and rename it: a killed run leaves no half file."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    """JSON lines written atomically: a killed run leaves no half file."""
+    from pysynth._io import atomic_write
+
+    atomic_write(path, lambda f: f.writelines((json.dumps(r, ensure_ascii=False) + "\n").encode() for r in rows))
 
 
 def _cmd_keywords(args) -> int:

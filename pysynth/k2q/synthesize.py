@@ -48,10 +48,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from pysynth._io import atomic_write, atomic_write_text
 from pysynth._validate import workers as _workers
 from pysynth.k2q.keywords import _take_rows as _gather
 
@@ -313,23 +314,12 @@ def _say(progress: bool, msg: str) -> None:
 
 # ---------------------------------------------------------------------------------- atomic files
 
-def _fsync_replace(tmp: Path, dst: Path) -> None:
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, dst)
-
-
 def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    _fsync_replace(tmp, path)
+    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def _save_part(path: Path, arrays: Dict[str, np.ndarray]) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    _fsync_replace(tmp, path)
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 _PART_KEYS = ("kw_ids", "kw_off", "rr", "precision", "chosen")
@@ -458,9 +448,8 @@ def synthesize(
         if not resume or old is None:
             shutil.rmtree(parts)
     parts.mkdir(parents=True, exist_ok=True)
-    # temporary files of a killed run (ours by name: OUT.tmp<pid>, OUT.meta.json.tmp<pid>, parts)
-    for stale in [*out.parent.glob(out.name + ".tmp*"), *out.parent.glob(out.name + ".meta.json.tmp*"),
-                  *parts.glob("*.tmp*")]:
+    # temporary files of a killed run (ours by name: .OUT.*.tmp, .OUT.meta.json.*.tmp, parts)
+    for stale in [*out.parent.glob(f".{out.name}.*.tmp"), *parts.glob(".*.tmp")]:
         stale.unlink(missing_ok=True)
     _write_json(parts / _STATE, state)
 
@@ -481,6 +470,7 @@ def synthesize(
     doc_clusters = np.asarray(gen.cluster_rows, dtype=np.int64).copy()
     lone = doc_clusters < 0
     doc_clusters[lone] = doc_clusters.max(initial=-1) + 1 + np.arange(int(lone.sum()))
+    cluster_order = np.argsort(doc_clusters, kind="stable")  # once, for every chunk's TDF
     model = sampling.KeywordModel(model=cfg.model, strategy=cfg.strategy, lam=cfg.lam, alpha=cfg.alpha,
                                   beta=cfg.beta)
     # questions made only of question words ("what is it?") get no keyword query; the others are
@@ -508,7 +498,7 @@ def synthesize(
         fresh = part is None
         if fresh:
             part = _run_chunk(gen, index, model, filtering, cfg, m_gen, active, start, stop, n_corpus,
-                              doc_clusters, search_kw, workers)
+                              doc_clusters, search_kw, workers, cluster_order)
             _save_part(path, part)
         loaded.append(part)
         bar.update(stop, stop - start if fresh else 0, time.perf_counter() - tc if fresh else 0.0)
@@ -590,7 +580,7 @@ def synthesize(
 
 def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, active: np.ndarray,
                start: int, stop: int, n_corpus: int, doc_clusters: np.ndarray, search_kw: dict,
-               workers: int) -> Dict[str, np.ndarray]:
+               workers: int, cluster_order: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
     nq = stop - start
     cands = gen.generate_ids(model, m=m_gen, seed=cfg.seed, workers=workers, subset=active[start:stop],
                              first_index=start)
@@ -639,7 +629,7 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
     kw_ids, kw_off = _gather(c_ids, c_off, np.arange(nq, dtype=np.int64) * m_gen + chosen)
     if cfg.tdf:
         prec = _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, cfg.n_results,
-                              search_kw, workers)
+                              search_kw, workers, cluster_order)
     else:
         prec = np.full(nq, np.nan)
     return {"kw_ids": kw_ids.astype(np.int32), "kw_off": kw_off, "rr": rr.astype(np.float64),
@@ -650,7 +640,8 @@ def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, a
 _RANK_MEMBERS_MAX = 8
 
 
-def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N, search_kw, workers):
+def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N, search_kw, workers,
+                   cluster_order=None):
     """Eq. 8, ``|C_q ∩ RR(k)| / |RR(k)|``, equal to :func:`pysynth.filtering.tdf_precision` over
     ``Index.search(k=N)`` lists but mostly without materializing them.
 
@@ -674,7 +665,7 @@ def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N
         size[i] = min(N, np.unique(np.concatenate([postings[indptr[t]:indptr[t + 1]] for t in terms])).size
                       if terms.size else 0)
     # paraphrases of each question (same cluster id), other than the question itself
-    order = np.argsort(doc_clusters, kind="stable")
+    order = np.argsort(doc_clusters, kind="stable") if cluster_order is None else cluster_order
     cl_sorted = doc_clusters[order]
     c = doc_clusters[docs]
     lo = np.searchsorted(cl_sorted, c, "left")
@@ -703,11 +694,11 @@ def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N
 
 
 def _write_jsonl(path: Path, rows) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
+    def write(f):
         for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    _fsync_replace(tmp, path)
+            f.write((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    atomic_write(path, write)
 
 
 def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool, batch: int = 100_000) -> None:
@@ -728,17 +719,19 @@ def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool, ba
             return v
         return str(v)
 
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     rows = iter(rows)
-    with pq.ParquetWriter(tmp, schema) as w:
-        first = True
-        while True:
-            chunk = list(itertools.islice(rows, batch))
-            if not chunk and not first:
-                break
-            first = False
-            cols = {k: [cast(k, r[k]) for r in chunk] for k in schema.names}
-            w.write_table(pa.Table.from_pydict(cols, schema=schema))
-            if len(chunk) < batch:
-                break
-    _fsync_replace(tmp, path)
+
+    def write(f):
+        with pq.ParquetWriter(f, schema) as w:
+            first = True
+            while True:
+                chunk = list(itertools.islice(rows, batch))
+                if not chunk and not first:
+                    break
+                first = False
+                cols = {k: [cast(k, r[k]) for r in chunk] for k in schema.names}
+                w.write_table(pa.Table.from_pydict(cols, schema=schema))
+                if len(chunk) < batch:
+                    break
+
+    atomic_write(path, write)

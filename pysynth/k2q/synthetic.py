@@ -73,6 +73,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pysynth._io import atomic_write
+
 __all__ = [
     "Profile",
     "fit_profile",
@@ -1271,24 +1273,15 @@ def generate_corpus(n: int, seed: int = 0, profile: Any = None) -> Tuple[List[st
 
 
 def _atomic_write(out: Path, write, gz: bool) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as raw:
-            if gz:
-                # mtime=0 and no file name: the same corpus gives the same bytes.  Level 1:
-                # 3x faster than 6 on these rows (1.0 s vs 2.9 s per 1M), files 16% larger
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) as f:
-                    write(f)
-            else:
-                write(raw)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    def body(raw):
+        if not gz:
+            return write(raw)
+        # mtime=0 and no file name: the same corpus gives the same bytes.  Level 1:
+        # 3x faster than 6 on these rows (1.0 s vs 2.9 s per 1M), files 16% larger
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) as f:
+            write(f)
+
+    atomic_write(out, body)
 
 
 def write_corpus(path: PathLike, n: int, seed: int = 0, profile: Any = None) -> Path:

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from pysynth._io import atomic_write_text
 from pysynth import metrics, sampling
 from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.k2q.keywords import KeywordGenerator
@@ -149,14 +150,12 @@ def run_table1(
 
 def _write(out: Path, results: Dict[str, dict], meta: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "table1.json.tmp"
-    tmp.write_text(json.dumps({"meta": meta, "rows": results}, indent=1))
-    tmp.replace(out / "table1.json")
+    atomic_write_text(out / "table1.json", json.dumps({"meta": meta, "rows": results}, indent=1))
     lines = ["| strategy | model | AvgRougeL (std) | MaxRougeL (std) | chosen parameters per fold |", "|---|---|---|---|---|"]
     for r in results.values():
         lines.append(f"| {r['strategy']} | {r['variant']} | {r['avg']:.4f} ({r['avg_std']:.4f}) | "
                      f"{r['max']:.4f} ({r['max_std']:.4f}) | {r['chosen']} |")
-    (out / "table1.md").write_text("\n".join(lines) + "\n")
+    atomic_write_text(out / "table1.md", "\n".join(lines) + "\n")
     with open(out / "fig6_grid.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["row", "lam", "alpha", "beta", "avg_rouge_l", "max_rouge_l"])

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pysynth._io import atomic_write_text
+
 __all__ = ["run_table2", "load_pairs", "PAPER_TABLE2", "add_command"]
 
 #: Table 2 of the paper: (ROUGE-L, ROUGE-1, ROUGE-2, BLEU) on its T0 (1,000 pairs).
@@ -210,15 +212,9 @@ def run_table2(
     return results
 
 
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _write(out: Path, results: Dict[str, dict], meta: dict, t0: list, outputs: Dict[str, List[str]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _atomic(out / "table2.json", json.dumps({"meta": meta, "rows": results}, indent=1) + "\n")
+    atomic_write_text(out / "table2.json", json.dumps({"meta": meta, "rows": results}, indent=1) + "\n")
     lines = [
         (f"Table 2 (Ding & Balog 2018) on {meta['t0_pairs']} T0 pairs; baselines fitted on "
          f"{meta['train_pairs']:,} pairs from `{meta['pairs']}`; neural models: beam {meta['beam']}."),
@@ -233,13 +229,13 @@ def _write(out: Path, results: Dict[str, dict], meta: dict, t0: list, outputs: D
         theirs = " | ".join(f"{paper[m]:.4f}" if paper else "-" for m in METRICS)
         fit = f"{r['fit_s']:.2f}" if "fit_s" in r else "-"
         lines.append(f"| {name} | {ours} | {theirs} | {r['n_empty']} | {fit} | {r['generate_s']:.2f} |")
-    _atomic(out / "table2.md", "\n".join(lines) + "\n")
+    atomic_write_text(out / "table2.md", "\n".join(lines) + "\n")
     rows = []
     for i, p in enumerate(t0):
         rows.append(json.dumps({"cluster_id": p.cluster_id, "keywords": p.keywords, "question": p.question,
                                 "outputs": {name: hyps[i] for name, hyps in outputs.items()}},
                                ensure_ascii=False))
-    _atomic(out / "table2_outputs.jsonl", "\n".join(rows) + "\n")
+    atomic_write_text(out / "table2_outputs.jsonl", "\n".join(rows) + "\n")
 
 
 # ---------------------------------------------------------------------------- command line

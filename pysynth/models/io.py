@@ -7,9 +7,10 @@ package is installed, else ``model.pt`` written by ``torch.save(state_dict)`` an
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
+
+from pysynth._io import atomic_write as _atomic
 
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_save", "save_model", "load_model",
            "load_state_dict", "has_safetensors"]
@@ -17,38 +18,19 @@ __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_save", "save_model
 CONFIG, VOCAB, SAFETENSORS, TORCH_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
 
 
-def _atomic(path: Path, write) -> None:
-    """Write through a temporary file in the same folder, then ``os.replace`` it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def atomic_write_text(path: os.PathLike, text: str) -> None:
-    _atomic(Path(path), lambda f: f.write(text.encode("utf-8")))
+    _atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def atomic_write_bytes(path: os.PathLike, data: bytes) -> None:
-    _atomic(Path(path), lambda f: f.write(data))
+    _atomic(path, lambda f: f.write(data))
 
 
 def atomic_save(obj: Any, path: os.PathLike) -> None:
     """``torch.save`` through a temporary file + rename (checkpoints survive a crash mid-write)."""
     import torch
 
-    _atomic(Path(path), lambda f: torch.save(obj, f))
+    _atomic(path, lambda f: torch.save(obj, f))
 
 
 def has_safetensors() -> bool:

@@ -48,6 +48,7 @@ constexpr std::int64_t kSplitList = 256;
 constexpr std::size_t kPairListMax = 8192;
 // Queries per sub-batch: the window lists of one sub-batch's distinct pairs are kept in memory.
 constexpr std::size_t kSubBatch = 1 << 14;
+constexpr int kLogLen = 256;     // log(L + mu) is tabulated for lengths below this
 constexpr int kGainTable = 8;  // gains of tf = 1..8 are tabulated per query term
 
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
@@ -210,11 +211,14 @@ struct Context {
   // document lengths clamped to 255: a 1-byte copy that stays in cache for the bounds (a clamped
   // length is never larger, so the bounds computed with it stay upper bounds)
   std::vector<std::uint8_t> len8;
+  std::vector<double> log_len;  // log(L + mu), L < kLogLen: the length prior of the bounds
 
   Context(const IndexView& v, const ScoreParams& params) : ix(v), p(params) {
     len8.resize(static_cast<std::size_t>(ix.n_docs));
     for (std::int64_t d = 0; d < ix.n_docs; ++d)
       len8[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(std::min<std::int32_t>(ix.doc_lengths[d], 255));
+    log_len.resize(kLogLen);
+    for (int L = 0; L < kLogLen; ++L) log_len[static_cast<std::size_t>(L)] = std::log(static_cast<double>(L) + p.mu);
     C = static_cast<double>(ix.n_tokens);
     avgdl = static_cast<double>(ix.n_tokens) / static_cast<double>(ix.n_docs);
     min_len = std::max<std::int32_t>(1, min_positive_length(ix));
@@ -272,8 +276,10 @@ struct Plan {
     return static_cast<double>(pmult[i]) * (alpha_o * std::log1p(static_cast<double>(od) / mu_p_od[i]) +
                                             alpha_u * std::log1p(static_cast<double>(uw) / mu_p_uw[i]));
   }
+  const double* log_len = nullptr;  // log(L + mu) for L < kLogLen (Context::log_len)
   double prior(std::int32_t len, double mu) const {
-    return sdm ? -lambda * std::log(static_cast<double>(len) + mu) : 0.0;
+    if (!sdm) return 0.0;
+    return -lambda * (len < kLogLen ? log_len[len] : std::log(static_cast<double>(len) + mu));
   }
 };
 
@@ -293,6 +299,11 @@ struct Comp {
   bool term_postings() const { return kind == Kind::Term || kind == Kind::TermLow; }
 };
 
+struct Probe {
+  std::int64_t cur, end;
+  int slot;
+};
+
 struct Worker {
   std::vector<std::uint32_t> stamp;
   std::uint32_t cur = 0;
@@ -310,6 +321,10 @@ struct Worker {
   std::vector<double> cum, ipair_ub;
   std::vector<std::uint64_t> ipair_mask;
   std::vector<int> ipair;
+  // phase A probes of the later lists
+  std::vector<Probe> probe;
+  std::vector<std::uint64_t> probe_pair_mask;
+  std::vector<double> probe_pair_ub;
 
   // log((count + mu_p) / (L + mu)) of component c (slot, then od and uw of each pair), memoized
   // per query for count < 4 and L < 64: the same value as computing it again, at a fraction of
@@ -347,6 +362,12 @@ struct Worker {
 inline bool better(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) {
   return x.first > y.first || (x.first == y.first && x.second < y.second);
 }
+// `better` as a type, so the heap operations inline it (a function pointer does not)
+struct Better {
+  bool operator()(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) const {
+    return better(x, y);
+  }
+};
 
 inline double cut_of(double theta, double K) {
   return theta - kMargin * (1.0 + std::fabs(theta) + std::fabs(K));
@@ -356,6 +377,7 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
   Plan& P = W.plan;
   P.clear();
   P.sdm = ctx.p.model == Model::Sdm;
+  P.log_len = ctx.log_len.data();
   P.n = n;
   const IndexView& ix = ctx.ix;
   const double mu = ctx.p.mu;
@@ -607,12 +629,21 @@ struct TopK {
     std::pair<double, std::int32_t> x{s, d};
     if (heap.size() < k) {
       heap.push_back(x);
-      std::push_heap(heap.begin(), heap.end(), better);
+      std::push_heap(heap.begin(), heap.end(), Better());
       if (heap.size() == k) cut_value = cut_of(heap.front().first, K);
     } else if (better(x, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), better);
-      heap.back() = x;
-      std::push_heap(heap.begin(), heap.end(), better);
+      // replace the worst kept result and sift it down (one pass instead of pop + push)
+      const std::size_t n = heap.size();
+      std::size_t i = 0;
+      for (;;) {
+        std::size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && better(heap[c], heap[c + 1])) ++c;  // the worse child
+        if (!better(x, heap[c])) break;                        // x is no better than it: stays above
+        heap[i] = heap[c];
+        i = c;
+      }
+      heap[i] = x;
       cut_value = cut_of(heap.front().first, K);
     }
   }
@@ -697,27 +728,78 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       return;  // no document of the remaining lists can enter
     }
     if (!sink.full() && df <= kSeedList) {
-      bool whole = true;
+      // Once the threshold is known, a document is first bounded through the later lists it is
+      // in (probed in doc order, cursors only move forward, highest bound first): most hold
+      // none of them and are dropped without reading the document.
+      W.probe.clear();
+      const bool probing = m <= 64;
+      if (probing) {
+        for (int x = r + 1; x < m; ++x) {
+          const int sx = order[static_cast<std::size_t>(x)];
+          const std::int32_t tx = P.term[static_cast<std::size_t>(sx)];
+          if (ix.indptr[tx + 1] > ix.indptr[tx]) W.probe.push_back({ix.indptr[tx], ix.indptr[tx + 1], sx});
+        }
+        W.probe_pair_mask.clear();
+        W.probe_pair_ub.clear();
+        for (int u = 0; u < P.np; ++u) {
+          const int sa = P.pa[static_cast<std::size_t>(u)], sb = P.pb[static_cast<std::size_t>(u)];
+          if (rank[static_cast<std::size_t>(sa)] < r || rank[static_cast<std::size_t>(sb)] < r) continue;
+          if (P.pair_ub[static_cast<std::size_t>(u)] <= 0.0) continue;
+          W.probe_pair_mask.push_back((std::uint64_t{1} << sa) | (std::uint64_t{1} << sb));
+          W.probe_pair_ub.push_back(P.pair_ub[static_cast<std::size_t>(u)]);
+        }
+      }
+      // bound of d (of length len, tf of this term) from the later lists; prunes when it is below cut
+      auto refuted = [&](std::int32_t d, std::int32_t tf, std::int32_t len, double cut) {
+        double acc = P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl);
+        double rem = 0.0;
+        for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                                                     : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+        std::uint64_t possible = ~std::uint64_t{0};
+        auto pairs = [&]() {
+          double x = 0.0;
+          for (std::size_t u = 0; u < W.probe_pair_mask.size(); ++u)
+            if ((W.probe_pair_mask[u] & possible) == W.probe_pair_mask[u]) x += W.probe_pair_ub[u];
+          return x;
+        };
+        for (Probe& pr : W.probe) {
+          if (acc + rem + pairs() < cut) return true;
+          pr.cur = gallop(ix.doc_ids, pr.cur, pr.end, d);
+          const double ubx = P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                                   : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+          rem -= ubx;
+          if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d)
+            acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
+          else
+            possible &= ~(std::uint64_t{1} << pr.slot);
+        }
+        return acc + std::max(rem, 0.0) + pairs() < cut;
+      };
       for (std::int64_t p = p0; p < p1; ++p) {
         // two-stage software prefetch (the documents are scattered: each scan would otherwise
         // wait for two cache misses): the offsets 16 postings ahead, the tokens 8 ahead
-        if (p + 16 < p1) prefetch(ix.doc_offsets + ix.doc_ids[p + 16]);
+        if (p + 16 < p1) {
+          const std::int32_t dn = ix.doc_ids[p + 16];
+          prefetch(ix.doc_offsets + dn);
+          prefetch(W.stamp.data() + dn);
+          prefetch(ctx.len8.data() + dn);
+        }
         if (p + 8 < p1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
         const std::int32_t d = ix.doc_ids[p];
         if (W.stamp[static_cast<std::size_t>(d)] == W.cur) continue;
-        if (sink.full() &&
-            P.K + P.prior(ctx.len8[static_cast<std::size_t>(d)], mu) +
-                    P.gain_len(s, ix.tfs[p], ctx.len8[static_cast<std::size_t>(d)], k1, b, ctx.avgdl) + rest_after <
-                sink.cut()) {
-          whole = false;
-          continue;
-        }
+        // a document proven unable to enter is stamped too: every document of a list done here
+        // is then stamped (what the grouped scoring of the last list relies on)
         W.stamp[static_cast<std::size_t>(d)] = W.cur;
+        if (sink.full()) {
+          const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
+          const double base = P.K + P.prior(len, mu) + P.gain_len(s, ix.tfs[p], len, k1, b, ctx.avgdl);
+          if (base + rest_after < sink.cut()) continue;
+          if (probing && refuted(d, ix.tfs[p], len, sink.cut())) continue;
+        }
         sink.offer(eval(ctx, W, d, nullptr), d);
         if (sink.done()) return;
       }
       W.done_slot[static_cast<std::size_t>(s)] = 1;
-      all_whole = all_whole && whole;
       continue;
     }
     const std::int32_t* imp = ix.impact + p0;
@@ -962,6 +1044,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
     for (int i = ne; i < R; ++i) {
       const Comp& c = comps[static_cast<std::size_t>(i)];
       if (c.cur < c.end) d = std::min(d, c.docs[c.cur]);
+      if (c.cur + 16 < c.end) prefetch(ctx.len8.data() + c.docs[c.cur + 16]);
     }
     if (d == kNone) return;
     double acc = 0.0, rem = 0.0;
@@ -1167,7 +1250,7 @@ void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, 
           TopK sink(W.heap, kk, W.plan.K);
           traverse(ctx, W, sink, true);
           unprepare(W);
-          std::sort_heap(W.heap.begin(), W.heap.end(), better);
+          std::sort_heap(W.heap.begin(), W.heap.end(), Better());
           got = W.heap.size();
           for (std::size_t j = 0; j < got; ++j) {
             drow[j] = W.heap[j].second;

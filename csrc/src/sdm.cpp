@@ -784,7 +784,8 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
           prefetch(W.stamp.data() + dn);
           prefetch(ctx.len8.data() + dn);
         }
-        if (p + 8 < p1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
+        // (once the threshold is known most documents are dropped unread: no token prefetch)
+        if (p + 8 < p1 && !sink.full()) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
         const std::int32_t d = ix.doc_ids[p];
         if (W.stamp[static_cast<std::size_t>(d)] == W.cur) continue;
         // a document proven unable to enter is stamped too: every document of a list done here
@@ -861,6 +862,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         const std::int32_t dn = ix.doc_ids[p0 + imp[j + 8]];
         prefetch(ix.doc_lengths + dn);
         prefetch(ix.doc_offsets + dn);
+        prefetch(W.stamp.data() + dn);
       }
       if (j + 4 < df && !grouped) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p0 + imp[j + 4]]]);
       const std::int64_t p = p0 + imp[j];

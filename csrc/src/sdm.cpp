@@ -323,6 +323,7 @@ struct Worker {
   std::vector<int> ipair;
   // phase A probes of the later lists
   std::vector<Probe> probe;
+  std::vector<std::int64_t> gather;
   std::vector<std::uint64_t> probe_pair_mask;
   std::vector<double> probe_pair_ub;
 
@@ -727,54 +728,71 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       for (int x = r; x < m; ++x) W.done_slot[static_cast<std::size_t>(order[static_cast<std::size_t>(x)])] = 1;
       return;  // no document of the remaining lists can enter
     }
-    if (!sink.full() && df <= kSeedList) {
-      // Once the threshold is known, a document is first bounded through the later lists it is
-      // in (probed in doc order, cursors only move forward, highest bound first): most hold
-      // none of them and are dropped without reading the document.
-      W.probe.clear();
-      const bool probing = m <= 64;
-      if (probing) {
-        for (int x = r + 1; x < m; ++x) {
-          const int sx = order[static_cast<std::size_t>(x)];
-          const std::int32_t tx = P.term[static_cast<std::size_t>(sx)];
-          if (ix.indptr[tx + 1] > ix.indptr[tx]) W.probe.push_back({ix.indptr[tx], ix.indptr[tx + 1], sx});
-        }
-        W.probe_pair_mask.clear();
-        W.probe_pair_ub.clear();
-        for (int u = 0; u < P.np; ++u) {
-          const int sa = P.pa[static_cast<std::size_t>(u)], sb = P.pb[static_cast<std::size_t>(u)];
-          if (rank[static_cast<std::size_t>(sa)] < r || rank[static_cast<std::size_t>(sb)] < r) continue;
-          if (P.pair_ub[static_cast<std::size_t>(u)] <= 0.0) continue;
-          W.probe_pair_mask.push_back((std::uint64_t{1} << sa) | (std::uint64_t{1} << sb));
-          W.probe_pair_ub.push_back(P.pair_ub[static_cast<std::size_t>(u)]);
-        }
+    // Once the threshold is known, a document is first bounded through the later lists it is
+    // in (probed in doc order, cursors only move forward, highest bound first): most hold
+    // none of them and are dropped without reading the document.
+    W.probe.clear();
+    const bool probing = m <= 64;
+    if (probing) {
+      for (int x = r + 1; x < m; ++x) {
+        const int sx = order[static_cast<std::size_t>(x)];
+        const std::int32_t tx = P.term[static_cast<std::size_t>(sx)];
+        if (ix.indptr[tx + 1] > ix.indptr[tx]) W.probe.push_back({ix.indptr[tx], ix.indptr[tx + 1], sx});
       }
-      // bound of d (of length len, tf of this term) from the later lists; prunes when it is below cut
-      auto refuted = [&](std::int32_t d, std::int32_t tf, std::int32_t len, double cut) {
-        double acc = P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl);
-        double rem = 0.0;
-        for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                                                     : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
-        std::uint64_t possible = ~std::uint64_t{0};
-        auto pairs = [&]() {
-          double x = 0.0;
-          for (std::size_t u = 0; u < W.probe_pair_mask.size(); ++u)
-            if ((W.probe_pair_mask[u] & possible) == W.probe_pair_mask[u]) x += W.probe_pair_ub[u];
-          return x;
-        };
-        for (Probe& pr : W.probe) {
-          if (acc + rem + pairs() < cut) return true;
-          pr.cur = gallop(ix.doc_ids, pr.cur, pr.end, d);
-          const double ubx = P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                                   : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
-          rem -= ubx;
-          if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d)
-            acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
-          else
-            possible &= ~(std::uint64_t{1} << pr.slot);
-        }
-        return acc + std::max(rem, 0.0) + pairs() < cut;
+      W.probe_pair_mask.clear();
+      W.probe_pair_ub.clear();
+      for (int u = 0; u < P.np; ++u) {
+        const int sa = P.pa[static_cast<std::size_t>(u)], sb = P.pb[static_cast<std::size_t>(u)];
+        if (rank[static_cast<std::size_t>(sa)] < r || rank[static_cast<std::size_t>(sb)] < r) continue;
+        if (P.pair_ub[static_cast<std::size_t>(u)] <= 0.0) continue;
+        W.probe_pair_mask.push_back((std::uint64_t{1} << sa) | (std::uint64_t{1} << sb));
+        W.probe_pair_ub.push_back(P.pair_ub[static_cast<std::size_t>(u)]);
+      }
+    }
+    // bound of d (of length len, tf of this term) from the later lists; prunes when it is below cut
+    auto refuted = [&](std::int32_t d, std::int32_t tf, std::int32_t len, double cut) {
+      double acc = P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl);
+      double rem = 0.0;
+      for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                                                   : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+      std::uint64_t possible = ~std::uint64_t{0};
+      auto pairs = [&]() {
+        double x = 0.0;
+        for (std::size_t u = 0; u < W.probe_pair_mask.size(); ++u)
+          if ((W.probe_pair_mask[u] & possible) == W.probe_pair_mask[u]) x += W.probe_pair_ub[u];
+        return x;
       };
+      for (Probe& pr : W.probe) {
+        if (acc + rem + pairs() < cut) return true;
+        pr.cur = gallop(ix.doc_ids, pr.cur, pr.end, d);
+        const double ubx = P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                                 : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+        rem -= ubx;
+        if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d)
+          acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
+        else
+          possible &= ~(std::uint64_t{1} << pr.slot);
+      }
+      return acc + std::max(rem, 0.0) + pairs() < cut;
+    };
+    // Visit posting p of this list in doc order: skip stamped documents; once the threshold is
+    // known, drop the document when its bound (through the later lists) cannot reach it; else
+    // score it. A document proven unable to enter is stamped too: every document of a list done
+    // here is then stamped (what the grouped scoring of the last list relies on).
+    auto visit = [&](std::int64_t p) {
+      const std::int32_t d = ix.doc_ids[p];
+      if (W.stamp[static_cast<std::size_t>(d)] == W.cur) return false;
+      W.stamp[static_cast<std::size_t>(d)] = W.cur;
+      if (sink.full()) {
+        const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
+        const double base = P.K + P.prior(len, mu) + P.gain_len(s, ix.tfs[p], len, k1, b, ctx.avgdl);
+        if (base + rest_after < sink.cut()) return false;
+        if (probing && refuted(d, ix.tfs[p], len, sink.cut())) return false;
+      }
+      sink.offer(eval(ctx, W, d, nullptr), d);
+      return sink.done();
+    };
+    if (!sink.full() && df <= kSeedList) {
       for (std::int64_t p = p0; p < p1; ++p) {
         // two-stage software prefetch (the documents are scattered: each scan would otherwise
         // wait for two cache misses): the offsets 16 postings ahead, the tokens 8 ahead
@@ -786,19 +804,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         }
         // (once the threshold is known most documents are dropped unread: no token prefetch)
         if (p + 8 < p1 && !sink.full()) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
-        const std::int32_t d = ix.doc_ids[p];
-        if (W.stamp[static_cast<std::size_t>(d)] == W.cur) continue;
-        // a document proven unable to enter is stamped too: every document of a list done here
-        // is then stamped (what the grouped scoring of the last list relies on)
-        W.stamp[static_cast<std::size_t>(d)] = W.cur;
-        if (sink.full()) {
-          const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
-          const double base = P.K + P.prior(len, mu) + P.gain_len(s, ix.tfs[p], len, k1, b, ctx.avgdl);
-          if (base + rest_after < sink.cut()) continue;
-          if (probing && refuted(d, ix.tfs[p], len, sink.cut())) continue;
-        }
-        sink.offer(eval(ctx, W, d, nullptr), d);
-        if (sink.done()) return;
+        if (visit(p)) return;
       }
       W.done_slot[static_cast<std::size_t>(s)] = 1;
       continue;
@@ -831,7 +837,8 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
     };
     // how many documents from position j on still have a bound reaching the threshold: per tf
     // group, a binary search for where the bound (falling with |D|) drops below it
-    auto candidates = [&](std::int64_t j) {
+    // (and, with out, their postings)
+    auto candidates = [&](std::int64_t j, std::vector<std::int64_t>* out) {
       const double cut = sink.cut();
       std::int64_t n = 0;
       while (j < df) {
@@ -842,6 +849,8 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
           if (bound_at(mid) >= cut) lo = mid + 1; else hi = mid;
         }
         n += lo - j;
+        if (out)
+          for (std::int64_t x = j; x < lo; ++x) out->push_back(p0 + imp[x]);
         j = g_end;
       }
       return n;
@@ -854,7 +863,21 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
     while (j < df) {
       if (!grouped && !planned && sink.full()) {
         planned = true;
-        if (candidates(j) > kImpactBudget) return;  // too many to score one by one: phase B
+        if (candidates(j, nullptr) > kImpactBudget) return;  // too many to score one by one: phase B
+        // the candidates, visited in doc order (the later lists are probed with forward cursors)
+        W.gather.clear();
+        candidates(j, &W.gather);
+        std::sort(W.gather.begin(), W.gather.end());
+        const std::size_t ng = W.gather.size();
+        for (std::size_t x = 0; x < ng; ++x) {
+          if (x + 16 < ng) {
+            const std::int32_t dn = ix.doc_ids[W.gather[x + 16]];
+            prefetch(W.stamp.data() + dn);
+            prefetch(ctx.len8.data() + dn);
+          }
+          if (visit(W.gather[x])) return;
+        }
+        break;
       }
       // three-stage prefetch along the impact order (scattered postings and documents)
       if (j + 12 < df) prefetch(ix.doc_ids + p0 + imp[j + 12]);

@@ -749,12 +749,17 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         W.probe_pair_ub.push_back(P.pair_ub[static_cast<std::size_t>(u)]);
       }
     }
-    // bound of d (of length len, tf of this term) from the later lists; prunes when it is below cut
-    auto refuted = [&](std::int32_t d, std::int32_t tf, std::int32_t len, double cut) {
+    // Probe the later lists for document d (of length len, tf of this term), highest bound
+    // first, recording their tfs in W.tf; with a threshold (full), stop as soon as the bound
+    // through what is known drops below it and return true (d cannot enter).
+    auto refuted = [&](std::int32_t d, std::int32_t tf, std::int32_t len, bool full, double cut) {
+      std::fill(W.tf.begin(), W.tf.end(), 0);
+      W.tf[static_cast<std::size_t>(s)] = tf;
       double acc = P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl);
       double rem = 0.0;
-      for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                                                   : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+      if (full)
+        for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                                                     : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
       std::uint64_t possible = ~std::uint64_t{0};
       auto pairs = [&]() {
         double x = 0.0;
@@ -763,33 +768,51 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         return x;
       };
       for (Probe& pr : W.probe) {
-        if (acc + rem + pairs() < cut) return true;
+        if (full && acc + rem + pairs() < cut) return true;
         pr.cur = gallop(ix.doc_ids, pr.cur, pr.end, d);
-        const double ubx = P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                                 : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
-        rem -= ubx;
-        if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d)
-          acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
-        else
+        if (full)
+          rem -= P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
+                       : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+        if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d) {
+          W.tf[static_cast<std::size_t>(pr.slot)] = ix.tfs[pr.cur];
+          if (full) acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
+        } else {
           possible &= ~(std::uint64_t{1} << pr.slot);
+        }
       }
-      return acc + std::max(rem, 0.0) + pairs() < cut;
+      return full && acc + std::max(rem, 0.0) + pairs() < cut;
     };
     // Visit posting p of this list in doc order: skip stamped documents; once the threshold is
     // known, drop the document when its bound (through the later lists) cannot reach it; else
     // score it. A document proven unable to enter is stamped too: every document of a list done
     // here is then stamped (what the grouped scoring of the last list relies on).
+    // The document's counts then come from the probes (its tf here and in the later lists;
+    // it holds no term of an earlier list, or it cannot enter: see above) unless two of its
+    // terms form one of the query's pairs (the windows need positions: the document is read).
     auto visit = [&](std::int64_t p) {
       const std::int32_t d = ix.doc_ids[p];
       if (W.stamp[static_cast<std::size_t>(d)] == W.cur) return false;
       W.stamp[static_cast<std::size_t>(d)] = W.cur;
-      if (sink.full()) {
-        const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
-        const double base = P.K + P.prior(len, mu) + P.gain_len(s, ix.tfs[p], len, k1, b, ctx.avgdl);
-        if (base + rest_after < sink.cut()) return false;
-        if (probing && refuted(d, ix.tfs[p], len, sink.cut())) return false;
+      const bool full = sink.full();
+      const std::int32_t len = ctx.len8[static_cast<std::size_t>(d)];
+      if (full && P.K + P.prior(len, mu) + P.gain_len(s, ix.tfs[p], len, k1, b, ctx.avgdl) + rest_after < sink.cut())
+        return false;
+      if (!probing) {
+        sink.offer(eval(ctx, W, d, nullptr), d);
+        return sink.done();
       }
-      sink.offer(eval(ctx, W, d, nullptr), d);
+      if (refuted(d, ix.tfs[p], len, full, sink.cut())) return false;
+      bool windows = false;  // (a repeated query term's own pair counts too: its #uw:8 is tf)
+      for (int u = 0; u < P.np && !windows; ++u)
+        windows = W.tf[static_cast<std::size_t>(P.pa[static_cast<std::size_t>(u)])] > 0 &&
+                  W.tf[static_cast<std::size_t>(P.pb[static_cast<std::size_t>(u)])] > 0;
+      if (windows) {
+        sink.offer(eval(ctx, W, d, nullptr), d);
+      } else {
+        std::fill(W.od.begin(), W.od.end(), 0);
+        std::fill(W.uw.begin(), W.uw.end(), 0);
+        sink.offer(canonical(ctx, W, len < 255 ? len : ix.doc_lengths[d]), d);
+      }
       return sink.done();
     };
     if (!sink.full() && df <= kSeedList) {

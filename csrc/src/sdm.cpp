@@ -84,8 +84,16 @@ inline std::int64_t gallop(const std::int32_t* docs, std::int64_t lo, std::int64
     prev = lo + step;
     step <<= 1;
   }
-  std::int64_t end = std::min(lo + step + 1, hi);
-  return std::lower_bound(docs + prev + 1, docs + end, d) - docs;
+  // the answer is in (prev, end]: a branchless binary search (the probes are unpredictable)
+  const std::int64_t end = std::min(lo + step, hi);
+  const std::int32_t* first = docs + prev + 1;
+  std::int64_t len = end - (prev + 1);
+  while (len > 1) {
+    const std::int64_t half = len / 2;
+    first = first[half - 1] < d ? first + half : first;
+    len -= half;
+  }
+  return (first - docs) + (len == 1 && *first < d ? 1 : 0);
 }
 
 // Window statistics of (a, b) over the collection (galloping intersection of the two posting

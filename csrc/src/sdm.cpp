@@ -1094,6 +1094,15 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
   while (ne < R && W.cum[static_cast<std::size_t>(ne)] < cut) ++ne;
   if (ne == R) return;
   W.found.assign(static_cast<std::size_t>(R), 0);
+  // the non-essential lists' summed bound and mask, updated when ne grows
+  double rem_ne = 0.0;
+  std::uint64_t unprobed_ne = 0;
+  auto partition = [&]() {
+    rem_ne = 0.0;
+    for (int i = 0; i < ne; ++i) rem_ne += comps[static_cast<std::size_t>(i)].ub;
+    unprobed_ne = masks ? (ne >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ne) - 1) : 0;
+  };
+  partition();
   constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
   for (;;) {
     std::int32_t d = kNone;
@@ -1103,8 +1112,8 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       if (c.cur + 16 < c.end) prefetch(ctx.len8.data() + c.docs[c.cur + 16]);
     }
     if (d == kNone) return;
-    double acc = 0.0, rem = 0.0;
-    std::uint64_t present = 0, unprobed = 0;
+    double acc = 0.0, rem = rem_ne;
+    std::uint64_t present = 0, unprobed = unprobed_ne;
     for (int i = ne; i < R; ++i) {
       const Comp& c = comps[static_cast<std::size_t>(i)];
       const bool at = c.cur < c.end && c.docs[c.cur] == d;
@@ -1112,11 +1121,6 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       if (!at) continue;
       acc += comp_gain(P, c);
       if (masks) present |= std::uint64_t{1} << i;
-    }
-    for (int i = 0; i < ne; ++i) {
-      rem += comps[static_cast<std::size_t>(i)].ub;
-      W.found[static_cast<std::size_t>(i)] = 0;
-      if (masks) unprobed |= std::uint64_t{1} << i;
     }
     double base = base_max;
     bool keep = base + acc + rem + ipair_bound(present | unprobed) >= cut;
@@ -1133,6 +1137,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       for (int i = 0; i < ne; ++i) rem += comp_ub_len(ctx, P, comps[static_cast<std::size_t>(i)], len);
       keep = acc + rem >= cut;
     }
+    for (int i = 0; i < ne; ++i) W.found[static_cast<std::size_t>(i)] = 0;
     for (int i = ne - 1; i >= 0 && keep; --i) {
       Comp& c = comps[static_cast<std::size_t>(i)];
       c.cur = gallop(c.docs, c.cur, c.end, d);
@@ -1177,8 +1182,10 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       if (sink.done()) return;
       if (sink.cut() != cut) {
         cut = sink.cut();
+        const int ne0 = ne;
         while (ne < R && W.cum[static_cast<std::size_t>(ne)] < cut) ++ne;
         if (ne == R) return;
+        if (ne != ne0) partition();
       }
     }
     for (int i = ne; i < R; ++i) {

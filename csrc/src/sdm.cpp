@@ -4,7 +4,10 @@
 //   A. term at a time, rarest terms first: until k results are known, short posting lists are
 //      scored whole, so the k-th score (the threshold) starts high; then lists are walked in
 //      impact order (tf desc, |D| asc), stopping each tf as soon as its bound drops below the
-//      threshold, while that stays cheap;
+//      threshold, while that stays cheap. Once the threshold is known, a document is first
+//      bounded through the later lists it is in (forward cursors, visited in doc order): most
+//      are dropped without reading them, and the rest are scored from the probes' counts
+//      (documents are read only when two of their terms form a query pair);
 //   B. document-at-a-time MaxScore (Turtle & Flood 1995) over the remaining term lists (split
 //      into all postings / tf >= 2 for tighter bounds) and the window lists of the query's
 //      adjacent pairs: lists whose summed bounds cannot reach the threshold are only probed
@@ -676,14 +679,15 @@ struct RankCount {
 
 // Phase A, term at a time, highest upper bound first (rarest terms first). A list finished here
 // is "done": every document of it that can still enter the results has been scored.
-//  * While fewer than k results are known, a short list (<= kSeedList) is scored whole.
+//  * While fewer than k results are known, a short list (<= kSeedList) is visited whole.
 //  * Otherwise the list is walked in impact order (tf desc, |D| asc): a document met here holds
 //    none of the terms of the lists done before (those were handled there), so its score is at
 //    most base(|D|) + gain(tf, |D|) + rest, rest bounding every later list and every pair among
 //    this term and the later ones; inside one tf the bound falls as |D| grows, so the walk jumps
-//    to the next tf as soon as it drops below the threshold. When more than kImpactBudget
-//    documents would have to be scored (counted beforehand by binary searches), phase A stops and
-//    the list is left to phase B.
+//    to the next tf as soon as it drops below the threshold. Once the threshold is known, the
+//    documents whose bound reaches it are counted (binary searches per tf): up to kImpactBudget
+//    of them are gathered and visited in doc order; more, and phase A stops and leaves the list
+//    to phase B.
 //  * The last list, when every earlier list was scored whole and no pair involves only it: every
 //    unscored document holds this term only, so its score is a function of (tf, |D|) alone;
 //    each (tf, |D|) group is scored once and its documents (ascending ids) are taken while they

@@ -787,6 +787,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
                        : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
         if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d) {
           W.tf[static_cast<std::size_t>(pr.slot)] = ix.tfs[pr.cur];
+          W.post[static_cast<std::size_t>(pr.slot)] = pr.cur;
           if (full) acc += P.gain_len(pr.slot, ix.tfs[pr.cur], len, k1, b, ctx.avgdl);
         } else {
           possible &= ~(std::uint64_t{1} << pr.slot);
@@ -814,17 +815,22 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         return sink.done();
       }
       if (refuted(d, ix.tfs[p], len, full, sink.cut())) return false;
-      bool windows = false;  // (a repeated query term's own pair counts too: its #uw:8 is tf)
-      for (int u = 0; u < P.np && !windows; ++u)
-        windows = W.tf[static_cast<std::size_t>(P.pa[static_cast<std::size_t>(u)])] > 0 &&
-                  W.tf[static_cast<std::size_t>(P.pb[static_cast<std::size_t>(u)])] > 0;
-      if (windows) {
-        sink.offer(eval(ctx, W, d, nullptr), d);
-      } else {
-        std::fill(W.od.begin(), W.od.end(), 0);
-        std::fill(W.uw.begin(), W.uw.end(), 0);
-        sink.offer(canonical(ctx, W, len < 255 ? len : ix.doc_lengths[d]), d);
+      // windows of the pairs present, from the two postings' positions (stored in posting order:
+      // the cursors read them nearly sequentially); a repeated query term's own pair counts too
+      W.post[static_cast<std::size_t>(s)] = p;
+      for (int u = 0; u < P.np; ++u) {
+        const std::size_t uu = static_cast<std::size_t>(u);
+        const int sa = P.pa[uu], sb = P.pb[uu];
+        const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
+        W.od[uu] = W.uw[uu] = 0;
+        if (ta == 0 || tb == 0) continue;
+        const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
+        const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
+        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
+        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
+                                   kUnorderedWidth);
       }
+      sink.offer(canonical(ctx, W, len < 255 ? len : ix.doc_lengths[d]), d);
       return sink.done();
     };
     if (!sink.full() && df <= kSeedList) {

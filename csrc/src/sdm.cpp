@@ -371,6 +371,22 @@ struct Worker {
   }
 };
 
+// Window counts of pair u (od / uw) from the positions of its two terms' postings W.post (for
+// the terms with W.tf > 0; 0 when one is absent).
+void count_windows(const IndexView& ix, Worker& W, int u) {
+  const Plan& P = W.plan;
+  const std::size_t uu = static_cast<std::size_t>(u);
+  const int sa = P.pa[uu], sb = P.pb[uu];
+  const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
+  W.od[uu] = W.uw[uu] = 0;
+  if (ta == 0 || tb == 0) return;
+  const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
+  const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
+  W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
+  W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
+                             kUnorderedWidth);
+}
+
 inline bool better(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) {
   return x.first > y.first || (x.first == y.first && x.second < y.second);
 }
@@ -818,18 +834,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       // windows of the pairs present, from the two postings' positions (stored in posting order:
       // the cursors read them nearly sequentially); a repeated query term's own pair counts too
       W.post[static_cast<std::size_t>(s)] = p;
-      for (int u = 0; u < P.np; ++u) {
-        const std::size_t uu = static_cast<std::size_t>(u);
-        const int sa = P.pa[uu], sb = P.pb[uu];
-        const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
-        W.od[uu] = W.uw[uu] = 0;
-        if (ta == 0 || tb == 0) continue;
-        const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
-        const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
-        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
-        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
-                                   kUnorderedWidth);
-      }
+      for (int u = 0; u < P.np; ++u) count_windows(ix, W, u);
       sink.offer(canonical(ctx, W, len < 255 ? len : ix.doc_lengths[d]), d);
       return sink.done();
     };
@@ -1177,17 +1182,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
           W.post[static_cast<std::size_t>(c.id)] = c.cur;
         }
       }
-      for (int u : ipair) {
-        const std::size_t uu = static_cast<std::size_t>(u);
-        const int sa = P.pa[uu], sb = P.pb[uu];
-        const std::int32_t ta = W.tf[static_cast<std::size_t>(sa)], tb = W.tf[static_cast<std::size_t>(sb)];
-        if (ta == 0 || tb == 0) continue;
-        const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
-        const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
-        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
-        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
-                                   kUnorderedWidth);
-      }
+      for (int u : ipair) count_windows(ix, W, u);
       sink.offer(canonical(ctx, W, ix.doc_lengths[d]), d);
       if (sink.done()) return;
       if (sink.cut() != cut) {

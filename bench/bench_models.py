@@ -203,32 +203,31 @@ def ct2_runner(beam, batch, threads, workdir, n_batches=10):
     return run
 
 
+def _tokens_per_s(run, rounds):
+    """Tokens per second of ``run()`` (which returns its token count): median of ``rounds``
+    timed calls after a warm-up call."""
+    run()
+    ts, n = [], 0
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        n = run()
+        ts.append(time.perf_counter() - t0)
+    return round(n / statistics.median(ts))
+
+
 def competitors(beam, batch, threads=1, rounds=3):
     res = {}
     try:
         run, params = hf_runner(beam, batch, threads)
     except Exception as exc:  # noqa: BLE001
         return {"transformers": f"skipped: {type(exc).__name__}: {exc}"}
-    run()
-    ts = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        n = run()
-        ts.append(time.perf_counter() - t0)
-    res["transformers"] = {"tokens_per_s": round(n / statistics.median(ts)), "params": params,
+    res["transformers"] = {"tokens_per_s": _tokens_per_s(run, rounds), "params": params,
                            "note": f"random tiny Marian, fixed length {OUT_LEN}"}
     try:
         import tempfile
 
         with tempfile.TemporaryDirectory() as d:
-            run = ct2_runner(beam, batch, threads, d)
-            run()
-            ts = []
-            for _ in range(rounds):
-                t0 = time.perf_counter()
-                n = run()
-                ts.append(time.perf_counter() - t0)
-        res["ctranslate2"] = {"tokens_per_s": round(n / statistics.median(ts))}
+            res["ctranslate2"] = {"tokens_per_s": _tokens_per_s(ct2_runner(beam, batch, threads, d), rounds)}
     except Exception as exc:  # noqa: BLE001
         res["ctranslate2"] = f"skipped: {type(exc).__name__}: {str(exc)[:200]}"
     return res

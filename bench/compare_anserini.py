@@ -184,14 +184,16 @@ def make_corpus(work: Path, n: int, kind: str, synth_path=None):
 
 
 def make_queries(C, n_queries: int, seed: int = 1):
-    """Token-id queries: 3-7 distinct content terms of a random question, in question order."""
+    """Token-id queries: 3-7 distinct content terms of a random question, in question order.
+
+    Returns (ids, offsets, source question of each query)."""
     from pysynth.models.k2q import STOPWORDS
 
     stop = np.zeros(len(C.vocab), bool)
     for i, t in enumerate(C.vocab):
         stop[i] = t in STOPWORDS
     rng = np.random.default_rng(seed)
-    rows = []
+    rows, sources = [], []
     while len(rows) < n_queries:
         d = int(rng.integers(0, C.n_docs))
         doc = C.ids[C.offsets[d] : C.offsets[d + 1]]
@@ -202,12 +204,18 @@ def make_queries(C, n_queries: int, seed: int = 1):
             continue
         s = min(int(rng.integers(3, 8)), terms.size)
         rows.append(terms[np.sort(rng.choice(terms.size, s, replace=False))])
+        sources.append(d)
     qo = np.zeros(n_queries + 1, np.int64)
     np.cumsum([r.size for r in rows], out=qo[1:])
-    return np.concatenate(rows).astype(np.int32), qo
+    return np.concatenate(rows).astype(np.int32), qo, np.asarray(sources, np.int32)
 
 
 # ---------------------------------------------------------------------------- metrics
+def empty_hits(nq: int):
+    """(docs, scores, counts) of nq queries with no hits yet, laid out as pysynth returns them."""
+    return np.full((nq, K), -1, np.int32), np.full((nq, K), np.nan, np.float32), np.zeros(nq, np.int32)
+
+
 def overlap(a_docs, a_counts, b_docs, b_counts, k):
     """Mean |top-k(A) & top-k(B)| / min(k, max(|A|, |B|)) over the queries."""
     vals = []
@@ -424,9 +432,7 @@ def run_anserini(work, C, qtexts, rounds, res):
                 f"anserini {model} threads {threads}: {nq / s:,.0f} q/s, "
                 f"{nq / cpu:,.0f} q/cpu-s, load {loads}"
             )
-        docs = np.full((nq, K), -1, np.int32)
-        scores = np.full((nq, K), np.nan, np.float32)
-        counts = np.zeros(nq, np.int32)
+        docs, scores, counts = empty_hits(nq)
         for e in jhits.entrySet().toArray():
             i, hs = int(e.getKey()), e.getValue()
             counts[i] = len(hs)
@@ -549,9 +555,7 @@ def run_tantivy(work, C, qtexts, rounds, res):
         f"tantivy bm25 1 thread: {nq / s:,.0f} q/s, {nq / cpu:,.0f} q/cpu-s "
         f"(+ {res['tantivy_parse_s']} s query parsing), load {loads}"
     )
-    docs = np.full((nq, K), -1, np.int32)
-    scores = np.full((nq, K), np.nan, np.float32)
-    counts = np.zeros(nq, np.int32)
+    docs, scores, counts = empty_hits(nq)
     cache = {}
     for i, hs in enumerate(hits):
         counts[i] = len(hs)
@@ -626,7 +630,7 @@ def main(argv=None):
         max_len=int(lens.max()),
         empty_docs=int((lens == 0).sum()),
     )
-    q, qo = make_queries(C, args.n_queries)
+    q, qo, _ = make_queries(C, args.n_queries)
     vocab = np.asarray(C.vocab, dtype=object)
     qtexts = [" ".join(vocab[q[qo[i] : qo[i + 1]]]) for i in range(args.n_queries)]
     res["queries"] = {"mean_terms": round(float(np.diff(qo).mean()), 2), "examples": qtexts[:5]}

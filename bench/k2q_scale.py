@@ -92,7 +92,11 @@ def cmd_sdm(args) -> None:
         sub = sub[gen.samplable(model)[sub]]
         cands = gen.generate_ids(model, m=1, seed=0, subset=sub)
         sets = {"kqgm": (np.asarray(cands.ids), np.asarray(cands.offsets), sub)}
-        sets["content"] = _content_queries(gen, n, sub.size)
+        # the issue's query shape, as compare_anserini.py draws it (3-7 distinct content words
+        # of a random question, question order)
+        from compare_anserini import make_queries
+
+        sets["content"] = make_queries(gen.corpus, int(sub.size))
         for kind, (q, qo, targets) in sets.items():
             for w in (1, 2):
                 for what in ("search", "rank_of"):
@@ -108,32 +112,6 @@ def cmd_sdm(args) -> None:
                              "workers": w, "q_per_s": targets.size / dt, "rounds": args.rounds,
                              "mean_query_terms": float(np.diff(qo).mean()), "index_build_s": build})
         del ix, gen, rows, qs
-
-
-def _content_queries(gen, n: int, size: int, seed: int = 1):
-    """compare_anserini.py's queries: 3-7 distinct content words (not in the keyword stopword
-    list) of a random question, in question order; questions with fewer than 3 are skipped."""
-    import numpy as np
-
-    from pysynth.models.k2q import STOPWORDS
-
-    stop = np.array([t in STOPWORDS for t in gen.vocab], bool)
-    ids, off = np.asarray(gen.corpus.ids), np.asarray(gen.corpus.offsets)
-    rng = np.random.default_rng(seed)
-    rows, targets = [], []
-    while len(rows) < size:
-        d = int(rng.integers(0, n))
-        terms, first = np.unique(ids[off[d] : off[d + 1]], return_index=True)
-        keep = ~stop[terms]
-        terms = terms[keep][np.argsort(first[keep])]
-        if terms.size < 3:
-            continue
-        k = min(int(rng.integers(3, 8)), terms.size)
-        rows.append(terms[np.sort(rng.choice(terms.size, k, replace=False))])
-        targets.append(d)
-    qo = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum([r.size for r in rows], out=qo[1:])
-    return np.concatenate(rows).astype(np.int32), qo, np.asarray(targets, np.int32)
 
 
 def main() -> None:

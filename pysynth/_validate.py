@@ -4,20 +4,26 @@ from __future__ import annotations
 from typing import List
 
 
+def sequence(obj, name: str, what: str, hint: str = "") -> list:
+    """``obj`` as a list; TypeError naming ``name`` and ``what`` it must hold when it is None,
+    a single string (+ ``hint``) or not iterable."""
+    if obj is None:
+        raise TypeError(f"{name} must be a sequence of {what}, got None")
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of {what}, not a single string{hint}")
+    try:
+        return list(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of {what}, got {type(obj).__name__}") from None
+
+
 def strings(obj, name: str) -> List[str]:
     """``obj`` as a list of str; TypeError/ValueError naming ``name`` (and the index) otherwise.
 
     Matches ``pysynth::bind::to_strings`` in ``csrc/bindings/metrics.cpp``: None, a single
     string, a non-sequence, a non-str element and a lone surrogate are refused.
     """
-    if obj is None:
-        raise TypeError(f"{name} must be a sequence of str, got None")
-    if isinstance(obj, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of str, not a single string; wrap it in a list")
-    try:
-        items = list(obj)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of str, got {type(obj).__name__}") from None
+    items = sequence(obj, name, "str", "; wrap it in a list")
     for i, s in enumerate(items):
         if not isinstance(s, str):
             raise TypeError(f"{name}[{i}] must be str, got {type(s).__name__}")

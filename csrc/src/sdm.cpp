@@ -7,7 +7,7 @@
 //      threshold, while that stays cheap. Once the threshold is known, a document is first
 //      bounded through the later lists it is in (forward cursors, visited in doc order): most
 //      are dropped without reading them, and the rest are scored from the probes' counts
-//      (documents are read only when two of their terms form a query pair);
+//      and the postings' positions;
 //   B. document-at-a-time MaxScore (Turtle & Flood 1995) over the remaining term lists (split
 //      into all postings / tf >= 2 for tighter bounds) and the window lists of the query's
 //      adjacent pairs: lists whose summed bounds cannot reach the threshold are only probed
@@ -784,10 +784,13 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       std::fill(W.tf.begin(), W.tf.end(), 0);
       W.tf[static_cast<std::size_t>(s)] = tf;
       double acc = P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl);
+      auto ub_of = [&](int slot) {  // BM25's bound depends on the length
+        return P.sdm ? P.ub[static_cast<std::size_t>(slot)]
+                     : P.gain_len(slot, ix.max_tf[P.term[static_cast<std::size_t>(slot)]], len, k1, b, ctx.avgdl);
+      };
       double rem = 0.0;
       if (full)
-        for (const Probe& pr : W.probe) rem += P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                                                     : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+        for (const Probe& pr : W.probe) rem += ub_of(pr.slot);
       std::uint64_t possible = ~std::uint64_t{0};
       auto pairs = [&]() {
         double x = 0.0;
@@ -798,9 +801,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       for (Probe& pr : W.probe) {
         if (full && acc + rem + pairs() < cut) return true;
         pr.cur = gallop(ix.doc_ids, pr.cur, pr.end, d);
-        if (full)
-          rem -= P.sdm ? P.ub[static_cast<std::size_t>(pr.slot)]
-                       : P.gain_len(pr.slot, ix.max_tf[P.term[static_cast<std::size_t>(pr.slot)]], len, k1, b, ctx.avgdl);
+        if (full) rem -= ub_of(pr.slot);
         if (pr.cur < pr.end && ix.doc_ids[pr.cur] == d) {
           W.tf[static_cast<std::size_t>(pr.slot)] = ix.tfs[pr.cur];
           W.post[static_cast<std::size_t>(pr.slot)] = pr.cur;
@@ -816,8 +817,8 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
     // score it. A document proven unable to enter is stamped too: every document of a list done
     // here is then stamped (what the grouped scoring of the last list relies on).
     // The document's counts then come from the probes (its tf here and in the later lists;
-    // it holds no term of an earlier list, or it cannot enter: see above) unless two of its
-    // terms form one of the query's pairs (the windows need positions: the document is read).
+    // it holds no term of an earlier list, or it cannot enter: see above), its windows from
+    // the positions of those postings.
     auto visit = [&](std::int64_t p) {
       const std::int32_t d = ix.doc_ids[p];
       if (W.stamp[static_cast<std::size_t>(d)] == W.cur) return false;

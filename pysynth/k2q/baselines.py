@@ -93,6 +93,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pysynth._validate import sequence as _sequence
 from pysynth._validate import strings
 from pysynth._validate import workers as _workers
 
@@ -104,14 +105,7 @@ __all__ = ["SdmBaseline", "TemplateBaseline", "tbm_tokenize", "keyword_terms"]
 
 def _pairs(pairs: Any, name: str, need_keywords: bool) -> Tuple[List[Optional[str]], List[str]]:
     """(keywords or None, questions) from pairs / dict rows / bare questions; checked."""
-    if pairs is None:
-        raise TypeError(f"{name} must be a sequence of (keywords, question) pairs, got None")
-    if isinstance(pairs, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of (keywords, question) pairs, not a single string")
-    try:
-        items = list(pairs)
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of (keywords, question) pairs, got {type(pairs).__name__}") from None
+    items = _sequence(pairs, name, "(keywords, question) pairs")
     if not items:
         raise ValueError(f"{name} is empty: the baseline needs at least one (keywords, question) pair")
     kws: List[Optional[str]] = []

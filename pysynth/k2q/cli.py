@@ -23,7 +23,7 @@ def _read_rows(path: str, what: str) -> list:
 
 def _write_atomic(path: str, rows) -> None:
     """JSON lines written atomically: a killed run leaves no half file."""
-    from pysynth._io import atomic_write
+    from pysynth.io import atomic_write
 
     atomic_write(path, lambda f: f.writelines((json.dumps(r, ensure_ascii=False) + "\n").encode() for r in rows))
 

@@ -52,7 +52,7 @@ from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from pysynth._io import atomic_write, atomic_write_text
+from pysynth.io import atomic_write, atomic_write_text
 from pysynth._validate import workers as _workers
 from pysynth.k2q.keywords import _take_rows as _gather
 

@@ -73,7 +73,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from pysynth._io import atomic_write
+from pysynth.io import atomic_write
 
 __all__ = [
     "Profile",

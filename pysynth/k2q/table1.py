@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from pysynth._io import atomic_write_text
+from pysynth.io import atomic_write_text
 from pysynth import metrics, sampling
 from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.k2q.keywords import KeywordGenerator

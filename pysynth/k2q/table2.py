@@ -27,7 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from pysynth._io import atomic_write_text
+from pysynth.io import atomic_write_text
 
 __all__ = ["run_table2", "load_pairs", "PAPER_TABLE2", "add_command"]
 

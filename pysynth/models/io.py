@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from pysynth._io import atomic_write as _atomic
+from pysynth.io import atomic_write as _atomic
 
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_save", "save_model", "load_model",
            "load_state_dict", "has_safetensors"]

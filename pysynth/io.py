@@ -1,0 +1,248 @@
+"""Row and file I/O shared by every method: streaming readers and writers, atomic writes.
+
+* :func:`read_rows` — rows (dicts) from JSON Lines (``.gz`` too), Parquet, ``-`` (stdin), or
+  any iterable of dicts (a list, a generator, a Hugging Face ``datasets.Dataset``), streamed.
+* :func:`write_rows` — rows streamed to JSON Lines or Parquet (``-``: stdout), atomically.
+* :func:`atomic_write` / :func:`atomic_write_text` / :func:`atomic_dir` — readers see the old
+  file (directory) or the whole new one, never a part, even when the writer is killed.
+
+No heavy imports: pyarrow loads only for Parquet.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import itertools
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
+
+__all__ = ["atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
+           "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+# ------------------------------------------------------------------------------- atomic files
+
+def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write(f)`` on a temporary file beside ``path``, fsync it, then ``os.replace`` it
+    into place: readers see the old file or the whole new one, never a part, even if the
+    process is killed.  The temporary file is ``.<name>.<random>.tmp`` and is removed on error."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make shared outputs unreadable to others
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """:func:`atomic_write` of a UTF-8 string."""
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def write_json(path: PathLike, obj: Any) -> None:
+    """``obj`` as indented, key-sorted JSON (one trailing newline), written atomically."""
+    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def atomic_dir(path: PathLike) -> Iterator[Path]:
+    """Build a directory atomically: yields an empty temporary directory beside ``path``; when
+    the block ends without error it replaces ``path`` (an old one is moved aside, then removed).
+
+    A killed writer leaves ``path`` as it was (plus a ``.<name>.*.tmp`` folder that the next
+    write removes).  Between the two renames ``path`` is briefly absent, never half-written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a killed writer
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent)))
+    try:
+        yield tmp
+        _fsync_dir(tmp)
+        os.chmod(tmp, 0o755)
+        old = None
+        if path.exists() or path.is_symlink():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent)))
+            os.replace(path, old / "old")
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _fsync_dir(d: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(str(d), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ------------------------------------------------------------------------------------- reading
+
+def is_parquet(path: PathLike) -> bool:
+    return str(path).endswith(".parquet")
+
+
+def pyarrow_parquet(what: str):
+    """``pyarrow.parquet``, or ImportError naming ``what`` and the extra to install."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(f"{what}: Parquet needs pyarrow: pip install 'pysynth[parquet]'") from None
+    return pq
+
+
+def read_jsonl(path: PathLike) -> Iterator[dict]:
+    """Rows of a JSON Lines file (``.gz`` is decompressed; ``-`` is stdin); blank lines are
+    skipped; a bad line raises ValueError naming ``file:line``."""
+    if str(path) == "-":
+        yield from _jsonl_lines(sys.stdin, "<stdin>")
+        return
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        yield from _jsonl_lines(f, str(path))
+
+
+def _jsonl_lines(f, where: str) -> Iterator[dict]:
+    for lineno, line in enumerate(f, 1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}:{lineno}: not valid JSON ({exc.msg})") from None
+
+
+def read_rows(source, what: str = "input", *, batch_size: int = 65_536) -> Iterable[Mapping]:
+    """Rows of ``source``, streamed.
+
+    Parameters
+    ----------
+    source : path, ``"-"`` or iterable of dicts
+        JSON Lines (``.jsonl``, ``.json``, ``.gz``), Parquet (``.parquet``, read in record
+        batches of ``batch_size``), ``-`` for JSON Lines on stdin, or any iterable of dicts
+        (a list, a generator, a ``datasets.Dataset``), returned as it is.
+    what : str
+        The argument's name in error messages.
+
+    Raises
+    ------
+    ValueError
+        a path that does not exist.
+    TypeError
+        a mapping or another non-iterable.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        if str(source) == "-":
+            return read_jsonl("-")
+        path = Path(source)
+        if not path.exists():
+            raise ValueError(f"{what}: no such file {str(path)!r}")
+        if path.is_dir():
+            raise ValueError(f"{what}: {str(path)!r} is a directory, not a JSON Lines or Parquet file")
+        if is_parquet(path):
+            return _parquet_rows(path, what, batch_size)
+        return read_jsonl(path)
+    if isinstance(source, Mapping):
+        raise TypeError(f"{what} must be a path or an iterable of row dicts, got a mapping")
+    if isinstance(source, (bytes, bytearray)) or not hasattr(source, "__iter__"):
+        raise TypeError(f"{what} must be a path or an iterable of row dicts, got {type(source).__name__}")
+    return source  # any iterable of dicts: a list, a generator, a datasets.Dataset
+
+
+def _parquet_rows(path: Path, what: str, batch_size: int) -> Iterator[dict]:
+    pq = pyarrow_parquet(what)
+    f = pq.ParquetFile(path)
+    for batch in f.iter_batches(batch_size=batch_size):
+        yield from batch.to_pylist()
+
+
+# ------------------------------------------------------------------------------------- writing
+
+def _jsonl_line(row: Mapping) -> bytes:
+    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_jsonl(path: PathLike, rows: Iterable[Mapping]) -> int:
+    """Rows as JSON Lines (UTF-8, ``ensure_ascii=False``), streamed and atomic; ``-`` writes
+    to stdout.  Returns the number of rows written."""
+    n = 0
+
+    def write(f):
+        nonlocal n
+        for r in rows:
+            f.write(_jsonl_line(r))
+            n += 1
+
+    if str(path) == "-":
+        out = sys.stdout.buffer
+        write(out)
+        out.flush()
+    else:
+        atomic_write(path, write)
+    return n
+
+
+def write_rows(path: PathLike, rows: Iterable[Mapping], *, schema=None,
+               metadata: Optional[Dict[str, str]] = None, batch_size: int = 100_000) -> int:
+    """Rows to ``path``: Parquet when the name ends in ``.parquet`` (streamed in row groups of
+    ``batch_size``; ``schema`` a ``pyarrow.Schema`` or None to infer it from the first batch;
+    ``metadata`` added to the schema's key-value metadata), else JSON Lines.  Atomic.
+    Returns the number of rows written."""
+    if not is_parquet(path):
+        return write_jsonl(path, rows)
+    pq = pyarrow_parquet(str(path))
+    import pyarrow as pa
+
+    it = iter(rows)
+    n = 0
+
+    def write(f):
+        nonlocal n, schema
+        first = True
+        writer = None
+        try:
+            while True:
+                chunk = list(itertools.islice(it, batch_size))
+                if not chunk and not first:
+                    break
+                first = False
+                if schema is None:
+                    schema = pa.Table.from_pylist(chunk).schema if chunk else pa.schema([])
+                if metadata and writer is None:
+                    schema = schema.with_metadata({**(schema.metadata or {}),
+                                                   **{k.encode(): v.encode() for k, v in metadata.items()}})
+                if writer is None:
+                    writer = pq.ParquetWriter(f, schema)
+                cols = {k: [r.get(k) for r in chunk] for k in schema.names}
+                writer.write_table(pa.Table.from_pydict(cols, schema=schema))
+                n += len(chunk)
+                if len(chunk) < batch_size:
+                    break
+        finally:
+            if writer is not None:
+                writer.close()
+
+    atomic_write(path, write)
+    return n

@@ -1,0 +1,173 @@
+"""The model registry: architecture name -> configuration class, builder and ONNX spec, and
+named shipped models -> their directories.  Imports no torch and no method package: builders
+and configuration classes are named as ``"module:attribute"`` strings, loaded on use.
+
+Every place that takes a model (Python ``model=`` arguments, the CLI's ``--model``) resolves it
+with :func:`resolve`: a registered model name (``k2q-copynet-small``), a pysynth model
+directory, or a local Hugging Face model directory (``config.json`` with a ``model_type``).
+Nothing is ever downloaded.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+__all__ = ["Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
+           "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
+           "ASSETS"]
+
+#: store format of a pysynth model directory (:mod:`pysynth.store`)
+MODEL_FORMAT = "pysynth.model"
+MODEL_FORMAT_VERSION = 1
+ASSETS = Path(__file__).resolve().parent / "assets"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _load_attr(spec: str):
+    mod, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One registered architecture.
+
+    Parameters
+    ----------
+    name : the ``arch`` value stored in a model directory.
+    family : ``"gru-seq2seq"``, ``"transformer-seq2seq"``, ``"span-encoder"``, ``"bi-encoder"`` ...
+    config : ``"module:Class"`` of its configuration dataclass (``to_dict``/``from_dict``).
+    builder : ``"module:callable"``; ``builder(config, vocab_size)`` returns the torch module.
+    onnx : the ONNX graphs it exports: graph name -> ``{"inputs": [...], "outputs": [...]}``.
+    """
+
+    name: str
+    family: str
+    config: str
+    builder: str
+    onnx: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)
+
+    def config_class(self):
+        return _load_attr(self.config)
+
+    def build(self, config, vocab_size: int):
+        return _load_attr(self.builder)(config, vocab_size)
+
+
+@dataclass(frozen=True)
+class ShippedModel:
+    """A named model that ships with pysynth (its directory under ``pysynth/models/assets``)."""
+
+    name: str
+    arch: str
+    directory: Path
+    description: str = ""
+
+
+_ARCHS: Dict[str, Architecture] = {}
+_MODELS: Dict[str, ShippedModel] = {}
+
+
+def register_architecture(arch: Architecture) -> Architecture:
+    """Add ``arch`` (ValueError if the name is taken by another definition)."""
+    old = _ARCHS.get(arch.name)
+    if old is not None and old != arch:
+        raise ValueError(f"architecture {arch.name!r} is already registered")
+    _ARCHS[arch.name] = arch
+    return arch
+
+
+def register_model(model: ShippedModel) -> ShippedModel:
+    old = _MODELS.get(model.name)
+    if old is not None and old != model:
+        raise ValueError(f"model name {model.name!r} is already registered")
+    _MODELS[model.name] = model
+    return model
+
+
+def architecture(name: str) -> Architecture:
+    """The architecture called ``name``; ValueError listing the known ones otherwise."""
+    try:
+        return _ARCHS[name]
+    except KeyError:
+        raise ValueError(f"unknown architecture {name!r}; known: {', '.join(sorted(_ARCHS))}") from None
+
+
+def architectures() -> List[str]:
+    return sorted(_ARCHS)
+
+
+def models() -> List[str]:
+    """Names of the shipped models."""
+    return sorted(_MODELS)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a ``model`` argument names: ``kind`` is ``"pysynth"`` (a pysynth model directory)
+    or ``"hf"`` (a local Hugging Face directory); ``name`` the registry name, if any."""
+
+    kind: str
+    path: Path
+    name: Optional[str] = None
+
+
+def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str = "model") -> Resolved:
+    """Resolve a registry name or a directory.
+
+    Parameters
+    ----------
+    model : a shipped model's name, a pysynth model directory, or a local Hugging Face model
+        directory; ``None`` takes ``default``.
+    default : the registry name used when ``model`` is None.
+    what : the argument's name in error messages.
+
+    Raises
+    ------
+    ValueError
+        neither a known name nor a model directory (the message lists the shipped names).
+    """
+    if model is None:
+        if default is None:
+            raise ValueError(f"{what}: no model given; pass a name ({', '.join(models())}) or a directory")
+        model = default
+    if isinstance(model, str) and model in _MODELS:
+        m = _MODELS[model]
+        return Resolved("pysynth", m.directory, m.name)
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a model name or a directory path, got {type(model).__name__}")
+    p = Path(model)
+    if p.is_dir():
+        if (p / "meta.json").is_file() or (p / "vocab.json").is_file():
+            return Resolved("pysynth", p)
+        cfg = p / "config.json"
+        if cfg.is_file():
+            try:
+                doc = json.loads(cfg.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                doc = {}
+            if isinstance(doc, dict) and "model_type" in doc:
+                return Resolved("hf", p)
+        raise ValueError(f"{what}: {str(p)!r} is not a model directory (no pysynth meta.json, no Hugging Face "
+                         "config.json with a model_type)")
+    raise ValueError(f"{what}: {str(model)!r} is neither a shipped model ({', '.join(models()) or 'none'}) "
+                     "nor an existing directory")
+
+
+# ------------------------------------------------------------------------------ built-in entries
+
+_GRU_ONNX = {
+    "encoder": {"inputs": ["src", "src_len"], "outputs": ["enc", "h0", "src_mask", "copy_feat"]},
+    "step": {"inputs": ["tokens", "h", "enc", "src_mask", "src_ext"], "outputs": ["logp", "h_new"]},
+}
+for _name in ("ednet", "attnet", "copynet"):
+    register_architecture(Architecture(_name, "gru-seq2seq", "pysynth.models.config:Seq2SeqConfig",
+                                       "pysynth.models.seq2seq:Seq2Seq", _GRU_ONNX))
+
+register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
+                            "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))

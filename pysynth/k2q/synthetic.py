@@ -66,7 +66,6 @@ import gzip
 import math
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -83,7 +82,6 @@ __all__ = [
     "generate_corpus",
     "iter_corpus",
     "write_corpus",
-    "add_command",
     "FUNCTION_WORDS",
     "PROFILE_FORMAT",
     "PROFILE_VERSION",
@@ -1318,31 +1316,3 @@ def write_corpus(path: PathLike, n: int, seed: int = 0, profile: Any = None) -> 
 
     _atomic_write(out, write, gz=out.suffix == ".gz")
     return out
-
-
-# ----------------------------------------------------------------------------- CLI
-def _cmd_make_corpus(args) -> int:
-    import sys
-
-    t0 = time.perf_counter()
-    try:
-        out = write_corpus(args.out, args.n, seed=args.seed, profile=args.profile)
-    except (ValueError, TypeError) as exc:
-        raise SystemExit(f"pysynth: {exc}") from None
-    except OSError as exc:
-        raise SystemExit(f"pysynth: cannot write {args.out!r}: {exc.strerror}") from None
-    print(f"wrote {out}: {args.n:,} questions in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return 0
-
-
-def add_command(sub) -> None:
-    """Register ``make-corpus`` on the ``k2q`` subparsers ``sub``.
-
-    ``pysynth k2q make-corpus --n 1000000 --out corpus.jsonl.gz --seed 0 [--profile P.json]``
-    """
-    p = sub.add_parser("make-corpus", help="generate a synthetic question corpus with paraphrase clusters")
-    p.add_argument("--n", type=int, required=True, help="number of questions")
-    p.add_argument("--out", required=True, help='JSONL(.gz) rows {"id", "question", "cluster_id"}')
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--profile", default=None, help="profile JSON (default: the shipped one)")
-    p.set_defaults(func=_cmd_make_corpus)

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pysynth.io import atomic_write_text
 
-__all__ = ["run_table2", "load_pairs", "PAPER_TABLE2", "add_command"]
+__all__ = ["run_table2", "load_pairs", "PAPER_TABLE2"]
 
 #: Table 2 of the paper: (ROUGE-L, ROUGE-1, ROUGE-2, BLEU) on its T0 (1,000 pairs).
 PAPER_TABLE2: Dict[str, Tuple[float, float, float, float]] = {
@@ -236,44 +236,3 @@ def _write(out: Path, results: Dict[str, dict], meta: dict, t0: list, outputs: D
                                 "outputs": {name: hyps[i] for name, hyps in outputs.items()}},
                                ensure_ascii=False))
     atomic_write_text(out / "table2_outputs.jsonl", "\n".join(rows) + "\n")
-
-
-# ---------------------------------------------------------------------------- command line
-def _parse_model(spec: str) -> Tuple[str, str]:
-    name, sep, d = spec.partition("=")
-    if not sep or not name or not d:
-        raise SystemExit(f"pysynth: --model {spec!r}: expected NAME=DIR (e.g. copynet=runs/copynet)")
-    return name, d
-
-
-def _cmd_table2(args) -> int:
-    import sys
-
-    models = dict(_parse_model(s) for s in (args.model or []))
-    baselines = [b.strip() for b in args.baselines.split(",") if b.strip() and b.strip() != "none"]
-    try:
-        run_table2(args.pairs, models, data=args.data, out_dir=args.out, beam=args.beam,
-                   baselines=baselines, limit=args.limit, workers=args.workers, seed=args.seed,
-                   backend=args.backend)
-    except (FileNotFoundError, ValueError, TypeError, ImportError) as exc:
-        raise SystemExit(f"pysynth: {exc}") from None
-    print(f"wrote {args.out}/table2.md, table2.json, table2_outputs.jsonl", file=sys.stderr)
-    return 0
-
-
-def add_command(sub) -> None:
-    """Register ``table2`` under the ``k2q`` subparser group ``sub``."""
-    t2 = sub.add_parser("table2", help="reproduce Table 2 of Ding & Balog 2018: SDM, TBM and neural K2Q models on T0")
-    t2.add_argument("--pairs", required=True, help='JSONL keyword-question pairs {"keywords": str, "question": str} '
-                                                   "the baselines learn from (.gz ok)")
-    t2.add_argument("--model", action="append", metavar="NAME=DIR",
-                    help="a trained model folder, e.g. copynet=runs/copynet (repeatable)")
-    t2.add_argument("--out", default="results/k2q_table2")
-    t2.add_argument("--data", default=None, help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    t2.add_argument("--beam", type=int, default=5)
-    t2.add_argument("--baselines", default="sdm,tbm", help="comma-separated subset of sdm,tbm, or none")
-    t2.add_argument("--limit", type=int, default=None, help="score only the first N T0 pairs")
-    t2.add_argument("--workers", type=int, default=1)
-    t2.add_argument("--seed", type=int, default=0, help="TBM word2vec seed")
-    t2.add_argument("--backend", default="torch", choices=["torch", "onnx"])
-    t2.set_defaults(func=_cmd_table2)

@@ -231,21 +231,3 @@ def test_table2_bad_input(tmp_path, shared_data):
         run_table2(bad, {"copynet": tmp_path}, data=shared_data)
     with pytest.raises(ValueError, match="baselines"):
         run_table2(bad, data=shared_data, baselines=["bm25"])
-
-
-def test_table2_command(tmp_path, shared_data):
-    import argparse
-
-    from pysynth.k2q.table2 import add_command
-
-    parser = argparse.ArgumentParser()
-    add_command(parser.add_subparsers(dest="cmd"))
-    pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps({"keywords": "x", "question": q}) + "\n" for q in QUESTIONS))
-    args = parser.parse_args(["table2", "--pairs", str(pairs), "--baselines", "sdm", "--limit", "5",
-                              "--data", str(shared_data), "--out", str(tmp_path / "o")])
-    assert args.func(args) == 0
-    assert (tmp_path / "o" / "table2.md").is_file()
-    args = parser.parse_args(["table2", "--pairs", str(pairs), "--model", "copynet"])
-    with pytest.raises(SystemExit, match="NAME=DIR"):
-        args.func(args)

@@ -1,5 +1,4 @@
-"""End-to-end keyword query generation (text + phrases + sampling) and its CLI."""
-import json
+"""End-to-end keyword query generation (text + phrases + sampling); its CLI: tests/cli/test_k2q_cli.py."""
 
 import pytest
 
@@ -44,35 +43,6 @@ def test_bad_input():
         KeywordGenerator(CORPUS, [])
     with pytest.raises(ValueError, match="groups"):
         KeywordGenerator(CORPUS, ["a b c"], groups=["x", "y"])
-
-
-def test_cli_keywords_roundtrip(tmp_path):
-    from pysynth.cli import main
-
-    inp = tmp_path / "q.jsonl"
-    inp.write_text("\n".join(json.dumps({"question": q, "cluster_id": c}) for q, c in
-                             [("what is the capital of france", "c1"), ("capital city of france", "c1")]) + "\n")
-    out = tmp_path / "out.jsonl"
-    assert main(["k2q", "keywords", "--in", str(inp), "--out", str(out), "--m", "3", "--seed", "1"]) == 0
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["cluster_id"] for r in rows] == ["c1", "c1"]
-    assert all(len(r["keywords"]) == 3 for r in rows)
-    out2 = tmp_path / "out2.jsonl"
-    main(["k2q", "keywords", "--in", str(inp), "--out", str(out2), "--m", "3", "--seed", "1", "--workers", "2"])
-    assert out2.read_text() == out.read_text()
-
-
-def test_cli_keywords_bad_input(tmp_path):
-    from pysynth.cli import main
-
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"text": "no question field"}\n')
-    with pytest.raises(SystemExit, match="question"):
-        main(["k2q", "keywords", "--in", str(bad), "--out", str(tmp_path / "o.jsonl")])
-    with pytest.raises(SystemExit, match="alpha"):
-        inp = tmp_path / "q.jsonl"
-        inp.write_text('{"question": "what is the capital of france"}\n')
-        main(["k2q", "keywords", "--in", str(inp), "--out", str(tmp_path / "o.jsonl"), "--alpha", "1.5"])
 
 
 def test_table1_smoke(shared_data, tmp_path):

@@ -211,31 +211,6 @@ def test_parquet_output_with_signature(tmp_path, reference):
     assert _run(tmp_path, "from_parquet.jsonl", rows=tmp_path / "in.parquet").n_rows == 50
 
 
-def test_clusters_file_and_cli(tmp_path, capsys):
-    from pysynth.cli import main
-
-    qs = [{"id": f"q{i}", "question": r["question"]} for i, r in enumerate(DEMO[:300])]
-    inp = tmp_path / "q.jsonl"
-    inp.write_text("".join(json.dumps(r) + "\n" for r in qs))
-    cl = tmp_path / "c.jsonl"
-    cl.write_text(json.dumps({"cluster_id": "a", "ids": ["q0", "q1"]}) + "\n")
-    out = tmp_path / "o.jsonl"
-    assert main(["k2q", "synthesize", "--in", str(inp), "--clusters", str(cl), "--out", str(out),
-                 "--m", "5", "--n-results", "10", "--keep", "100", "--weights", "0.8,0.1,0.1"]) == 0
-    rows = {r["id"]: r for r in _rows(out)}
-    assert len(rows) == 100
-    meta = json.loads((tmp_path / "o.jsonl.meta.json").read_text())
-    assert meta["config"]["m"] == 5 and meta["config"]["weights"] == [0.8, 0.1, 0.1]
-    err = capsys.readouterr().err
-    assert "[2/3]" in err and "q/s" in err and "ETA" in err
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"cluster_id": "a", "ids": ["q0", "nope"]}) + "\n")
-    with pytest.raises(SystemExit, match="unknown question id 'nope'"):
-        main(["k2q", "synthesize", "--in", str(inp), "--clusters", str(bad), "--out", str(out)])
-    with pytest.raises(SystemExit, match="n_results must be an integer >= 1"):
-        main(["k2q", "synthesize", "--in", str(inp), "--out", str(out), "--n-results", "0"])
-
-
 @pytest.mark.parametrize("rows, kw, match", [
     ([], {}, "questions is empty"),
     ([{"id": 1, "question": "a b"}, {"id": 1, "question": "c d"}], {}, "duplicate id 1"),

@@ -1,11 +1,8 @@
 """Synthetic question corpora (pysynth.k2q.synthetic): determinism, input checks, statistics,
-clusters, the profile round trip and the make-corpus command."""
+clusters, the profile round trip (the make-corpus command: tests/cli/test_k2q_cli.py)."""
 from __future__ import annotations
 
-import argparse
 import doctest
-import gzip
-import json
 import os
 from collections import Counter
 
@@ -231,54 +228,6 @@ def test_fit_profile_input_checks():
         fit_profile("what is it", [0])
     with pytest.raises(ValueError, match="top_words"):
         fit_profile(["what is a cat"] * 5, [-1] * 5, top_words=0)
-
-
-def _read_rows(path):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def _parser():
-    ap = argparse.ArgumentParser(prog="pysynth")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    k2q = sub.add_parser("k2q").add_subparsers(dest="k2q_command", required=True)
-    synthetic.add_command(k2q)
-    return ap
-
-
-@pytest.mark.parametrize("name", ["corpus.jsonl.gz", "corpus.jsonl"])
-def test_make_corpus_command_writes_rows(tmp_path, name):
-    out = tmp_path / "sub" / name
-    args = _parser().parse_args(["k2q", "make-corpus", "--n", "700", "--out", str(out), "--seed", "4"])
-    assert args.func(args) == 0
-    rows = _read_rows(out)
-    qs, cl = generate_corpus(700, seed=4)
-    assert [r["id"] for r in rows] == list(range(700))
-    assert [r["question"] for r in rows] == qs
-    assert [-1 if r["cluster_id"] is None else r["cluster_id"] for r in rows] == cl
-    assert any(r["cluster_id"] is None for r in rows) and all(set(r) == {"id", "question", "cluster_id"} for r in rows)
-    assert sorted(os.listdir(out.parent)) == [name]  # no temporary file left
-    if name.endswith(".gz"):  # deterministic bytes
-        before = out.read_bytes()
-        write_corpus(out, 700, seed=4)
-        assert out.read_bytes() == before
-
-
-def test_make_corpus_with_profile_and_errors(tmp_path):
-    prof = default_profile().save(tmp_path / "p.json")
-    out = tmp_path / "c.jsonl"
-    args = _parser().parse_args(["k2q", "make-corpus", "--n", "50", "--out", str(out), "--profile", str(prof)])
-    assert args.func(args) == 0 and len(_read_rows(out)) == 50
-    for argv, msg in (
-        (["--n", "0", "--out", str(tmp_path / "x.jsonl")], "n must be"),
-        (["--n", "5", "--out", str(tmp_path / "x.jsonl"), "--seed", "-2"], "seed must be"),
-        (["--n", "5", "--out", str(tmp_path / "x.jsonl"), "--profile", str(tmp_path / "none.json")], "profile"),
-    ):
-        args = _parser().parse_args(["k2q", "make-corpus", *argv])
-        with pytest.raises(SystemExit, match=msg):
-            args.func(args)
-    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_write_is_atomic(tmp_path, monkeypatch):

@@ -1,0 +1,42 @@
+"""The ``pysynth`` command line: one parser, ``pysynth <method> <verb>``.
+
+    pysynth score | demo                                         (:mod:`.score`)
+    pysynth k2q keywords|synthesize|make-corpus|train|generate|table1|table2   (:mod:`.k2q`)
+    pysynth index build|search      (``pysynth search``: alias)  (:mod:`.index`)
+    pysynth export onnx                                          (:mod:`.export`)
+
+``--in`` / ``--out`` take ``-`` for stdin / stdout; ``--model`` always names a model (a registry
+name or a folder).  Errors: one line ``pysynth: error: ...``, exit 2 for usage, 1 for a failed
+run (see :mod:`._common`).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional, Sequence
+
+from pysynth.cli import _common
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> _common.Parser:
+    import pysynth
+    from pysynth.cli import export, index, k2q, score
+
+    p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit")
+    p.add_argument("--version", action="version", version=f"pysynth {pysynth.__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    score.add_commands(sub)  # score, demo
+    k2q.add_commands(sub)
+    index.add_commands(sub)  # index build/search, search
+    export.add_commands(sub)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``pysynth`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    return _common.run(build_parser(), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,15 +1,16 @@
-"""Overhead of ``pysynth search`` (the CLI) over one ``Index.search`` call on the same queries.
+"""Overhead of ``pysynth index search`` (the CLI) over one ``Index.search`` call on the same queries.
 
 The workload of ``bench_retrieval.py`` (Zipfian corpus, V = 300,000 term ids, 4-15 tokens,
 seed 0; ``kqgm`` queries, seed 1) written as text: term id ``t`` is the word ``w<t>``.
 
     python bench/cli_retrieval.py data --dir /tmp/clibench            # docs.jsonl, queries.jsonl
     pysynth index build --in /tmp/clibench/docs.jsonl --out /tmp/clibench/ix --workers 2
-    pysynth search --index /tmp/clibench/ix --queries /tmp/clibench/queries.jsonl \\
-        --model sdm --k 100 --workers 2 --out /tmp/clibench/runs.jsonl
+    pysynth index search --index /tmp/clibench/ix --in /tmp/clibench/queries.jsonl \\
+        --retrieval sdm --k 100 --workers 2 --out /tmp/clibench/runs.jsonl
     python bench/cli_retrieval.py direct --dir /tmp/clibench --workers 2   # + checks runs.jsonl
 
-``direct`` tokenizes the queries as the CLI does (untimed), then times ``Index.load`` and
+``direct`` tokenizes the queries as the CLI does (:meth:`Collection.query_ids`, untimed), then
+times ``Index.load`` and
 ``Index.search(..., k=100, dtype=float64)`` (best of ``--rounds``, wall and CPU time), and checks that the CLI's
 run file holds exactly the same doc ids and scores.
 """
@@ -40,29 +41,26 @@ def _data(args) -> None:
     df = Index.build(ids, off, vocab_size=VOCAB, workers=2).df
     q, qo = make_queries(ids, off, df, args.queries, "kqgm")
     with open(d / "docs.jsonl", "w", encoding="utf-8") as f:
-        for i in range(args.docs):
-            f.write(
-                json.dumps({"id": f"d{i:07d}", "text": " ".join(words[ids[off[i] : off[i + 1]]])})
-                + "\n"
-            )
+        f.writelines(json.dumps({"id": f"d{i:07d}", "text": " ".join(words[ids[off[i] : off[i + 1]]])})
+                + "\n" for i in range(args.docs))
     with open(d / "queries.jsonl", "w", encoding="utf-8") as f:
-        for i in range(args.queries):
-            f.write(json.dumps({"qid": i, "text": " ".join(words[q[qo[i] : qo[i + 1]]])}) + "\n")
+        f.writelines(json.dumps({"qid": i, "text": " ".join(words[q[qo[i] : qo[i + 1]]])}) + "\n" for i in range(args.queries))
     print(
         f"wrote {d}/docs.jsonl ({args.docs:,} docs, {int(off[-1]):,} tokens), queries.jsonl ({args.queries:,})"
     )
 
 
 def _direct(args) -> None:
+    from pysynth.cli.index import format_runs, hit_prefixes
     from pysynth.retrieval import Index
-    from pysynth.retrieval.cli import format_runs, hit_prefixes, load
+    from pysynth.retrieval.collection import Collection
 
     d = Path(args.dir)
     rows = [json.loads(line) for line in open(d / "queries.jsonl", encoding="utf-8")]
-    cix = load(str(d / "ix"))
-    q, qo = cix.query_ids([r["text"] for r in rows], workers=args.workers)
+    coll = Collection.load(d / "ix")
+    q, qo = coll.query_ids([r["text"] for r in rows], workers=args.workers)
     t0, c0 = time.perf_counter(), time.process_time()
-    ix = Index.load(d / "ix", workers=args.workers)
+    ix = Index.load(d / "ix" / "index", workers=args.workers)
     t_load, c_load = time.perf_counter() - t0, time.process_time() - c0
     best = cpu = float("inf")
     for _ in range(args.rounds):
@@ -72,7 +70,7 @@ def _direct(args) -> None:
         cpu = min(cpu, time.process_time() - c0)
     n = len(rows)
     c0 = time.process_time()
-    text = format_runs([json.dumps(r["qid"]) for r in rows], hits, hit_prefixes(cix.doc_ids))
+    text = format_runs([json.dumps(r["qid"]) for r in rows], hits, hit_prefixes(coll.id_json))
     print(
         f"formatting the {int(hits.counts.sum()):,} hits as JSON lines (CLI code): CPU time {time.process_time() - c0:.2f} s"
     )
@@ -87,7 +85,7 @@ def _direct(args) -> None:
         for i, r in enumerate(got):
             c = int(hits.counts[i])
             expect = [
-                [json.loads(cix.doc_ids[x]), s]
+                [coll.ids[x], s]
                 for x, s in zip(hits.docs[i, :c].tolist(), hits.scores[i, :c].tolist())
             ]
             assert r["hits"] == expect, f"query {i} differs"

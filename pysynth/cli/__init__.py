@@ -12,18 +12,20 @@ run (see :mod:`._common`).
 from __future__ import annotations
 
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from pysynth.cli import _common
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> _common.Parser:
     import pysynth
     from pysynth.cli import export, index, k2q, score
 
-    p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit")
+    p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
+                       epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
+                              "2 usage error, 130 interrupted. PYSYNTH_DEBUG=1 shows tracebacks.")
     p.add_argument("--version", action="version", version=f"pysynth {pysynth.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     score.add_commands(sub)  # score, demo
@@ -33,7 +35,7 @@ def build_parser() -> _common.Parser:
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pysynth`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     return _common.run(build_parser(), argv)
 

@@ -16,8 +16,9 @@ import stat
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Callable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import IO, Callable
 
 PROG = "pysynth"
 
@@ -37,7 +38,7 @@ def say(msg: str) -> None:
     print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
 
 
-def run(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]]) -> int:
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     """Parse ``argv``, run the command, map every outcome to an exit status (see the module doc)."""
     debug = os.environ.get("PYSYNTH_DEBUG", "") not in ("", "0")
     try:
@@ -48,7 +49,8 @@ def run(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]]) -> int:
         code = exc.code
         if code is None or isinstance(code, int):
             return code or 0
-        say(f"error: {code}")
+        msg = str(code)
+        say(f"error: {msg[len(PROG) + 2:] if msg.startswith(PROG + ': ') else msg}")
         return 1
     except UsageError as exc:
         if debug:
@@ -68,7 +70,7 @@ def run(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]]) -> int:
             raise
         say(f"error: {_one_line(exc)}")
         return 1
-    except Exception as exc:  # noqa: BLE001 - the one boundary: a bug still gets one line
+    except Exception as exc:  # the one boundary: even a bug gets one line, not a traceback
         if debug:
             raise
         say(f"error: internal error: {type(exc).__name__}: {_one_line(exc)} "
@@ -114,7 +116,7 @@ def workers(s: str) -> int:
     return v
 
 
-def float_in(lo: float, lo_open: bool, hi: Optional[float], what: str) -> Callable[[str], float]:
+def float_in(lo: float, lo_open: bool, hi: float | None, what: str) -> Callable[[str], float]:
     def parse(s: str) -> float:
         try:
             v = float(s)
@@ -127,7 +129,7 @@ def float_in(lo: float, lo_open: bool, hi: Optional[float], what: str) -> Callab
     return parse
 
 
-def sdm_weights(s: str) -> Tuple[float, float, float]:
+def sdm_weights(s: str) -> tuple[float, float, float]:
     what = "3 comma-separated numbers >= 0, not all 0 (unigram,ordered,unordered), e.g. 0.85,0.10,0.05"
     try:
         w = tuple(float(p) for p in s.split(","))
@@ -211,7 +213,7 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
         return
     check_output(path, flag)
     try:
-        st: Optional[os.stat_result] = os.stat(path)
+        st: os.stat_result | None = os.stat(path)
     except OSError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -241,17 +243,17 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
 def read_lines(path: str, flag: str) -> list:
     """Lines of a UTF-8 text file (``-``: stdin), without their newlines."""
     if path == "-":
-        return [line[:-1] if line.endswith("\n") else line for line in sys.stdin]
+        return [line.removesuffix("\n") for line in sys.stdin]
     try:
         with open(path, encoding="utf-8", newline="") as f:
-            return [line[:-1] if line.endswith("\n") else line for line in f]
+            return [line.removesuffix("\n") for line in f]
     except UnicodeDecodeError as exc:
         raise ValueError(f"{flag} {path!r}: not UTF-8 text ({exc.reason})") from None
 
 
 # ------------------------------------------------------------------------- models
 
-def resolve_model(value: Optional[str], default: Optional[str] = None, flag: str = "--model"):
+def resolve_model(value: str | None, default: str | None = None, flag: str = "--model"):
     """:func:`pysynth.models.registry.resolve`, a bad value being a usage error."""
     from pysynth.models.registry import resolve
 

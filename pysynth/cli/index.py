@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import operator
 import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, List, Sequence, Tuple
 
 from pysynth.cli import _common as C
 
@@ -42,7 +42,7 @@ def _cmd_build(args) -> int:
     return 0
 
 
-def hit_prefixes(id_json: Sequence[str]) -> List[str]:
+def hit_prefixes(id_json: Sequence[str]) -> list[str]:
     """``"[<doc id JSON>,"`` of every document number (one join and one split, fast)."""
     return ("[" + ",\n[".join(id_json) + ",").split("\n")
 
@@ -58,12 +58,12 @@ def format_runs(qids: Sequence[str], hits, prefix: Sequence[str]) -> str:
     return "".join(lines)
 
 
-def _batches(path: str, size: int) -> Iterator[Tuple[List[str], List[str]]]:
+def _batches(path: str, size: int) -> Iterator[tuple[list[str], list[str]]]:
     from pysynth.retrieval.collection import check_text, encode_id
 
     where = "--in " + repr("<stdin>" if path == "-" else path)
-    qids: List[str] = []
-    texts: List[str] = []
+    qids: list[str] = []
+    texts: list[str] = []
     for n, row in enumerate(C.read_rows(path), 1):
         if not isinstance(row, dict):
             raise ValueError(f"{where} row {n}: expected a JSON object, got {type(row).__name__}")
@@ -88,10 +88,10 @@ def _cmd_search(args) -> int:
         C.say("note: --k1 / --b apply to --retrieval bm25 only; ignored")
     if model == "bm25" and (args.mu is not None or args.weights is not None):
         C.say("note: --mu / --weights apply to --retrieval sdm only; ignored")
-    params = dict(model=model, k=args.k, mu=2500.0 if args.mu is None else args.mu,
-                  weights=(0.85, 0.10, 0.05) if args.weights is None else args.weights,
-                  k1=1.5 if args.k1 is None else args.k1, b=0.75 if args.b is None else args.b,
-                  workers=args.workers)
+    params = {"model": model, "k": args.k, "mu": 2500.0 if args.mu is None else args.mu,
+              "weights": (0.85, 0.10, 0.05) if args.weights is None else args.weights,
+              "k1": 1.5 if args.k1 is None else args.k1, "b": 0.75 if args.b is None else args.b,
+              "workers": args.workers}
     C.check_output(args.out)
     try:
         coll = Collection.load(args.index, workers=args.workers)

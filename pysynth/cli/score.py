@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from pysynth.cli import _common as C
 
@@ -17,7 +17,7 @@ def score_corpus(
     bleu_flavor: str = "sacrebleu",
     rouge_flavor: str = "rouge-score",
     stem: bool = False,
-    tokenize: Optional[str] = None,
+    tokenize: str | None = None,
     lowercase: bool = False,
     workers: int = 1,
 ) -> dict:

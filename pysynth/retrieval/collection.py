@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring as _encode_str  # the C encoder, ensure_ascii=False
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-__all__ = ["Collection", "Results", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "Collection", "Results"]
 
 FORMAT = "pysynth.retrieval.Collection"
 FORMAT_VERSION = 1
@@ -59,8 +60,8 @@ class Results(NamedTuple):
     """Search results of Q queries: per query, document ids and float64 scores, best first
     (score descending, then document order)."""
 
-    ids: List[list]
-    scores: List[List[float]]
+    ids: list[list]
+    scores: list[list[float]]
 
 
 def encode_id(v: Any, what: str = "id") -> str:
@@ -112,12 +113,12 @@ class Collection:
         """term -> term id."""
         if len(self.terms) != len(self.vocab):
             raise ValueError("vocab repeats a term")
-        self._ids: Optional[list] = None
+        self._ids: list | None = None
 
     # ------------------------------------------------------------------ creation
     @classmethod
-    def build(cls, texts: Sequence[str], ids: Optional[Sequence[Any]] = None, *, tokenizer: str = "rouge",
-              workers: int = 1) -> "Collection":
+    def build(cls, texts: Sequence[str], ids: Sequence[Any] | None = None, *, tokenizer: str = "rouge",
+              workers: int = 1) -> Collection:
         """Tokenize and index ``texts``; document ``d`` has id ``ids[d]`` (default ``d``).
 
         Raises
@@ -143,8 +144,8 @@ class Collection:
         return cls._index(texts, id_json, tokenizer, workers, "texts")
 
     @classmethod
-    def _index(cls, texts: List[str], id_json: List[str], tokenizer: str, workers: int,
-               what: str) -> "Collection":
+    def _index(cls, texts: list[str], id_json: list[str], tokenizer: str, workers: int,
+               what: str) -> Collection:
         from pysynth import text
         from pysynth.retrieval import Index
 
@@ -158,14 +159,14 @@ class Collection:
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping], *, id_field: str = "id", text_field: str = "text",
-                  tokenizer: str = "rouge", workers: int = 1, what: str = "rows") -> "Collection":
+                  tokenizer: str = "rouge", workers: int = 1, what: str = "rows") -> Collection:
         """:meth:`build` from rows ``{id_field: str or int, text_field: str}`` (extra fields are
         ignored): a list of dicts, or what :func:`pysynth.io.read_rows` reads (a JSON Lines or
         Parquet path, ``-``).  Errors name ``what`` and the 1-based row."""
         from pysynth.io import read_rows
 
-        id_json: List[str] = []
-        texts: List[str] = []
+        id_json: list[str] = []
+        texts: list[str] = []
         for n, row in enumerate(read_rows(rows, what), 1):
             where = f"{what} row {n}"
             if not isinstance(row, Mapping):
@@ -202,7 +203,7 @@ class Collection:
         return path
 
     @classmethod
-    def load(cls, path: PathLike, *, mmap: bool = True, workers: int = 1) -> "Collection":
+    def load(cls, path: PathLike, *, mmap: bool = True, workers: int = 1) -> Collection:
         """Open a collection written by :meth:`save`.
 
         Raises
@@ -263,7 +264,7 @@ class Collection:
         return f"Collection(n_docs={self.n_docs}, n_terms={self.n_terms}, tokenizer={self.tokenizer!r})"
 
     # ------------------------------------------------------------------- search
-    def query_ids(self, texts: Sequence[str], workers: int = 1) -> Tuple[np.ndarray, np.ndarray]:
+    def query_ids(self, texts: Sequence[str], workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Flat int32 term ids + int64 offsets of ``texts``, tokenized as the documents were;
         unknown terms map to :attr:`oov_id`."""
         from pysynth import text

@@ -90,6 +90,7 @@ def test_interrupt_debug_and_internal_errors(cli, monkeypatch):
                            (ValueError("bad value\nsecond line"), 1, "pysynth: error: bad value second line"),
                            (FileNotFoundError(2, "No such file or directory", "x.bin"), 1,
                             "pysynth: error: x.bin: No such file or directory"),
+                           (SystemExit("pysynth: old style"), 1, "pysynth: error: old style"),
                            (ZeroDivisionError("oops"), 1, "pysynth: error: internal error: ZeroDivisionError: oops")):
         monkeypatch.setattr(score, "_cmd_demo", boom(exc))
         r = cli("demo")

@@ -18,7 +18,7 @@ import pytest
 
 from pysynth.retrieval.collection import Collection
 
-WORDS = "honda crf top speed what is the how fast a civic engine oil change car of 230 in".split()
+WORDS = ["honda", "crf", "top", "speed", "what", "is", "the", "how", "fast", "a", "civic", "engine", "oil", "change", "car", "of", "230", "in"]
 
 
 def _docs():
@@ -69,8 +69,8 @@ def built(tmp_path_factory):
 
 
 PARAMS = {
-    "sdm": (["--mu", "300", "--weights", "0.8,0.15,0.05"], dict(mu=300.0, weights=(0.8, 0.15, 0.05))),
-    "bm25": (["--k1", "1.2", "--b", "0.6"], dict(k1=1.2, b=0.6)),
+    "sdm": (["--mu", "300", "--weights", "0.8,0.15,0.05"], {"mu": 300.0, "weights": (0.8, 0.15, 0.05)}),
+    "bm25": (["--k1", "1.2", "--b", "0.6"], {"k1": 1.2, "b": 0.6}),
 }
 
 

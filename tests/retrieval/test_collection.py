@@ -14,7 +14,7 @@ from pysynth.retrieval import Index
 from pysynth.retrieval import _reference as ref
 from pysynth.retrieval.collection import FORMAT, Collection
 
-WORDS = "honda crf top speed what is the how fast a civic engine oil change car of 230 in".split()
+WORDS = ["honda", "crf", "top", "speed", "what", "is", "the", "how", "fast", "a", "civic", "engine", "oil", "change", "car", "of", "230", "in"]
 
 
 def docs():
@@ -32,7 +32,7 @@ def docs():
 
 QUERIES = ["honda top speed", "How fast is a Honda CRF 230?", "zyzzyva honda", "crf quux speed flarp flarp",
            "quux flarp", "", "?!", "the", "speed speed top", "caf\u00e9 230"]
-PARAMS = {"sdm": dict(mu=300.0, weights=(0.8, 0.15, 0.05)), "bm25": dict(k1=1.2, b=0.6)}
+PARAMS = {"sdm": {"mu": 300.0, "weights": (0.8, 0.15, 0.05)}, "bm25": {"k1": 1.2, "b": 0.6}}
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_oov_terms_score_as_never_occurring_terms(saved, model):
     assert all(any(w in unseen for w in t) for t in toks)
     ids = [[c.terms[w] if w in c.terms else unseen[w] for w in t] for t in toks]
     off = np.cumsum([0] + [len(t) for t in ids])
-    p = dict(mu=2500.0, weights=(0.85, 0.10, 0.05), k1=1.5, b=0.75) | PARAMS[model]
+    p = {"mu": 2500.0, "weights": (0.85, 0.10, 0.05), "k1": 1.5, "b": 0.75} | PARAMS[model]
     flat = np.array([t for row in ids for t in row], np.int32)
     d, s, n = ref.search(refix, flat, off, model, 1000, p["mu"], p["weights"], p["k1"], p["b"], 1, True)
     for i in range(len(qs)):

@@ -11,7 +11,6 @@ run (see :mod:`._common`).
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from pysynth.cli import _common
@@ -38,7 +37,3 @@ def build_parser() -> _common.Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pysynth`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     return _common.run(build_parser(), argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -92,8 +92,13 @@ def _cmd_synthesize(args) -> int:
         ("retrieval", args.retrieval), ("mu", args.mu), ("weights", args.weights), ("seed", args.seed))
         if v is not None}
     cfg = base.replace(**changes)
-    # [pipelines] the integrator wires --executor / --ray-address here:
-    #     executor = pysynth.pipelines.executor_from_args(args)  -> synthesize(..., executor=executor)
+    # [pipelines] integrator: wire --executor / --ray-address here (a bad combination is a usage error):
+    #     from pysynth.pipelines import executor_from_args
+    #     try:
+    #         executor = executor_from_args(args)
+    #     except ValueError as exc:
+    #         raise C.UsageError(str(exc)) from None
+    #     and pass executor=executor to synthesize() below.
     synthesize(inp, args.out, clusters=args.clusters, corpus=args.corpus, config=cfg,
                workers=args.workers, chunk_size=args.chunk_size, resume=not args.restart,
                keep_parts=args.keep_parts, progress=not args.quiet)
@@ -275,8 +280,8 @@ def add_commands(sub) -> None:
     sy.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
     sy.add_argument("--keep-parts", dest="keep_parts", action="store_true")
     sy.add_argument("--quiet", action="store_true")
-    # [pipelines] the integrator adds here: pysynth.pipelines.add_executor_arguments(sy)
-    #             (--executor local|ray, --ray-address); read back in _cmd_synthesize.
+    # [pipelines] integrator: `from pysynth.pipelines import add_executor_arguments;
+    #             add_executor_arguments(sy)` (--executor local|ray, --ray-address); see _cmd_synthesize.
     sy.set_defaults(func=_cmd_synthesize)
 
     mc = ks.add_parser("make-corpus", help="generate a synthetic question corpus with paraphrase clusters")
@@ -347,7 +352,7 @@ def add_commands(sub) -> None:
     t1.add_argument("--folds", type=C.positive_int, default=5)
     t1.add_argument("--seed", type=int, default=0)
     C.add_workers(t1)
-    t1.add_argument("--data", default=None, help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    t1.add_argument("--data", default=None, type=C.input_dir("data"), help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
     t1.add_argument("--out", default="results/k2q_table1", help="output folder")
     t1.set_defaults(func=_cmd_table1)
 
@@ -357,7 +362,7 @@ def add_commands(sub) -> None:
     t2.add_argument("--model", action="append", type=_table2_model, metavar="[NAME=]MODEL",
                     help="a trained model (folder or name), e.g. copynet=runs/copynet (repeatable)")
     t2.add_argument("--out", default="results/k2q_table2", help="output folder")
-    t2.add_argument("--data", default=None, help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    t2.add_argument("--data", default=None, type=C.input_dir("data"), help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
     t2.add_argument("--beam", type=C.positive_int, default=5)
     t2.add_argument("--baselines", default="sdm,tbm", help="comma-separated subset of sdm,tbm, or none")
     t2.add_argument("--limit", type=C.positive_int, default=None, help="score only the first N T0 pairs")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 
 import pytest
 
@@ -105,6 +106,9 @@ def test_subprocess_exit_statuses_and_broken_pipe(tmp_path, pysynth_cmd):
     p = subprocess.run([*PY, "search", "--index", str(tmp_path / "nope"), "--in", "-", "--out", "-"],
                        env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert p.returncode == 2 and p.stderr == f"pysynth: error: argument --index: no such index directory {str(tmp_path / 'nope')!r}\n"
+    p = subprocess.run([sys.executable, "-m", "pysynth.cli", "--version"], env=env, capture_output=True, text=True,
+                       check=False)
+    assert p.returncode == 0 and p.stdout.startswith("pysynth ")
     # a reader that goes away early (| head): quiet exit, no traceback, no "Exception ignored"
     src = subprocess.Popen([*PY, "k2q", "make-corpus", "--n", "200000", "--out", "-"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)

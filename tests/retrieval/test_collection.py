@@ -189,6 +189,13 @@ def _edit_meta(path: Path, **kw):
     path.write_text(json.dumps(doc))
 
 
+def _bump_version(path: Path):
+    """Set the index's format version to 7 (its own meta.json, or a store's)."""
+    doc = json.loads(path.read_text())
+    doc["format_version" if "format_version" in doc else "version"] = 7
+    path.write_text(json.dumps(doc))
+
+
 @pytest.mark.parametrize("damage, match", [
     (lambda d: None, None),
     (lambda d: (d / "meta.json").unlink(), "meta.json is missing"),
@@ -200,7 +207,7 @@ def _edit_meta(path: Path, **kw):
     (lambda d: (d / "index" / "positions.npy").write_bytes((d / "index" / "positions.npy").read_bytes()[:-8]),
      "positions.npy is truncated or corrupt"),
     (lambda d: _edit_meta(d / "meta.json", format_version=2), "format version 2; this pysynth reads version(s) 1"),
-    (lambda d: _edit_meta(d / "index" / "meta.json", version=7), "version 7"),
+    (lambda d: _bump_version(d / "index" / "meta.json"), "format version 7"),
     (lambda d: _edit_meta(d / "meta.json", n_terms=3, oov_id=3), "have"),
     (lambda d: _edit_meta(d / "meta.json", tokenizer="nltk"), "is corrupt (tokenizer 'nltk'"),
     (lambda d: shutil.rmtree(d / "index"), "index"),

@@ -1,0 +1,5 @@
+import sys
+
+from pysynth.cli import main
+
+sys.exit(main())

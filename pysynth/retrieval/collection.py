@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring as _encode_str  # the C encoder, ensure_ascii=False
 from pathlib import Path
@@ -197,6 +198,8 @@ class Collection:
                  DOC_IDS_FILE: store.lines_to_bytes(self.id_json, "document id")}
         meta = {"tokenizer": self.tokenizer, "n_docs": self.n_docs, "n_terms": self.n_terms,
                 "oov_id": self.oov_id, "index": INDEX_DIR}
+        for stale in path.parent.glob(f"..{path.name}.*.tmp"):  # store.save's, inside a killed save
+            shutil.rmtree(stale, ignore_errors=True)
         with atomic_dir(path) as tmp:  # the store and the index appear together, or not at all
             store.save(tmp, FORMAT, FORMAT_VERSION, files=files, meta=meta)
             self.index.save(tmp / INDEX_DIR)

@@ -84,7 +84,7 @@ def queries():
 def make_generator(engine: str, threads: int, model=None):
     """A Generator for one engine of :data:`ENGINES` (ValueError when it cannot run here)."""
     from pysynth.models.generate import Generator
-    from pysynth.models.k2q import default_model_dir
+    from pysynth.k2q.neural import default_model_dir
 
     if engine.startswith("torch"):
         import torch
@@ -237,7 +237,7 @@ def coverage_sweep(sizes=(2000, 4000, 8000, 16000, 32000, 44000)):
     """Vocabulary coverage/volume of T0 questions and keywords per vocabulary size (Granstedt 2017,
     Fig. 3.5-3.6), vocabularies built from the stand-in training pairs."""
     from pysynth.k2q.data import load_seed_pairs
-    from pysynth.models.k2q import make_synthetic_pairs
+    from pysynth.k2q.neural import make_synthetic_pairs
     from pysynth.models.vocab import Vocab
 
     pairs = make_synthetic_pairs(samples_per_question=2, seed=0)

@@ -25,7 +25,7 @@ sys.path.insert(0, root)
 from pysynth.export.onnx import OrtBackend
 from pysynth.k2q.data import load_seed_pairs
 from pysynth.models.generate import Generator
-from pysynth.models.k2q import default_model_dir
+from pysynth.k2q.neural import default_model_dir
 from pysynth.models.vocab import tokenize
 g = Generator.load(None, backend="onnx")
 g.backend = OrtBackend(default_model_dir() / "onnx", device="cpu", threads=threads)

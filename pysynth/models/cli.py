@@ -38,7 +38,7 @@ def _cmd_train(args) -> int:
     from pysynth.models.train import train
 
     if args.pairs == "synthetic":
-        from pysynth.models.k2q import make_synthetic_pairs
+        from pysynth.k2q.neural import make_synthetic_pairs
 
         pairs = make_synthetic_pairs(samples_per_question=args.samples_per_question, seed=args.seed)
     else:
@@ -81,7 +81,10 @@ def _cmd_generate(args) -> int:
             raise SystemExit(f"pysynth: --in row {i}: needs a string field 'keywords'")
         kws.append(k)
     try:
-        gen = Generator.load(args.model, backend=args.backend, device=args.device, kernels=args.kernels)
+        from pysynth.k2q.neural import DEFAULT_MODEL
+
+        gen = Generator.load(args.model, backend=args.backend, device=args.device, kernels=args.kernels,
+                             default=DEFAULT_MODEL)
         groups = args.groups if args.diverse else 1
         beam = args.beam
         if args.diverse and args.groups and beam < args.groups:

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from pysynth.models.k2q import default_model_dir, keywords_of, make_synthetic_pairs
+from pysynth.k2q.neural import default_model_dir, keywords_of, make_synthetic_pairs
 
 SHIPPED = default_model_dir()
 needs_model = pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped model missing")
@@ -26,7 +26,7 @@ def test_keywords_stand_in():
 @needs_model
 def test_generate_questions_fig1():
     pytest.importorskip("torch")
-    from pysynth.models.k2q import generate_questions
+    from pysynth.k2q.neural import generate_questions
 
     out = generate_questions("bible verse education", n=5)
     assert 2 <= len(out) <= 5
@@ -46,7 +46,7 @@ def test_shipped_onnx_matches_torch_on_t0(method, shared_data):
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
     from pysynth.k2q.data import load_seed_pairs
-    from pysynth.models.k2q import get_generator
+    from pysynth.k2q.neural import get_generator
 
     tg, og = get_generator(None, "torch"), get_generator(None, "onnx")
     kws = [p.keywords for p in load_seed_pairs(shared_data)][::16]  # 50 held-out queries

@@ -83,23 +83,22 @@ def queries():
 
 def make_generator(engine: str, threads: int, model=None):
     """A Generator for one engine of :data:`ENGINES` (ValueError when it cannot run here)."""
+    from pysynth.k2q.neural import DEFAULT_MODEL
     from pysynth.models.generate import Generator
-    from pysynth.k2q.neural import default_model_dir
 
     if engine.startswith("torch"):
         import torch
 
         torch.set_num_threads(threads)
-        g = Generator.load(model, backend="torch")
+        g = Generator.load(model, backend="torch", default=DEFAULT_MODEL)
         from pysynth.decoding.backends import TorchBackend
 
         g.backend = TorchBackend(g.backend.model, parts="auto" if engine == "torch" else False)
         return g
-    from pysynth.export.onnx import OrtBackend
+    from pysynth.decoding.ort import OrtBackend
 
-    g = Generator.load(model, backend="onnx")
-    d = (Path(model) if model else default_model_dir()) / "onnx"
-    g.backend = OrtBackend(d, device="cpu", threads=threads, parts="auto" if engine == "onnx" else False)
+    g = Generator.load(model, backend="onnx", default=DEFAULT_MODEL)
+    g.backend = OrtBackend(g.backend.path, device="cpu", threads=threads, parts="auto" if engine == "onnx" else False)
     return g
 
 

@@ -25,7 +25,7 @@ def small_model(arch: str, seed: int = 0, eos_bias: float = 0.0, scale: float = 
     with torch.no_grad():
         for p in m.parameters():
             p.mul_(scale)
-        m.out.bias[3] += eos_bias
+        m.out.bias[m.specials.eos] += eos_bias
         if copy_boost and m.has_copy:  # weaker generate scores: copying wins more often
             m.out.weight.div_(copy_boost)
             m.out.bias.div_(copy_boost)

@@ -61,7 +61,7 @@ class _FullRows:
     """An OrtBackend without ``step_topk``: the searches rank full [rows, V + n_ext] rows."""
 
     def __init__(self, inner):
-        self.inner, self.vocab_size = inner, inner.vocab_size
+        self.inner, self.vocab_size, self.specials = inner, inner.vocab_size, inner.specials
 
     def encode(self, batch):
         return self.inner.encode(batch)
@@ -84,11 +84,11 @@ def test_shipped_parts_path_matches_full_rows_on_t0(method, shared_data):
     on 200 held-out T0 queries."""
     pytest.importorskip("onnxruntime")
     from pysynth import _dispatch
-    from pysynth.export.onnx import OrtBackend
+    from pysynth.decoding.ort import OrtBackend
     from pysynth.k2q.data import load_seed_pairs
     from pysynth.models.generate import Generator
 
-    g = Generator.load(None, backend="onnx")
+    g = Generator.load("k2q-copynet-small", backend="onnx")
     kws = [p.keywords for p in load_seed_pairs(shared_data)][::4]
     kws = [k for k in kws if any(w in g.vocab.stoi for w in k.lower().split())]
     d = SHIPPED / "onnx"

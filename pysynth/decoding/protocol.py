@@ -11,11 +11,12 @@ model's vocabulary or configuration: the searches hold no copy of them.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Protocol, Tuple, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, List, NamedTuple, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 import numpy as np
 
-__all__ = ["SpecialIds", "SourceBatchLike", "DecodingBackend", "check_backend"]
+__all__ = ["SpecialIds", "SourceBatch", "DecodingBackend", "check_backend"]
 
 
 class SpecialIds(NamedTuple):
@@ -53,22 +54,52 @@ class SpecialIds(NamedTuple):
         return sp
 
 
-@runtime_checkable
-class SourceBatchLike(Protocol):
-    """Padded source ids (:class:`pysynth.models.batching.SourceBatch` is one).
+@dataclass
+class SourceBatch:
+    """Padded source ids: what every search decodes (``make_source_batch`` in
+    :mod:`pysynth.models.batching` builds one from text, :meth:`from_ids` from token ids).
 
-    ``src`` / ``src_ext`` [B, S] int64 (extended ids for copied OOV words), ``src_len`` [B],
-    ``n_ext`` the batch's extended-vocabulary size, ``oovs`` per row its OOV words.
+    src : [B, S] int64 ids (OOV -> ``<unk>``), padded with ``<pad>``
+    src_len : [B] int64 lengths (>= 1)
+    src_ext : [B, S] int64 extended ids (CopyNet; equal to ``src`` otherwise)
+    oovs : per row, the distinct OOV words (extended id ``V + k`` is ``oovs[row][k]``)
+    n_ext : extended-vocabulary columns of the batch (max OOV count; 0 without copying)
     """
 
     src: np.ndarray
     src_len: np.ndarray
     src_ext: np.ndarray
+    oovs: List[List[str]]
     n_ext: int
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        return int(self.src.shape[0])
 
-    def ext_limit(self, vocab_size: int) -> np.ndarray: ...
+    def ext_limit(self, vocab_size: int) -> np.ndarray:
+        """[B] first invalid extended id of each row (``V + len(oovs[row])``)."""
+        return np.asarray([vocab_size + len(o) for o in self.oovs], dtype=np.int64)
+
+    @classmethod
+    def from_ids(cls, sequences: Sequence[Sequence[int]], pad: int) -> "SourceBatch":
+        """Pad id sequences (no copying: ``src_ext == src``, no extended ids); for models with
+        their own tokenizer (:class:`pysynth.decoding.hf.HFBackend`)."""
+        seqs = [list(map(int, q)) for q in sequences]
+        for i, q in enumerate(seqs):
+            if not q:
+                raise ValueError(f"sequences[{i}]: empty; every source needs at least one id")
+        S = max((len(q) for q in seqs), default=1)
+        src = np.full((len(seqs), S), int(pad), dtype=np.int64)
+        for i, q in enumerate(seqs):
+            src[i, : len(q)] = q
+        return cls(src, np.asarray([len(q) for q in seqs], dtype=np.int64), src.copy(), [[] for _ in seqs], 0)
+
+    def take(self, rows: np.ndarray) -> "SourceBatch":
+        rows = np.asarray(rows, dtype=np.int64)
+        oovs = [self.oovs[i] for i in rows]
+        S = int(self.src_len[rows].max()) if len(rows) else 0
+        return SourceBatch(self.src[rows, :S], self.src_len[rows], self.src_ext[rows, :S], oovs,
+                           self.n_ext)
+
 
 
 @runtime_checkable

@@ -68,8 +68,9 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
     model = model.eval().cpu()
     arch = model.config.arch
     spec = architecture(arch).onnx
-    if not spec:
-        raise ValueError(f"model: architecture {arch!r} has no ONNX export in the registry")
+    if not {"encoder", "step", "step_parts"} <= set(spec):
+        raise ValueError(f"model: architecture {arch!r} registers no encoder/step/step_parts ONNX graphs; "
+                         "export_onnx exports encoder-decoder models with the Seq2Seq step interface")
     enc_out = spec["encoder"]["outputs"]
     step_in = [n for n in spec["step"]["inputs"] if n != "k_zeros"]
     parts_in, parts_out = spec["step_parts"]["inputs"], spec["step_parts"]["outputs"]

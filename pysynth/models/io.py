@@ -33,6 +33,16 @@ __all__ = ["atomic_save", "save_model", "load_model", "load_state_dict", "read_m
 CONFIG, VOCAB, WEIGHTS, LEGACY_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
 
 
+def _safetensors():
+    """``safetensors.torch``, or ModuleNotFoundError with the install command."""
+    try:
+        import safetensors.torch as st
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("model weights are safetensors files: pip install 'pysynth[torch]' "
+                                  "(torch and safetensors)") from None
+    return st
+
+
 def atomic_save(obj: Any, path: os.PathLike) -> None:
     """``torch.save`` through a temporary file + rename (checkpoints survive a crash mid-write)."""
     import torch
@@ -79,8 +89,7 @@ def save_model(model, vocab, folder: os.PathLike, files: Optional[Mapping[str, b
     ``files``: extra members (a README, the training configuration). The directory is replaced
     atomically, an ``onnx/`` export in it included (it would be stale).
     """
-    from safetensors.torch import save
-
+    save = _safetensors().save
     cfg = model.config
     arch = registry.architecture(cfg.arch)
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
@@ -95,15 +104,12 @@ def save_model(model, vocab, folder: os.PathLike, files: Optional[Mapping[str, b
 
 def load_state_dict(folder: os.PathLike) -> Dict[str, Any]:
     """The weights of a model directory (safetensors: no code runs)."""
-    from safetensors.torch import load
-
-    return load(read_model_dir(folder).read(WEIGHTS))
+    return _safetensors().load(read_model_dir(folder).read(WEIGHTS))
 
 
 def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, Any]:
     """``(model, vocab)`` from a model directory or a registered name; the model is in eval mode."""
-    from safetensors.torch import load
-
+    load = _safetensors().load
     r = registry.resolve(folder, what="model")
     if r.kind != "pysynth":
         raise ValueError(f"model: {r.path} is a Hugging Face model; use pysynth.decoding.hf.HFBackend")
@@ -120,7 +126,6 @@ def upgrade_model_dir(src: os.PathLike, dst: os.PathLike) -> Path:
     ``model.safetensors``) into a model store at ``dst``; ``model.pt`` is read with
     ``torch.load(weights_only=True)`` (tensors only, no code)."""
     import torch
-    from safetensors.torch import load_file
 
     from pysynth.models.vocab import Vocab
 
@@ -133,7 +138,7 @@ def upgrade_model_dir(src: os.PathLike, dst: os.PathLike) -> Path:
     cfg = arch.config_class().from_dict(doc)
     vocab = Vocab.from_json((s / VOCAB).read_bytes())
     if (s / WEIGHTS).exists():
-        state = load_file(str(s / WEIGHTS))
+        state = _safetensors().load_file(str(s / WEIGHTS))
     elif (s / LEGACY_WEIGHTS).exists():
         state = torch.load(s / LEGACY_WEIGHTS, map_location="cpu", weights_only=True)
     else:

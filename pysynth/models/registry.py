@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 __all__ = ["Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",

@@ -201,7 +201,7 @@ class Seq2Seq(nn.Module):
 
         Only ``ls`` is vocabulary-wide, so a backend can rank the candidates of a row from
         these parts without building the [N, V + n_ext] rows
-        (:func:`pysynth.decoding.search.candidates_topk`; the ONNX graph ``step_parts.onnx``).
+        (:func:`pysynth.decoding.search.topk_from_parts`; the ONNX graph ``step_parts.onnx``).
         """
         V = self.vocab_size
         r, h_new = self.decoder_readout(tokens, h, memory, context, keys, mask)

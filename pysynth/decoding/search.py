@@ -12,10 +12,12 @@ Rules shared by every search (and the reference):
 * Ties: candidates are ranked by score (descending), then by flat index ``beam * V_ext + token``
   (ascending). Greedy takes the lowest token id among equal maxima.
 * Sampling (:func:`sample_search`): top-k / top-p (nucleus, Holtzman et al. 2020) sampling from
-  the temperature-scaled distribution; draws come from ``numpy.random.default_rng([seed,
-  source])``, so the same seed gives the same samples whatever the batch and thread count.
+  the temperature-scaled distribution; source ``s`` draws from ``numpy.random.default_rng([seed,
+  s])`` (or from its own seed), so the same seeds give the same samples whatever the thread
+  count, the backend and the rows that leave the batch.
 * ``<pad>`` and ``<s>`` are never generated (``<unk>`` neither with ``ban_unk``), nor extended
-  ids beyond a source's own OOV words.
+  ids beyond a source's own OOV words; the ids are the backend's (``backend.specials``,
+  :meth:`SpecialIds.never <pysynth.decoding.protocol.SpecialIds.never>`).
 * Scores accumulate in float64 from the model's float32 log-probabilities.
 * Beam search (per source, beam ``K``): take the best ``2K`` candidates; a ``</s>`` candidate of
   rank < K finishes a hypothesis, the best ``K`` others stay alive. A source is done once it has

@@ -106,3 +106,29 @@ def test_shipped_parts_path_matches_full_rows_on_t0(method, shared_data):
         out[name] = [(r.texts, r.scores, r.groups) for r in res]
     for name in backends:
         assert out[name] == out["full"], f"{name} differs from the full-row path"
+
+
+# Outputs of the shipped model recorded before its conversion from model.pt to a model store
+# (2026-11-23): the converted weights and the unchanged ONNX graphs must reproduce them.
+GOLDEN_GREEDY = {
+    "bible verse education": "what is the bible of the verse education?",
+    "capital france": "what is the capital of france?",
+    "how to bond wireless networks zzzqx": "how to bond wireless networks is zzzqx?",
+}
+GOLDEN_BEAM3 = {
+    "bible verse education": ["what is the bible of the verse education?", "what is the bible of verse education?",
+                              "what is the bible in the verse education?"],
+    "capital france": ["what is the capital of france?", "who was the capital of france?",
+                       "who is the capital of france?"],
+}
+
+
+@needs_model
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_shipped_model_outputs_are_unchanged(backend):
+    pytest.importorskip("torch" if backend == "torch" else "onnxruntime")
+    from pysynth.k2q.neural import get_generator
+
+    g = get_generator(None, backend)
+    assert [r.texts[0] for r in g.generate(list(GOLDEN_GREEDY), beam=1)] == list(GOLDEN_GREEDY.values())
+    assert [r.texts for r in g.generate(list(GOLDEN_BEAM3), beam=5, n=3)] == list(GOLDEN_BEAM3.values())

@@ -90,7 +90,8 @@ def resolve_kernels(kernels: str, device: torch.device) -> str:
 
 
 class TorchBackend:
-    """Runs a :class:`~pysynth.models.seq2seq.Seq2Seq` for the numpy searches.
+    """Runs a torch seq2seq module (:class:`~pysynth.models.seq2seq.Seq2Seq` or any module with its
+    decoding interface, see the module docstring) for the numpy searches.
 
     The encoder outputs and decoder states stay on the model's device (CUDA when the model is
     there); each step hands the search the best candidates (``step_topk``), full float32

@@ -158,8 +158,8 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
         raise TypeError(f"{what} must be a model name or a directory path, got {type(model).__name__}")
     p = Path(model)
     if p.is_dir():
-        if (p / "meta.json").is_file() or (p / "vocab.json").is_file():
-            return Resolved("pysynth", p)  # a legacy folder (vocab.json only) is refused on load, with the fix
+        if (p / "meta.json").is_file():
+            return Resolved("pysynth", p)
         if (p / RUN_MODEL / "meta.json").is_file():
             return Resolved("pysynth", p / RUN_MODEL)
         cfg = p / "config.json"
@@ -168,8 +168,10 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
                 doc = json.loads(cfg.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 doc = {}
-            if isinstance(doc, dict) and "model_type" in doc:
+            if isinstance(doc, dict) and "model_type" in doc:  # before vocab.json: BPE tokenizers have one
                 return Resolved("hf", p)
+        if (p / "vocab.json").is_file():
+            return Resolved("pysynth", p)  # a legacy pysynth folder: refused on load, with the fix
         raise ValueError(f"{what}: {str(p)!r} is not a model directory (no pysynth meta.json, no Hugging Face "
                          "config.json with a model_type)")
     raise ValueError(f"{what}: {str(model)!r} is neither a shipped model ({', '.join(models()) or 'none'}) "

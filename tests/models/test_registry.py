@@ -39,6 +39,8 @@ def test_hf_and_run_folders(tmp_path):
     hf.mkdir()
     (hf / "config.json").write_text(json.dumps({"model_type": "t5"}))
     assert registry.resolve(hf) == registry.Resolved("hf", hf)
+    (hf / "vocab.json").write_text("{}")  # a BPE tokenizer's vocabulary: still Hugging Face
+    assert registry.resolve(hf).kind == "hf"
     run = tmp_path / "run"
     (run / registry.RUN_MODEL).mkdir(parents=True)
     (run / registry.RUN_MODEL / "meta.json").write_text("{}")

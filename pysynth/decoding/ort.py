@@ -118,7 +118,8 @@ class OrtBackend:
         self.path = d
         if not d.exists():
             raise FileNotFoundError(f"onnx_dir: {d} does not exist; run `pysynth export onnx` first")
-        self.meta = load_onnx_dir(d).meta
+        st = load_onnx_dir(d)
+        self.meta = st.meta
         self.specials = SpecialIds.check(self.meta["specials"], f"{d}/meta.json specials")
         so = ort.SessionOptions()
         if threads:
@@ -126,8 +127,9 @@ class OrtBackend:
         so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         so.log_severity_level = 3
         req = choose_providers(device)
-        self.encoder = ort.InferenceSession(str(d / ENCODER_FILE), so, providers=req)
-        self.stepper = ort.InferenceSession(str(d / STEP_FILE), so, providers=req)
+        # graphs from bytes checked against the store's sizes and CRC-32s (a corrupt file fails here)
+        self.encoder = ort.InferenceSession(st.read(ENCODER_FILE), so, providers=req)
+        self.stepper = ort.InferenceSession(st.read(STEP_FILE), so, providers=req)
         self.providers = self.stepper.get_providers()
         self.vocab_size = int(self.meta["vocab_size"])
         self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
@@ -143,8 +145,8 @@ class OrtBackend:
             parts = _dispatch.implementation("decoding") == "cpp"
         self.parts = None
         # on CUDA the TopK graph hands back [rows, k] instead of [rows, V] over the bus
-        if parts and (d / STEP_PARTS_FILE).exists() and self.providers[0] == "CPUExecutionProvider":
-            self.parts = ort.InferenceSession(str(d / STEP_PARTS_FILE), so, providers=req)
+        if parts and STEP_PARTS_FILE in st.files and self.providers[0] == "CPUExecutionProvider":
+            self.parts = ort.InferenceSession(st.read(STEP_PARTS_FILE), so, providers=req)
             self.parts_inputs = [i.name for i in self.parts.get_inputs()]
             self.parts_outputs = [o.name for o in self.parts.get_outputs()]
             self._local = threading.local()

@@ -178,3 +178,10 @@ def test_export_is_a_versioned_store(exported, tmp_path):
         OrtBackend(old)
     with pytest.raises(FileNotFoundError, match="onnx_dir"):
         OrtBackend(tmp_path / "missing")
+    bad = tmp_path / "bad"
+    shutil.copytree(ob.path, bad)
+    data = bytearray((bad / "step.onnx").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (bad / "step.onnx").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupt"):
+        OrtBackend(bad)

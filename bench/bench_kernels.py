@@ -232,7 +232,7 @@ def e2e_model():
     cfg = Seq2SeqConfig()  # copynet, V = 44,000, emb 100, enc 2 x 200, dec 400
     m = Seq2Seq(cfg, cfg.vocab_size).eval()
     with torch.no_grad():
-        m.out.bias[3] = -1e4  # </s>: every decode runs E2E_STEPS steps
+        m.out.bias[m.specials.eos] = -1e4  # </s>: every decode runs E2E_STEPS steps
     return m.cuda()
 
 

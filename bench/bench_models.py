@@ -83,23 +83,22 @@ def queries():
 
 def make_generator(engine: str, threads: int, model=None):
     """A Generator for one engine of :data:`ENGINES` (ValueError when it cannot run here)."""
+    from pysynth.k2q.neural import DEFAULT_MODEL
     from pysynth.models.generate import Generator
-    from pysynth.models.k2q import default_model_dir
 
     if engine.startswith("torch"):
         import torch
 
         torch.set_num_threads(threads)
-        g = Generator.load(model, backend="torch")
+        g = Generator.load(model, backend="torch", default=DEFAULT_MODEL)
         from pysynth.decoding.backends import TorchBackend
 
         g.backend = TorchBackend(g.backend.model, parts="auto" if engine == "torch" else False)
         return g
-    from pysynth.export.onnx import OrtBackend
+    from pysynth.decoding.ort import OrtBackend
 
-    g = Generator.load(model, backend="onnx")
-    d = (Path(model) if model else default_model_dir()) / "onnx"
-    g.backend = OrtBackend(d, device="cpu", threads=threads, parts="auto" if engine == "onnx" else False)
+    g = Generator.load(model, backend="onnx", default=DEFAULT_MODEL)
+    g.backend = OrtBackend(g.backend.path, device="cpu", threads=threads, parts="auto" if engine == "onnx" else False)
     return g
 
 
@@ -237,7 +236,7 @@ def coverage_sweep(sizes=(2000, 4000, 8000, 16000, 32000, 44000)):
     """Vocabulary coverage/volume of T0 questions and keywords per vocabulary size (Granstedt 2017,
     Fig. 3.5-3.6), vocabularies built from the stand-in training pairs."""
     from pysynth.k2q.data import load_seed_pairs
-    from pysynth.models.k2q import make_synthetic_pairs
+    from pysynth.k2q.neural import make_synthetic_pairs
     from pysynth.models.vocab import Vocab
 
     pairs = make_synthetic_pairs(samples_per_question=2, seed=0)

@@ -22,13 +22,13 @@ CHILD = r'''
 import sys, time, json, os, hashlib
 root, beam, rounds, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 sys.path.insert(0, root)
-from pysynth.export.onnx import OrtBackend
+from pysynth.decoding.ort import OrtBackend
 from pysynth.k2q.data import load_seed_pairs
 from pysynth.models.generate import Generator
-from pysynth.models.k2q import default_model_dir
+from pysynth.k2q.neural import DEFAULT_MODEL
 from pysynth.models.vocab import tokenize
-g = Generator.load(None, backend="onnx")
-g.backend = OrtBackend(default_model_dir() / "onnx", device="cpu", threads=threads)
+g = Generator.load(DEFAULT_MODEL, backend="onnx")
+g.backend = OrtBackend(g.backend.path, device="cpu", threads=threads)
 kws = [k for k in (p.keywords for p in load_seed_pairs()) if any(w in g.vocab.stoi for w in tokenize(k))]
 g.generate(kws[:32], beam=beam, n=1, batch_size=32)
 per_s, per_cpu_s = [], []

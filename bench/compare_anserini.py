@@ -46,7 +46,7 @@ zero-padded (``0000042``) so that Anserini's tie-break (doc id string ascending)
 pysynth's (doc id ascending).
 
 Queries: 10k keyword queries, each from a random question: its distinct content terms
-(rouge tokens not in ``pysynth.models.k2q.STOPWORDS``), questions with fewer than 3 skipped,
+(rouge tokens not in ``pysynth.k2q.neural.STOPWORDS``), questions with fewer than 3 skipped,
 a uniform random subset of size ``U{3..7}`` (all terms when fewer) kept in question order.
 
 Timing: top-100 for all queries in one batch, after a warm-up batch of the first 1,000
@@ -104,7 +104,7 @@ def md5(path: Path) -> str:
 def resampled_corpus(n: int, seed: int):
     """Real questions drawn with replacement, content words replaced with probability 0.5."""
     from pysynth.k2q.data import load_question_set
-    from pysynth.models.k2q import STOPWORDS
+    from pysynth.k2q.neural import STOPWORDS
     from pysynth.text import tokenize
 
     real = load_question_set().questions
@@ -187,7 +187,7 @@ def make_queries(C, n_queries: int, seed: int = 1):
     """Token-id queries: 3-7 distinct content terms of a random question, in question order.
 
     Returns (ids, offsets, source question of each query)."""
-    from pysynth.models.k2q import STOPWORDS
+    from pysynth.k2q.neural import STOPWORDS
 
     stop = np.zeros(len(C.vocab), bool)
     for i, t in enumerate(C.vocab):

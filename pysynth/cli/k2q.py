@@ -15,7 +15,6 @@ from pysynth.cli import _common as C
 
 KQGM = ("baseline", "paraphrase")
 STRATEGIES = ("popular", "discriminative", "combination")
-ARCHS = ("copynet", "attnet", "ednet")
 DEFAULT_MODEL = "k2q-copynet-small"
 
 
@@ -134,7 +133,7 @@ def _cmd_train(args) -> int:
     from pysynth.models.train import train
 
     if args.inp == "synthetic":
-        from pysynth.models.k2q import make_synthetic_pairs
+        from pysynth.k2q.neural import make_synthetic_pairs
 
         pairs = make_synthetic_pairs(samples_per_question=args.samples_per_question, seed=args.seed)
     else:
@@ -296,6 +295,8 @@ def add_commands(sub) -> None:
                    type=lambda s: s if s == "synthetic" else C.input_file(s),
                    help="JSONL with 'keywords' and 'question' fields (- reads stdin), or 'synthetic' "
                         "(stand-in pairs from Q minus T0)")
+    from pysynth.models.config import ARCHS  # the registry's GRU seq2seq names
+
     t.add_argument("--arch", choices=ARCHS, default=None, help="architecture (default copynet)")
     C.add_model_alias(t, "arch", "--arch", ARCHS)
     t.add_argument("--out", required=True, help="run folder (resumes from its checkpoint.pt)")

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, List, Sequence
 
 import numpy as np
 
-from pysynth.decoding.search import (BOS_ID, EOS_ID, PAD_ID, UNK_ID, Hypothesis, check_search_args,
-                                     normalize_score)
+from pysynth.decoding.protocol import SpecialIds
+from pysynth.decoding.search import Hypothesis, check_search_args, normalize_score
 
 if TYPE_CHECKING:  # annotations only: the decoders import torch when they run
     import torch
@@ -109,9 +109,10 @@ class _Source:
         import torch
 
         self.model = model.eval()
+        self.sp = SpecialIds.check(model.specials, "model.specials")
         self.src = torch.tensor([list(src_ids)], dtype=torch.long)
         self.src_ext = torch.tensor([list(src_ext)], dtype=torch.long)
-        self.n_ext = n_oov if model.has_copy else 0
+        self.n_ext = n_oov if getattr(model, "has_copy", False) else 0
         self.ban_unk = ban_unk
         with torch.no_grad():
             self.enc = model.encode(self.src, torch.tensor([len(src_ids)]))
@@ -123,10 +124,7 @@ class _Source:
         with torch.no_grad():
             logp, h = self.model.step(torch.tensor([token]), h, self.enc, self.src_ext, self.n_ext)
         logp = logp[0].double()
-        logp[PAD_ID] = float("-inf")
-        logp[BOS_ID] = float("-inf")
-        if self.ban_unk:
-            logp[UNK_ID] = float("-inf")
+        logp[list(self.sp.never(self.ban_unk))] = float("-inf")
         logp[self.model.vocab_size + self.n_ext:] = float("-inf")
         return logp, h
 
@@ -145,12 +143,12 @@ def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
 
     check_search_args(max_len=max_len)
     s = _Source(model, src_ids, src_ext, n_oov, ban_unk)
-    h, token, tokens, total = s.enc.h0, BOS_ID, [], 0.0
+    h, token, tokens, total = s.enc.h0, s.sp.bos, [], 0.0
     for _ in range(max_len):
         logp, h = s.step(token, h)
         token = int(torch.argmax(logp))  # first index of the maximum
         total += float(logp[token])
-        if token == EOS_ID:
+        if token == s.sp.eos:
             return [_hyp(tokens, total, True, "none", 0.0)]
         tokens.append(token)
     return [_hyp(tokens, total, False, "none", 0.0)]
@@ -184,7 +182,7 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
             was_done = done[g]
             rows, cand_search, cand_model = [], [], []
             for tokens, search, logprob, h in alive[g]:
-                logp, h_new = s.step(tokens[-1] if tokens else BOS_ID, h)
+                logp, h_new = s.step(tokens[-1] if tokens else s.sp.bos, h)
                 if used.numel() == 0:
                     used = torch.zeros(logp.numel(), dtype=torch.float64)
                 penal = logp - diversity * used if (g > 0 and diversity) else logp
@@ -198,7 +196,7 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
             for rank, j in enumerate(order.tolist()):
                 b, tok = divmod(j, V)
                 tokens = alive[g][b][0]
-                if tok == EOS_ID:
+                if tok == s.sp.eos:
                     if rank < Kg and not was_done and torch.isfinite(flat[j]):
                         finished[g].append(_hyp(tokens, cand_model[b][tok], True, length_penalty, alpha, g))
                 elif len(new_alive) < Kg:

@@ -1,5 +1,13 @@
 """The PyTorch step backend of the batched searches (``pysynth.decoding.search``).
 
+:class:`TorchBackend` drives any torch module with the decoding interface of
+:class:`pysynth.models.seq2seq.Seq2Seq`: ``encode(src, src_len)`` (an object with ``h0`` and
+``take(rows)``), ``step(tokens, h, enc, src_ext, n_ext)``, ``vocab_size`` and ``specials``
+(:class:`~pysynth.decoding.protocol.SpecialIds`). Capability flags select the faster paths:
+``has_copy`` (copy columns and the fused CopyNet kernel) and a ``step_parts`` method with a
+``log_floor`` attribute (candidates without full rows). Nothing here branches on an
+architecture name.
+
 Two ways to run a step, picked once per backend by ``kernels="auto"|"triton"|"torch"``:
 
 * ``torch``: the model's own eager ops (:meth:`Seq2Seq.step`), as exported to ONNX; the
@@ -42,10 +50,11 @@ from typing import Optional
 import numpy as np
 import torch
 
+from pysynth.decoding.protocol import SpecialIds
+
 __all__ = ["TorchBackend", "KERNELS", "resolve_kernels"]
 
 KERNELS = ("auto", "triton", "torch")
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # as pysynth.decoding.search / models.vocab
 _MAX_TRITON_K = 256  # the Triton copy step takes k <= 256 and sources of <= 256 positions
 _MAX_TRITON_S = 256
 _MAX_TRITON_BEAMS = 256  # the Triton diverse-beam step takes <= 256 beams per source
@@ -81,7 +90,8 @@ def resolve_kernels(kernels: str, device: torch.device) -> str:
 
 
 class TorchBackend:
-    """Runs a :class:`~pysynth.models.seq2seq.Seq2Seq` for the numpy searches.
+    """Runs a torch seq2seq module (:class:`~pysynth.models.seq2seq.Seq2Seq` or any module with its
+    decoding interface, see the module docstring) for the numpy searches.
 
     The encoder outputs and decoder states stay on the model's device (CUDA when the model is
     there); each step hands the search the best candidates (``step_topk``), full float32
@@ -90,7 +100,9 @@ class TorchBackend:
 
     Parameters
     ----------
-    model : Seq2Seq
+    model : torch module with the decoding interface (see the module docstring)
+    specials : SpecialIds, optional
+        Default: ``model.specials``.
     device : str, optional
         Move the model there first.
     topk : bool
@@ -119,7 +131,15 @@ class TorchBackend:
     name = "torch"
 
     def __init__(self, model, device: Optional[str] = None, topk: bool = True, kernels: str = "auto",
-                 parts="auto"):
+                 parts="auto", specials: Optional[SpecialIds] = None):
+        for m in ("encode", "step", "vocab_size"):
+            if not hasattr(model, m):
+                raise TypeError(f"model: {type(model).__name__} has no {m!r}; TorchBackend drives modules "
+                                "with the decoding interface of pysynth.models.seq2seq.Seq2Seq")
+        if specials is None and not hasattr(model, "specials"):
+            raise TypeError(f"specials: {type(model).__name__} has no 'specials'; pass specials=SpecialIds(...)")
+        self.specials = SpecialIds.check(specials if specials is not None else model.specials)
+        self.copy = bool(getattr(model, "has_copy", False))
         self.model = model.eval()
         if not topk:  # hide step_topk: the searches then read full rows (a second exact path)
             self.step_topk = None
@@ -142,6 +162,7 @@ class TorchBackend:
             parts = _dispatch.implementation("decoding") == "cpp"
         # float32 only: the kernel repeats the float32 epilogue of Seq2Seq.step_tensors
         self.parts = (bool(parts) and self.device.type == "cpu" and self.kernels == "torch"
+                      and hasattr(model, "step_parts") and hasattr(model, "log_floor")
                       and next(self.model.parameters()).dtype == torch.float32)
 
     # -- plumbing --------------------------------------------------------------------------
@@ -163,7 +184,7 @@ class TorchBackend:
 
     def _copy_kernel(self, state, k: int) -> bool:
         """Whether this step runs the fused copy step (CopyNet, kernel path, within its limits)."""
-        return (self.kernels == "triton" and self.model.has_copy and k <= _MAX_TRITON_K
+        return (self.kernels == "triton" and self.copy and k <= _MAX_TRITON_K
                 and state[1].shape[1] <= _MAX_TRITON_S)
 
     def _fused_step(self, state, tokens: torch.Tensor, h: torch.Tensor, k: int, full: bool):
@@ -226,7 +247,6 @@ class TorchBackend:
 
     def _step_topk_parts(self, state, tokens: np.ndarray, h: torch.Tensor, k: int):
         from pysynth.decoding.search import topk_from_parts
-        from pysynth.models.seq2seq import LOG_FLOOR
 
         enc, src_ext, n_ext = state
         with torch.inference_mode():
@@ -239,7 +259,7 @@ class TorchBackend:
                                         empty.astype(np.int64), 0, k, -np.inf)
         else:
             vals, idx = topk_from_parts(ls.float().numpy(), shift.float().numpy(), touched.float().numpy(),
-                                        src_ext.numpy(), int(n_ext), k, np.float32(LOG_FLOOR))
+                                        src_ext.numpy(), int(n_ext), k, np.float32(self.model.log_floor))
         return vals, idx, h
 
     def step_diverse(self, state, tokens: np.ndarray, h: torch.Tensor, scores: np.ndarray,
@@ -286,17 +306,15 @@ class TorchBackend:
             vx = logp.shape[1]
             # the bans of search.apply_bans, then </s> out of the selection (the search decides
             # which </s> candidates finish; they never take a beam slot)
-            logp[:, PAD_ID] = float("-inf")
-            logp[:, BOS_ID] = float("-inf")
-            if ban_unk:
-                logp[:, UNK_ID] = float("-inf")
+            logp[:, list(self.specials.never(ban_unk))] = float("-inf")
             V = self.vocab_size
             if vx > V:  # extended ids >= the row's limit (only the n_ext extended columns)
                 cols = torch.arange(V, vx, device=logp.device)
                 lim = self._t(np.asarray(limits, dtype=np.int64))
                 logp[:, V:].masked_fill_(cols[None, :] >= lim[:, None], float("-inf"))
-            eos = logp[:, EOS_ID].clone()
-            logp[:, EOS_ID] = float("-inf")
+            eos_id = self.specials.eos
+            eos = logp[:, eos_id].clone()
+            logp[:, eos_id] = float("-inf")
             order = np.argsort(~np.asarray(live, dtype=bool), axis=1, kind="stable")  # [n, G]
             permuted = bool((order != np.arange(G)).any())
             rows = (np.arange(n)[:, None, None] * K + order[:, :, None] * Kg

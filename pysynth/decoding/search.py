@@ -1,7 +1,9 @@
-"""Batched greedy, beam and diverse beam search over any step backend (numpy; no torch here).
+"""Batched greedy, beam, diverse beam search and sampling over any step backend (numpy; no torch here).
 
-The search runs on numpy arrays; a *backend* (:class:`pysynth.decoding.backends.TorchBackend`,
-:class:`pysynth.export.onnx.OrtBackend`) runs the model. ``pysynth.decoding._reference``
+The search runs on numpy arrays; a *backend* (:class:`pysynth.decoding.protocol.DecodingBackend`:
+:class:`pysynth.decoding.backends.TorchBackend`, :class:`pysynth.decoding.ort.OrtBackend`,
+:class:`pysynth.decoding.hf.HFBackend`) runs the model and names its special ids
+(``backend.specials``). ``pysynth.decoding._reference``
 defines the results with a readable one-sentence torch decoder; these functions must return the
 same hypotheses and scores (tests compare them).
 
@@ -9,8 +11,13 @@ Rules shared by every search (and the reference):
 
 * Ties: candidates are ranked by score (descending), then by flat index ``beam * V_ext + token``
   (ascending). Greedy takes the lowest token id among equal maxima.
+* Sampling (:func:`sample_search`): top-k / top-p (nucleus, Holtzman et al. 2020) sampling from
+  the temperature-scaled distribution; source ``s`` draws from ``numpy.random.default_rng([seed,
+  s])`` (or from its own seed), so the same seeds give the same samples whatever the thread
+  count, the backend and the rows that leave the batch.
 * ``<pad>`` and ``<s>`` are never generated (``<unk>`` neither with ``ban_unk``), nor extended
-  ids beyond a source's own OOV words.
+  ids beyond a source's own OOV words; the ids are the backend's (``backend.specials``,
+  :meth:`SpecialIds.never <pysynth.decoding.protocol.SpecialIds.never>`).
 * Scores accumulate in float64 from the model's float32 log-probabilities.
 * Beam search (per source, beam ``K``): take the best ``2K`` candidates; a ``</s>`` candidate of
   rank < K finishes a hypothesis, the best ``K`` others stay alive. A source is done once it has
@@ -48,15 +55,17 @@ selection is numpy's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
+from pysynth.decoding.protocol import SpecialIds, check_backend
+
 __all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "topk_from_parts",
-           "step_candidates", "greedy_search", "beam_search", "diverse_beam_search", "LENGTH_PENALTIES"]
+           "step_candidates", "greedy_search", "beam_search", "diverse_beam_search", "sample_search",
+           "check_sampling_args", "LENGTH_PENALTIES"]
 
 LENGTH_PENALTIES = ("none", "average", "gnmt")
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
 @dataclass
@@ -113,12 +122,10 @@ def check_search_args(beam: int = 1, groups: int = 1, diversity: float = 0.0, ma
         raise ValueError(f"alpha: must be finite, got {alpha!r}")
 
 
-def apply_bans(logp: np.ndarray, ext_limit: np.ndarray, ban_unk: bool) -> np.ndarray:
-    """Set never-generated columns to -inf in place: specials and extended ids >= ``ext_limit``."""
-    logp[:, PAD_ID] = -np.inf
-    logp[:, BOS_ID] = -np.inf
-    if ban_unk:
-        logp[:, UNK_ID] = -np.inf
+def apply_bans(logp: np.ndarray, ext_limit: np.ndarray, ban_unk: bool, specials: SpecialIds) -> np.ndarray:
+    """Set never-generated columns to -inf in place: ``specials.never(ban_unk)`` and extended
+    ids >= ``ext_limit``."""
+    logp[:, list(specials.never(ban_unk))] = -np.inf
     Vx = logp.shape[1]
     if ext_limit.size and int(ext_limit.min()) < Vx:
         cols = np.arange(Vx)
@@ -209,21 +216,21 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
     searches order candidates by (score desc, flat index asc) themselves. Backends with a
     ``step_topk`` method (onnxruntime) return only these columns; others return full rows.
     """
-    k = min(vx, need + 3 + (vx - backend.vocab_size))
+    sp = backend.specials
+    never = sp.never(ban_unk)
+    k = min(vx, need + len(never) + (vx - backend.vocab_size))
     step_topk = getattr(backend, "step_topk", None)
     if step_topk is not None:
         vals, idx, h = step_topk(enc, tokens, h, k)
         vals = vals.astype(np.float64)
         idx = idx.astype(np.int64, copy=False)
-        bad = (idx == PAD_ID) | (idx == BOS_ID) | (idx >= limits[:, None])
-        if ban_unk:
-            bad |= idx == UNK_ID
+        bad = np.isin(idx, never) | (idx >= limits[:, None])
         vals[bad] = -np.inf
         return vals, idx, h
     logp, h = backend.step(enc, tokens, h)
     if logp.shape[1] != vx:
         raise ValueError(f"backend: step returned {logp.shape[1]} columns, expected {vx} (vocab + n_ext)")
-    apply_bans(logp, limits, ban_unk)
+    apply_bans(logp, limits, ban_unk, sp)
     idx, vals = topk_ordered(logp, k)
     return vals.astype(np.float64), idx, h
 
@@ -231,12 +238,13 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
 def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
     """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
     check_search_args(max_len=max_len)
+    sp = check_backend(backend)
     B = len(batch)
     vx = backend.vocab_size + int(batch.n_ext)
     enc, h = backend.encode(batch)
     limit_all = batch.ext_limit(backend.vocab_size)
     active = np.arange(B)
-    tokens = np.full(B, BOS_ID, dtype=np.int64)
+    tokens = np.full(B, sp.bos, dtype=np.int64)
     lp = np.zeros(B, dtype=np.float64)
     out: List[List[int]] = [[] for _ in range(B)]
     results: List[Optional[List[Hypothesis]]] = [None] * B
@@ -246,7 +254,7 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> Li
         rows = np.arange(len(active))
         tok = idx[rows, first]
         lp[active] += vals[rows, first]
-        eos = tok == EOS_ID
+        eos = tok == sp.eos
         for i in np.nonzero(eos)[0]:
             s = active[i]
             results[s] = [_finish(out[s], lp[s], True, "none", 0.0)]
@@ -289,6 +297,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
         by normalised score.
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
+    sp = check_backend(backend)
     G, Kg = groups, beam // groups
     nb = Kg if n_best is None else int(n_best)
     if nb < 1:
@@ -306,13 +315,13 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     search[:, :, 0] = 0.0
     model = np.zeros((B, G, Kg))  # model log-probabilities
     hist = np.zeros((B * K, 0), dtype=np.int64)
-    tokens = np.full(B * K, BOS_ID, dtype=np.int64)
+    tokens = np.full(B * K, sp.bos, dtype=np.int64)
     finished: List[List[List[Hypothesis]]] = [[[] for _ in range(G)] for _ in range(B)]
     gdone = np.zeros((B, G), dtype=bool)
     beam_off = (np.arange(Kg) * vx)[None, :, None]
     on_device = (G > 1 and getattr(backend, "step_diverse", None) is not None
                  and backend.vocab_size >= Kg + 4)
-    eos_flat = (np.arange(Kg) * vx + EOS_ID)[None, :]
+    eos_flat = (np.arange(Kg) * vx + sp.eos)[None, :]
     t = -1
     for t in range(max_len):
         nA = len(active)
@@ -336,7 +345,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             idx = idx.reshape(nA, G, Kg, kc)
         ar = np.arange(nA)[:, None]
         parent = np.tile(np.arange(K), (nA, 1))  # row within source, per new slot
-        new_tok = np.full((nA, K), PAD_ID, dtype=np.int64)
+        new_tok = np.full((nA, K), sp.pad, dtype=np.int64)
         used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
         for g in range(G):
             if on_device:
@@ -367,7 +376,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                 fl = np.take_along_axis(flat, order, 1)
                 bm, tk = fl // vx, fl % vx
                 mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
-            eos = tk == EOS_ID
+            eos = tk == sp.eos
             was_done = gdone[active, g]
             for i, r in zip(*np.nonzero(eos[:, :Kg])):
                 s = active[i]
@@ -422,3 +431,102 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             hyps.extend(_rank(finished[s][g])[:nb])
         results.append(_rank(hyps))
     return results
+
+
+def check_sampling_args(n: int = 1, top_k: int = 0, top_p: float = 1.0, temperature: float = 1.0,
+                        max_len: int = 1) -> None:
+    """ValueError naming the argument for impossible sampling settings."""
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n: must be a positive integer (samples per source), got {n!r}")
+    if not isinstance(top_k, (int, np.integer)) or top_k < 0:
+        raise ValueError(f"top_k: must be an integer >= 0 (0: no top-k cut), got {top_k!r}")
+    if not (isinstance(top_p, (int, float, np.floating)) and 0.0 < top_p <= 1.0):
+        raise ValueError(f"top_p: must be in (0, 1] (1: no nucleus cut), got {top_p!r}")
+    if not (isinstance(temperature, (int, float, np.floating)) and np.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature: must be a finite number > 0, got {temperature!r}")
+    check_search_args(max_len=max_len)
+
+
+def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0, temperature: float = 1.0,
+                  seed: Union[int, Sequence[int]] = 0, max_len: int = 40, length_penalty: str = "none",
+                  alpha: float = 0.6, ban_unk: bool = True) -> List[List[Hypothesis]]:
+    """Top-k / top-p (nucleus) sampling: ``n`` sampled hypotheses per source, seeded.
+
+    At each step the allowed candidates of a row are ranked (value desc, id asc), the
+    distribution ``softmax(log p / temperature)`` is cut to the ``top_k`` best (0: all) and
+    then to the smallest prefix whose probability reaches ``top_p`` (Holtzman et al. 2020; at
+    least one token), renormalised, and one token is drawn by inverse CDF with a uniform draw.
+
+    Parameters
+    ----------
+    seed : int or sequence of int
+        One seed for all sources, or one per source. Source ``s`` draws from
+        ``numpy.random.default_rng([seed, s])`` (or ``[seed[s]]``), one uniform number per
+        sample and step, so results do not depend on the batch's other sources, on rows
+        leaving the batch or on thread counts.
+
+    Returns
+    -------
+    Per source its ``n`` samples ranked by length-normalised score; ``logprob`` is the model's
+    own (untempered) log-probability.
+    """
+    check_sampling_args(n, top_k, top_p, temperature, max_len)
+    if length_penalty not in LENGTH_PENALTIES:
+        raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {length_penalty!r}")
+    sp = check_backend(backend)
+    B = len(batch)
+    if isinstance(seed, (int, np.integer)):
+        draws = [np.random.default_rng([int(seed), s]).random((n, max_len)) for s in range(B)]
+    else:
+        seeds = list(seed)
+        if len(seeds) != B or not all(isinstance(x, (int, np.integer)) and x >= 0 for x in seeds):
+            raise ValueError(f"seed: expected an int or {B} ints >= 0 (one per source), got {seed!r}")
+        draws = [np.random.default_rng([int(x)]).random((n, max_len)) for x in seeds]
+    u = np.stack(draws).reshape(B * n, max_len) if B else np.zeros((0, max_len))
+    V = backend.vocab_size
+    vx = V + int(batch.n_ext)
+    need = int(top_k) if top_k else vx
+    enc, h = backend.encode(batch)
+    rep = np.repeat(np.arange(B), n)
+    enc, h = backend.take(enc, rep), backend.take_h(h, rep)
+    limits = np.repeat(batch.ext_limit(V), n)
+    active = np.arange(B * n)
+    tokens = np.full(B * n, sp.bos, dtype=np.int64)
+    lp = np.zeros(B * n)
+    out: List[List[int]] = [[] for _ in range(B * n)]
+    hyps: List[Optional[Hypothesis]] = [None] * (B * n)
+    for t in range(max_len):
+        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk)
+        order = np.lexsort((idx, -vals), axis=-1)
+        vals, idx = np.take_along_axis(vals, order, 1), np.take_along_axis(idx, order, 1)
+        if top_k:
+            vals, idx = vals[:, :top_k], idx[:, :top_k]
+        z = vals / float(temperature)
+        p = np.exp(z - z[:, :1])  # row maxima first: no overflow; -inf -> 0
+        p /= p.sum(1, keepdims=True)
+        if top_p < 1.0:
+            before = np.cumsum(p, 1) - p  # mass of the better tokens
+            p = np.where(before < top_p, p, 0.0)
+            p /= p.sum(1, keepdims=True)
+        cdf = np.cumsum(p, 1)
+        r = u[active, t] * cdf[:, -1]
+        pick = np.minimum((cdf <= r[:, None]).sum(1), (p > 0).sum(1) - 1)  # never a zero-mass column
+        rows = np.arange(len(active))
+        tok = idx[rows, pick]
+        lp[active] += vals[rows, pick]
+        eos = tok == sp.eos
+        for i in np.nonzero(eos)[0]:
+            j = active[i]
+            hyps[j] = _finish(out[j], lp[j], True, length_penalty, alpha)
+        for i in np.nonzero(~eos)[0]:
+            out[active[i]].append(int(tok[i]))
+        if eos.any():
+            keep = np.nonzero(~eos)[0]
+            active, tok = active[keep], tok[keep]
+            if not len(active):
+                break
+            enc, h = backend.take(enc, keep), backend.take_h(h, keep)
+        tokens = tok.astype(np.int64)
+    for j in active:
+        hyps[j] = _finish(out[j], lp[j], False, length_penalty, alpha)
+    return [_rank(hyps[s * n:(s + 1) * n]) for s in range(B)]  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ Questions and queries are tokenized with :func:`pysynth.text.tokenize` (``"rouge
 as a term of collection frequency 0 (all such terms share one id, ``vocab_size``, that no document
 contains), so it is smoothed with ``0.5 / |C|`` exactly as the SDM definition of
 :mod:`pysynth.retrieval` says, rather than being silently dropped.  When the T0 clusters are left
-out of the training data (as :func:`pysynth.models.k2q.make_synthetic_pairs` and the K2Q pipeline
+out of the training data (as :func:`pysynth.k2q.neural.make_synthetic_pairs` and the K2Q pipeline
 do), the T0 question itself can never be retrieved.
 
 :class:`TemplateBaseline` -- the template-based method (TBM)

@@ -4,7 +4,7 @@ Rows: the two baselines of Sect. 6.5.1 (:class:`~pysynth.k2q.baselines.SdmBaseli
 :class:`~pysynth.k2q.baselines.TemplateBaseline`), fitted on a keyword-question pairs file (the
 synthetic training data), and any trained neural models (EDNet / AttNet / CopyNet model folders,
 :class:`pysynth.models.generate.Generator`).  Every row is scored by
-:func:`pysynth.models.k2q.evaluate_t0`, the same code for all rows: every T0 keyword query is
+:func:`pysynth.k2q.neural.evaluate_t0`, the same code for all rows: every T0 keyword query is
 mapped to one question and scored against the question it was written for -- ROUGE-L, ROUGE-1,
 ROUGE-2 (mean F-measure of :func:`pysynth.metrics.rouge`, rouge-score flavor, no stemming) and
 corpus BLEU (:func:`pysynth.metrics.corpus_bleu`, sacrebleu 13a, divided by 100); ``*_multi``:
@@ -72,7 +72,7 @@ class _AllWords:
 
 class _FixedOutputs:
     """The part of the :class:`~pysynth.models.generate.Generator` interface that
-    :func:`~pysynth.models.k2q.evaluate_t0` uses, answering from precomputed outputs, so that the
+    :func:`~pysynth.k2q.neural.evaluate_t0` uses, answering from precomputed outputs, so that the
     baselines are scored by exactly the code that scores the neural models.  Its vocabulary
     contains every word: which queries get an output is the baseline's decision."""
 
@@ -141,7 +141,7 @@ def run_table2(
     """
     from pysynth.k2q.baselines import SdmBaseline, TemplateBaseline
     from pysynth.k2q.data import load_seed_pairs
-    from pysynth.models.k2q import evaluate_t0
+    from pysynth.k2q.neural import evaluate_t0
     from pysynth.models.vocab import detokenize, tokenize
 
     t_start = time.perf_counter()

@@ -1,14 +1,28 @@
 """Neural seq2seq models (EDNet, AttNet, CopyNet; Ding & Balog 2018) — PyTorch, loaded lazily.
 
+Layering (no import cycle between pysynth subpackages; ``tests/test_imports.py`` checks the
+whole tree):
+
+1. ``pysynth.io``, ``pysynth.store``, ``pysynth._dispatch`` — files, versioned stores.
+2. :mod:`pysynth.decoding` — the backend protocol and special ids, the numpy searches, and the
+   torch / onnxruntime / Hugging Face backends. Generic over the protocol: it imports nothing
+   from ``pysynth.models``.
+3. :mod:`pysynth.models` — the registry (architecture -> configuration class, builder, ONNX
+   spec; shipped model names), configurations, vocabulary, batching, the torch modules,
+   model-directory I/O, :class:`Generator` (text in, text out over a decoding backend) and
+   training. Imports no method package (``pysynth.k2q`` ...).
+4. :mod:`pysynth.export` — the ONNX exporter (reads the registry's ONNX spec).
+5. Methods (``pysynth.k2q.neural``: K2Q generation on the shipped model) and the CLI.
+
 ``import pysynth.models`` does not import torch; the names below load on first use:
 
 * :class:`Seq2SeqConfig`, :class:`TrainConfig` (``pysynth.models.config``; no torch)
 * :class:`Vocab`, :func:`tokenize`, :func:`detokenize` (``pysynth.models.vocab``; no torch)
+* :func:`resolve`, :func:`architecture` (``pysynth.models.registry``; no torch)
 * :class:`Seq2Seq` (``pysynth.models.seq2seq``; torch)
-* :func:`save_model`, :func:`load_model` (``pysynth.models.io``)
+* :func:`save_model`, :func:`load_model` (``pysynth.models.io``; model stores, no pickle)
 * :class:`Trainer`, :func:`train` (``pysynth.models.train``; torch)
 * :class:`Generator` (``pysynth.models.generate``)
-* :func:`generate_questions`, :func:`make_synthetic_pairs` (``pysynth.models.k2q``)
 """
 from __future__ import annotations
 
@@ -17,12 +31,11 @@ import importlib
 _LAZY = {
     "Seq2SeqConfig": "config", "TrainConfig": "config", "ARCHS": "config",
     "Vocab": "vocab", "tokenize": "vocab", "detokenize": "vocab",
+    "resolve": "registry", "architecture": "registry", "architectures": "registry", "models": "registry",
     "Seq2Seq": "seq2seq",
     "save_model": "io", "load_model": "io",
     "Trainer": "train", "train": "train",
     "Generator": "generate", "Generation": "generate",
-    "generate_questions": "k2q", "make_synthetic_pairs": "k2q", "default_model_dir": "k2q",
-    "evaluate_t0": "k2q",
 }
 __all__ = sorted(_LAZY)
 

@@ -1,46 +1,18 @@
-"""Turning token lists into padded id arrays (numpy; no torch here)."""
+"""Turning token lists into padded id arrays (numpy; no torch here).
+
+:class:`SourceBatch` itself is the decoding layer's generic container
+(:mod:`pysynth.decoding.protocol`); this module fills it from a :class:`Vocab`.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from pysynth.decoding.protocol import SourceBatch
 from pysynth.models.vocab import Vocab
 
 __all__ = ["SourceBatch", "make_source_batch", "make_target_arrays"]
-
-
-@dataclass
-class SourceBatch:
-    """Padded sources.
-
-    src : [B, S] int64 ids (OOV -> ``<unk>``), padded with ``<pad>``
-    src_len : [B] int64 lengths (>= 1)
-    src_ext : [B, S] int64 extended ids (CopyNet; equal to ``src`` otherwise)
-    oovs : per row, the distinct OOV words (extended id ``V + k`` is ``oovs[row][k]``)
-    n_ext : extended-vocabulary columns of the batch (max OOV count; 0 without copying)
-    """
-
-    src: np.ndarray
-    src_len: np.ndarray
-    src_ext: np.ndarray
-    oovs: List[List[str]]
-    n_ext: int
-
-    def __len__(self) -> int:
-        return int(self.src.shape[0])
-
-    def ext_limit(self, vocab_size: int) -> np.ndarray:
-        """[B] first invalid extended id of each row (``V + len(oovs[row])``)."""
-        return np.asarray([vocab_size + len(o) for o in self.oovs], dtype=np.int64)
-
-    def take(self, rows: np.ndarray) -> "SourceBatch":
-        rows = np.asarray(rows, dtype=np.int64)
-        oovs = [self.oovs[i] for i in rows]
-        S = int(self.src_len[rows].max()) if len(rows) else 0
-        return SourceBatch(self.src[rows, :S], self.src_len[rows], self.src_ext[rows, :S], oovs,
-                           self.n_ext)
 
 
 def make_source_batch(vocab: Vocab, sources: Sequence[Sequence[str]], copy: bool) -> SourceBatch:

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Dict
+
+from pysynth.models import registry
 
 __all__ = ["Seq2SeqConfig", "TrainConfig", "ARCHS"]
 
-ARCHS = ("ednet", "attnet", "copynet")
+_SELF = "pysynth.models.config:Seq2SeqConfig"
+#: the registered architectures configured by :class:`Seq2SeqConfig` (from the registry)
+ARCHS = tuple(a for a in registry.architectures() if registry.architecture(a).config == _SELF)
 
 
 def _from_dict(cls, d: Dict[str, Any]):
@@ -68,13 +70,19 @@ class Seq2SeqConfig:
     max_tgt_len: int = 40
 
     def __post_init__(self):
-        if self.arch not in ARCHS:
-            raise ValueError(f"arch: must be one of {ARCHS}, got {self.arch!r}")
+        if self.arch not in registry.architectures() or registry.architecture(self.arch).config != _SELF:
+            archs = [a for a in registry.architectures() if registry.architecture(a).config == _SELF]
+            raise ValueError(f"arch: must be one of {archs}, got {self.arch!r}")
         for name in ("vocab_size", "emb_dim", "enc_hidden", "dec_hidden", "max_src_len", "max_tgt_len"):
             if int(getattr(self, name)) <= 0:
                 raise ValueError(f"{name}: must be positive, got {getattr(self, name)}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: must be in [0, 1), got {self.dropout}")
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The architecture's capability flags (``attention``, ``copy``) from the registry."""
+        return registry.architecture(self.arch).options
 
     @property
     def attn_size(self) -> int:
@@ -93,15 +101,8 @@ class Seq2SeqConfig:
     def from_dict(cls, d: Dict[str, Any]) -> "Seq2SeqConfig":
         return _from_dict(cls, d)
 
-    def save(self, path: os.PathLike) -> None:
-        from pysynth.models.io import atomic_write_text
-
-        atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1))
-
-    @classmethod
-    def load(cls, path: os.PathLike) -> "Seq2SeqConfig":
-        with open(path, encoding="utf-8") as f:
-            return cls.from_dict(json.load(f))
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), indent=1).encode("utf-8")
 
 
 @dataclass

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
+import numpy as np
+
 from pysynth.models.batching import make_source_batch
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
@@ -50,7 +52,7 @@ class Generator:
 
     Parameters
     ----------
-    backend : TorchBackend or OrtBackend
+    backend : a :class:`~pysynth.decoding.protocol.DecodingBackend` (TorchBackend, OrtBackend)
     vocab : Vocab
     copy : bool
         The model copies source words (CopyNet): OOV source words get extended ids.
@@ -66,46 +68,55 @@ class Generator:
         self.max_tgt_len = max_tgt_len
 
     @classmethod
-    def load(cls, model_dir=None, backend: str = "torch", device: Optional[str] = None,
-             kernels: str = "auto") -> "Generator":
-        """Load a model folder (default: the shipped ``k2q-copynet-small``) on ``torch`` or ``onnx``.
+    def load(cls, model=None, backend: str = "torch", device: Optional[str] = None,
+             kernels: str = "auto", default: Optional[str] = None) -> "Generator":
+        """Load a model (a registered name such as ``k2q-copynet-small``, a model directory or a
+        training run folder; :func:`pysynth.models.registry.resolve`) on ``torch`` or ``onnx``.
 
-        ``kernels`` (torch backend): ``auto`` runs the fused Triton decode-step kernels when
-        the model is on CUDA and triton is installed, ``triton`` always, ``torch`` never (see
-        :class:`pysynth.decoding.backends.TorchBackend`). The onnx backend runs its exported
-        graph: ``kernels="triton"`` is a ``ValueError`` there.
+        ``default``: the registered name used when ``model`` is None. ``kernels`` (torch
+        backend): ``auto`` runs the fused Triton decode-step kernels when the model is on CUDA
+        and triton is installed, ``triton`` always, ``torch`` never (see
+        :class:`pysynth.decoding.backends.TorchBackend`). The onnx backend runs the exported
+        graphs of the directory's ``onnx/`` store (no torch): ``kernels="triton"`` is a
+        ``ValueError`` there.
         """
         if kernels not in ("auto", "triton", "torch"):
             raise ValueError(f"kernels: must be 'auto', 'triton' or 'torch', got {kernels!r}")
         if backend == "onnx" and kernels == "triton":
             raise ValueError("kernels='triton' needs backend='torch' (the onnx backend runs the "
                              "exported graph)")
-        from pysynth.models.config import Seq2SeqConfig
-        from pysynth.models.k2q import default_model_dir
+        if backend not in ("torch", "onnx"):
+            raise ValueError(f"backend: must be 'torch' or 'onnx', got {backend!r}")
+        from pysynth.models.io import read_config_vocab
+        from pysynth.models.registry import RUN_MODEL, resolve
 
-        from pathlib import Path
-
-        d = Path(model_dir) if model_dir is not None else default_model_dir()
+        r = resolve(model, default=default, what="model")
+        if r.kind != "pysynth":
+            raise ValueError(f"model: {r.path} is a Hugging Face model directory; decode it with "
+                             "pysynth.decoding.hf.HFBackend and its own tokenizer")
+        d = r.path
         if device == "auto":  # CUDA when torch sees one, else CPU
             import torch
 
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        cfg = Seq2SeqConfig.load(d / "config.json")
-        vocab = Vocab.load(d / "vocab.json")
+        _, cfg, vocab, _ = read_config_vocab(d)
         if backend == "torch":
             from pysynth.decoding.backends import TorchBackend
             from pysynth.models.io import load_model
 
-            model, vocab = load_model(d, device=device)
-            be = TorchBackend(model, kernels=kernels)
-        elif backend == "onnx":
-            from pysynth.export.onnx import OrtBackend
-
-            onnx_dir = d / "onnx" if (d / "onnx").is_dir() else d
-            be = OrtBackend(onnx_dir, device=device)
+            m, vocab = load_model(d, device=device)
+            be = TorchBackend(m, kernels=kernels)
         else:
-            raise ValueError(f"backend: must be 'torch' or 'onnx', got {backend!r}")
-        return cls(be, vocab, cfg.arch == "copynet", cfg.max_src_len, cfg.max_tgt_len)
+            from pysynth.decoding.ort import OrtBackend
+
+            # the export beside the model store, or beside it in a training run folder
+            found = [p for p in (d / "onnx", d.parent / "onnx") if p.is_dir() and (p != d.parent / "onnx"
+                                                                                    or d.name == RUN_MODEL)]
+            if not found:
+                raise FileNotFoundError(f"model: {d} has no onnx/ export; run: pysynth export onnx --model {d} "
+                                        f"--out {d / 'onnx'}")
+            be = OrtBackend(found[0], device=device)
+        return cls(be, vocab, be.copy, cfg.max_src_len, cfg.max_tgt_len)
 
     def generate(
         self,
@@ -122,13 +133,20 @@ class Generator:
         batch_size: int = 32,
         ban_unk: bool = True,
         dedupe: bool = True,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        temperature: float = 1.0,
+        seed: int = 0,
     ) -> List[Generation]:
         """Generate n-best lists for ``texts``.
 
         Parameters
         ----------
-        method : {"greedy", "beam", "diverse"}, optional
+        method : {"greedy", "beam", "diverse", "sample"}, optional
             Default: ``greedy`` when ``beam == 1``, ``diverse`` when ``groups > 1``, else ``beam``.
+            ``sample``: ``n`` (default ``beam``) samples per input with ``top_k`` / ``top_p`` /
+            ``temperature``; input ``i`` draws from seed ``[seed, i]`` whatever the batching
+            (:func:`pysynth.decoding.search.sample_search`).
         n : int, optional
             Outputs per input (default ``beam``); duplicates after detokenization are dropped
             when ``dedupe``.
@@ -137,8 +155,8 @@ class Generator:
 
         if method is None:
             method = "greedy" if beam == 1 and groups == 1 else ("diverse" if groups > 1 else "beam")
-        if method not in ("greedy", "beam", "diverse"):
-            raise ValueError(f"method: must be 'greedy', 'beam' or 'diverse', got {method!r}")
+        if method not in ("greedy", "beam", "diverse", "sample"):
+            raise ValueError(f"method: must be 'greedy', 'beam', 'diverse' or 'sample', got {method!r}")
         S.check_search_args(beam, groups if method == "diverse" else 1, diversity,
                             max_len or self.max_tgt_len, length_penalty, alpha)
         if n is not None and (not isinstance(n, int) or n < 1):
@@ -146,6 +164,10 @@ class Generator:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
         max_len = max_len or self.max_tgt_len
+        if method == "sample":
+            S.check_sampling_args(n or beam, top_k, top_p, temperature, max_len)
+            if not isinstance(seed, int) or seed < 0:
+                raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
         toks, trunc = prepare_sources(texts, self.vocab, self.max_src_len)
         # sort by length so batches carry little padding; results go back in input order
         order = sorted(range(len(toks)), key=lambda i: len(toks[i]))
@@ -155,6 +177,12 @@ class Generator:
             batch = make_source_batch(self.vocab, [toks[i] for i in idx], self.copy)
             if method == "greedy":
                 res = S.greedy_search(self.backend, batch, max_len=max_len, ban_unk=ban_unk)
+            elif method == "sample":
+                # one seed per input position: the samples do not depend on batch_size or order
+                seeds = [int(np.random.SeedSequence([seed, i]).generate_state(1)[0]) for i in idx]
+                res = S.sample_search(self.backend, batch, n=n or beam, top_k=top_k, top_p=top_p,
+                                      temperature=temperature, seed=seeds, max_len=max_len,
+                                      length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
             elif method == "beam":
                 res = S.beam_search(self.backend, batch, beam=beam, max_len=max_len,
                                     length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)

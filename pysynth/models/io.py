@@ -1,110 +1,148 @@
-"""Model folders: ``config.json`` + ``vocab.json`` + weights, written atomically.
+"""Model directories: a versioned :mod:`pysynth.store` store, loaded without pickle.
 
-Weights never go through pickle-with-code: ``model.safetensors`` when the ``safetensors``
-package is installed, else ``model.pt`` written by ``torch.save(state_dict)`` and read with
-``torch.load(weights_only=True)``. Loading accepts either file.
+A model directory is a store of format ``pysynth.model`` (version 1,
+:data:`pysynth.models.registry.MODEL_FORMAT`)::
+
+    meta.json          {"format": "pysynth.model", "format_version": 1, ...,
+                        "meta": {"arch", "family", "config", "vocab_size"}}
+    config.json        the architecture's configuration (also in meta.json)
+    vocab.json         {"itos": [...]}
+    model.safetensors  the weights (safetensors: tensors only, no code)
+    onnx/              optional: the ONNX export (a ``pysynth.model.onnx`` store)
+
+The architecture is looked up in :mod:`pysynth.models.registry` by ``meta["arch"]``, which
+names the configuration class and the builder. Folders from before the store format
+(``config.json`` + ``vocab.json`` + ``model.pt``, no ``meta.json``) are refused with a
+ValueError naming :func:`upgrade_model_dir`, which converts one (its ``model.pt`` is read with
+``torch.load(weights_only=True)``).
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
-from pysynth.io import atomic_write as _atomic
+from pysynth import store
+from pysynth.io import atomic_write
+from pysynth.models import registry
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_save", "save_model", "load_model",
-           "load_state_dict", "has_safetensors"]
+__all__ = ["atomic_save", "save_model", "load_model", "load_state_dict", "read_model_dir", "upgrade_model_dir",
+           "CONFIG", "VOCAB", "WEIGHTS"]
 
-CONFIG, VOCAB, SAFETENSORS, TORCH_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
-
-
-def atomic_write_text(path: os.PathLike, text: str) -> None:
-    _atomic(path, lambda f: f.write(text.encode("utf-8")))
+CONFIG, VOCAB, WEIGHTS, LEGACY_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
 
 
-def atomic_write_bytes(path: os.PathLike, data: bytes) -> None:
-    _atomic(path, lambda f: f.write(data))
+def _safetensors():
+    """``safetensors.torch``, or ModuleNotFoundError with the install command."""
+    try:
+        import safetensors.torch as st
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("model weights are safetensors files: pip install 'pysynth[torch]' "
+                                  "(torch and safetensors)") from None
+    return st
 
 
 def atomic_save(obj: Any, path: os.PathLike) -> None:
     """``torch.save`` through a temporary file + rename (checkpoints survive a crash mid-write)."""
     import torch
 
-    _atomic(path, lambda f: torch.save(obj, f))
+    atomic_write(path, lambda f: torch.save(obj, f))
 
 
-def has_safetensors() -> bool:
-    try:
-        import safetensors.torch  # noqa: F401
-    except ModuleNotFoundError:
-        return False
-    return True
+def _legacy_error(d: Path) -> ValueError:
+    return ValueError(f"{d} is a model folder from an older pysynth (no meta.json; weights in "
+                      f"{LEGACY_WEIGHTS} or {WEIGHTS}): convert it once with "
+                      f"pysynth.models.io.upgrade_model_dir({str(d)!r}, NEW_DIR) and use NEW_DIR")
 
 
-def save_state_dict(state: Dict[str, Any], folder: os.PathLike, fmt: str = "auto") -> Path:
-    """Write weights as ``model.safetensors`` (``fmt='auto'`` when installed) or ``model.pt``."""
-    folder = Path(folder)
-    state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
-    if fmt == "auto":
-        fmt = "safetensors" if has_safetensors() else "torch"
-    if fmt == "safetensors":
-        from safetensors.torch import save
+def read_model_dir(folder: os.PathLike) -> "store.Stored":
+    """The checked store of a model directory (no torch needed).
 
-        atomic_write_bytes(folder / SAFETENSORS, save(state))
-        stale = folder / TORCH_WEIGHTS
-        out = folder / SAFETENSORS
-    elif fmt == "torch":
-        atomic_save(state, folder / TORCH_WEIGHTS)
-        stale = folder / SAFETENSORS
-        out = folder / TORCH_WEIGHTS
-    else:
-        raise ValueError(f"fmt: must be 'auto', 'safetensors' or 'torch', got {fmt!r}")
-    if stale.exists():
-        stale.unlink()
-    return out
+    Raises
+    ------
+    FileNotFoundError
+        ``folder`` does not exist.
+    ValueError
+        a legacy folder (with the fix), not a ``pysynth.model`` store, or another version.
+    """
+    d = Path(folder)
+    if d.is_dir() and not (d / store.META).exists() and (d / VOCAB).exists():
+        raise _legacy_error(d)
+    return store.load(d, registry.MODEL_FORMAT, (registry.MODEL_FORMAT_VERSION,))
+
+
+def read_config_vocab(folder: os.PathLike):
+    """``(architecture, config, vocab, stored)`` of a model directory, without torch."""
+    from pysynth.models.vocab import Vocab
+
+    st = read_model_dir(folder)
+    arch = registry.architecture(st.meta.get("arch"))
+    cfg = arch.config_class().from_dict(st.read_json(CONFIG))
+    vocab = Vocab.from_json(st.read(VOCAB))
+    return arch, cfg, vocab, st
+
+
+def save_model(model, vocab, folder: os.PathLike, files: Optional[Mapping[str, bytes]] = None) -> Path:
+    """Write ``model`` (its ``config`` names a registered ``arch``) and ``vocab`` as a model store.
+
+    ``files``: extra members (a README, the training configuration). The directory is replaced
+    atomically, an ``onnx/`` export in it included (it would be stale).
+    """
+    save = _safetensors().save
+    cfg = model.config
+    arch = registry.architecture(cfg.arch)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    members = {CONFIG: cfg.to_json(), VOCAB: vocab.to_json(), WEIGHTS: save(state)}
+    for name, data in (files or {}).items():
+        if name in members:
+            raise ValueError(f"files: {name!r} is written by save_model itself")
+        members[name] = data
+    meta = {"arch": arch.name, "family": arch.family, "config": cfg.to_dict(), "vocab_size": len(vocab)}
+    return store.save(folder, registry.MODEL_FORMAT, registry.MODEL_FORMAT_VERSION, files=members, meta=meta)
 
 
 def load_state_dict(folder: os.PathLike) -> Dict[str, Any]:
-    """Weights of a model folder, without executing pickled code."""
-    import torch
-
-    folder = Path(folder)
-    if (folder / SAFETENSORS).exists() and (has_safetensors() or not (folder / TORCH_WEIGHTS).exists()):
-        if not has_safetensors():
-            raise ModuleNotFoundError(
-                f"{folder / SAFETENSORS} needs the safetensors package: pip install safetensors"
-            )
-        from safetensors.torch import load_file
-
-        return load_file(str(folder / SAFETENSORS))
-    if (folder / TORCH_WEIGHTS).exists():
-        return torch.load(folder / TORCH_WEIGHTS, map_location="cpu", weights_only=True)
-    raise FileNotFoundError(f"no {SAFETENSORS} or {TORCH_WEIGHTS} in {folder}")
-
-
-def save_model(model, vocab, folder: os.PathLike, fmt: str = "auto") -> Path:
-    """Write ``config.json``, ``vocab.json`` and the weights of ``model`` into ``folder``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.config.save(folder / CONFIG)
-    vocab.save(folder / VOCAB)
-    save_state_dict(model.state_dict(), folder, fmt)
-    return folder
+    """The weights of a model directory (safetensors: no code runs)."""
+    return _safetensors().load(read_model_dir(folder).read(WEIGHTS))
 
 
 def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, Any]:
-    """``(model, vocab)`` from a model folder; the model is in eval mode."""
-    from pysynth.models.config import Seq2SeqConfig
-    from pysynth.models.seq2seq import Seq2Seq
-    from pysynth.models.vocab import Vocab
-
-    folder = Path(folder)
-    if not (folder / CONFIG).exists():
-        raise FileNotFoundError(f"{folder} is not a model folder (no {CONFIG})")
-    cfg = Seq2SeqConfig.load(folder / CONFIG)
-    vocab = Vocab.load(folder / VOCAB)
-    model = Seq2Seq(cfg, len(vocab))
-    model.load_state_dict(load_state_dict(folder))
+    """``(model, vocab)`` from a model directory or a registered name; the model is in eval mode."""
+    load = _safetensors().load
+    r = registry.resolve(folder, what="model")
+    if r.kind != "pysynth":
+        raise ValueError(f"model: {r.path} is a Hugging Face model; use pysynth.decoding.hf.HFBackend")
+    arch, cfg, vocab, st = read_config_vocab(r.path)
+    model = arch.build(cfg, len(vocab))
+    model.load_state_dict(load(st.read(WEIGHTS)))
     if device:
         model.to(device)
     return model.eval(), vocab
+
+
+def upgrade_model_dir(src: os.PathLike, dst: os.PathLike) -> Path:
+    """Convert a pre-store model folder (``config.json``, ``vocab.json``, ``model.pt`` or
+    ``model.safetensors``) into a model store at ``dst``; ``model.pt`` is read with
+    ``torch.load(weights_only=True)`` (tensors only, no code)."""
+    import torch
+
+    from pysynth.models.vocab import Vocab
+
+    s = Path(src)
+    if (s / store.META).exists():
+        raise ValueError(f"src: {s} is already a model store")
+    with open(s / CONFIG, encoding="utf-8") as f:
+        doc = json.load(f)
+    arch = registry.architecture(doc.get("arch"))
+    cfg = arch.config_class().from_dict(doc)
+    vocab = Vocab.from_json((s / VOCAB).read_bytes())
+    if (s / WEIGHTS).exists():
+        state = _safetensors().load_file(str(s / WEIGHTS))
+    elif (s / LEGACY_WEIGHTS).exists():
+        state = torch.load(s / LEGACY_WEIGHTS, map_location="cpu", weights_only=True)
+    else:
+        raise FileNotFoundError(f"src: no {WEIGHTS} or {LEGACY_WEIGHTS} in {s}")
+    model = arch.build(cfg, len(vocab))
+    model.load_state_dict(state)
+    return save_model(model, vocab, dst)

@@ -2,6 +2,12 @@
 named shipped models -> their directories.  Imports no torch and no method package: builders
 and configuration classes are named as ``"module:attribute"`` strings, loaded on use.
 
+This is the one place an architecture is decided: a model directory stores its ``arch`` name
+(``meta.json``); :func:`pysynth.models.io.load_model` builds the module with
+``architecture(arch).build(config, vocab_size)``, the module reads its capabilities
+(``Architecture.options``: attention, copying) from here, and the ONNX exporter takes the graphs'
+input and output names from ``Architecture.onnx``.
+
 Every place that takes a model (Python ``model=`` arguments, the CLI's ``--model``) resolves it
 with :func:`resolve`: a registered model name (``k2q-copynet-small``), a pysynth model
 directory, or a local Hugging Face model directory (``config.json`` with a ``model_type``).
@@ -14,16 +20,18 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 __all__ = ["Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
-           "ASSETS"]
+           "ASSETS", "RUN_MODEL"]
 
 #: store format of a pysynth model directory (:mod:`pysynth.store`)
 MODEL_FORMAT = "pysynth.model"
 MODEL_FORMAT_VERSION = 1
 ASSETS = Path(__file__).resolve().parent / "assets"
+#: the model store inside a training run folder
+RUN_MODEL = "model"
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -44,6 +52,8 @@ class Architecture:
     config : ``"module:Class"`` of its configuration dataclass (``to_dict``/``from_dict``).
     builder : ``"module:callable"``; ``builder(config, vocab_size)`` returns the torch module.
     onnx : the ONNX graphs it exports: graph name -> ``{"inputs": [...], "outputs": [...]}``.
+    options : the family's capability flags for this architecture (``{"attention": True,
+        "copy": True}`` for CopyNet), read by the builder.
     """
 
     name: str
@@ -51,6 +61,10 @@ class Architecture:
     config: str
     builder: str
     onnx: Dict[str, Dict[str, List[str]]] = field(default_factory=dict)
+    options: Dict[str, Any] = field(default_factory=dict)
+
+    def __hash__(self):  # dict fields: hash by name (a registered name is unique)
+        return hash(self.name)
 
     def config_class(self):
         return _load_attr(self.config)
@@ -122,7 +136,8 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
 
     Parameters
     ----------
-    model : a shipped model's name, a pysynth model directory, or a local Hugging Face model
+    model : a shipped model's name, a pysynth model directory, a training run folder (its
+        ``model/`` store, see :mod:`pysynth.models.train`), or a local Hugging Face model
         directory; ``None`` takes ``default``.
     default : the registry name used when ``model`` is None.
     what : the argument's name in error messages.
@@ -143,16 +158,20 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
         raise TypeError(f"{what} must be a model name or a directory path, got {type(model).__name__}")
     p = Path(model)
     if p.is_dir():
-        if (p / "meta.json").is_file() or (p / "vocab.json").is_file():
+        if (p / "meta.json").is_file():
             return Resolved("pysynth", p)
+        if (p / RUN_MODEL / "meta.json").is_file():
+            return Resolved("pysynth", p / RUN_MODEL)
         cfg = p / "config.json"
         if cfg.is_file():
             try:
                 doc = json.loads(cfg.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 doc = {}
-            if isinstance(doc, dict) and "model_type" in doc:
+            if isinstance(doc, dict) and "model_type" in doc:  # before vocab.json: BPE tokenizers have one
                 return Resolved("hf", p)
+        if (p / "vocab.json").is_file():
+            return Resolved("pysynth", p)  # a legacy pysynth folder: refused on load, with the fix
         raise ValueError(f"{what}: {str(p)!r} is not a model directory (no pysynth meta.json, no Hugging Face "
                          "config.json with a model_type)")
     raise ValueError(f"{what}: {str(model)!r} is neither a shipped model ({', '.join(models()) or 'none'}) "
@@ -161,13 +180,29 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
 
 # ------------------------------------------------------------------------------ built-in entries
 
-_GRU_ONNX = {
-    "encoder": {"inputs": ["src", "src_len"], "outputs": ["enc", "h0", "src_mask", "copy_feat"]},
-    "step": {"inputs": ["tokens", "h", "enc", "src_mask", "src_ext"], "outputs": ["logp", "h_new"]},
-}
-for _name in ("ednet", "attnet", "copynet"):
+def _gru_onnx(attention: bool, copy: bool) -> Dict[str, Dict[str, List[str]]]:
+    """Graphs of :func:`pysynth.export.onnx.export_onnx` for a GRU seq2seq (Ding & Balog 2018):
+    the encoder, one decoder step (``k_zeros``: its length is the TopK's k; ``ext_zeros``: its
+    second axis is the extended-vocabulary size) and the step without its vocabulary-wide epilogue."""
+    enc_out = ["memory", "context", "h0", "mask"] + (["keys"] if attention else []) + (["copy_feats"] if copy else [])
+    if copy:
+        step_in = ["tokens", "h", "memory", "keys", "copy_feats", "mask", "src_ext", "ext_zeros"]
+    elif attention:
+        step_in = ["tokens", "h", "memory", "keys", "mask"]
+    else:
+        step_in = ["tokens", "h", "context"]
+    return {
+        "encoder": {"inputs": ["src", "src_len"], "outputs": enc_out},
+        "step": {"inputs": step_in + ["k_zeros"], "outputs": ["logp", "h_new", "top_vals", "top_idx"]},
+        "step_parts": {"inputs": [n for n in step_in if n != "ext_zeros"],
+                       "outputs": ["ls", "shift", "touched", "h_new"] if copy else ["ls", "h_new"]},
+    }
+
+
+for _name, _attention, _copy in (("ednet", False, False), ("attnet", True, False), ("copynet", True, True)):
     register_architecture(Architecture(_name, "gru-seq2seq", "pysynth.models.config:Seq2SeqConfig",
-                                       "pysynth.models.seq2seq:Seq2Seq", _GRU_ONNX))
+                                       "pysynth.models.seq2seq:Seq2Seq", _gru_onnx(_attention, _copy),
+                                       {"attention": _attention, "copy": _copy}))
 
 register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
                             "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))

@@ -1,6 +1,7 @@
 """EDNet, AttNet and CopyNet (Ding & Balog 2018, Sect. 4) in PyTorch.
 
-One module, three architectures (``Seq2SeqConfig.arch``):
+One module, three registered architectures (``Seq2SeqConfig.arch``; their attention / copy
+flags come from :mod:`pysynth.models.registry`):
 
 * **EDNet** (Eq. 9-12): a bidirectional GRU encoder; the context ``c`` is the last encoder
   state (forward state at the last token + backward state at the first token); the GRU decoder
@@ -73,7 +74,16 @@ class Seq2Seq(nn.Module):
     config : Seq2SeqConfig
     vocab_size : int
         Size of the built vocabulary (at most ``config.vocab_size``).
+
+    Attributes
+    ----------
+    specials : the special ids of :class:`~pysynth.models.vocab.Vocab` (for the decoding backends)
+    has_attention, has_copy : the architecture's capabilities (registry ``options``)
+    log_floor : ``log(1e-12)``, the floor of CopyNet log-probabilities
     """
+
+    specials = Vocab.specials
+    log_floor = LOG_FLOOR
 
     def __init__(self, config: Seq2SeqConfig, vocab_size: int):
         super().__init__()
@@ -91,8 +101,8 @@ class Seq2Seq(nn.Module):
         self.enc_bw = nn.GRU(E, H, batch_first=True)
         self.init_state = nn.Linear(M, D)
         self.dec_cell = nn.GRUCell(E + M, D)
-        self.has_attention = c.arch in ("attnet", "copynet")
-        self.has_copy = c.arch == "copynet"
+        self.has_attention = bool(c.options.get("attention"))
+        self.has_copy = bool(c.options.get("copy"))
         if self.has_attention:
             A = c.attn_size
             self.attn_key = nn.Linear(M, A, bias=False)
@@ -191,7 +201,7 @@ class Seq2Seq(nn.Module):
 
         Only ``ls`` is vocabulary-wide, so a backend can rank the candidates of a row from
         these parts without building the [N, V + n_ext] rows
-        (:func:`pysynth.decoding.search.candidates_topk`; the ONNX graph ``step_parts.onnx``).
+        (:func:`pysynth.decoding.search.topk_from_parts`; the ONNX graph ``step_parts.onnx``).
         """
         V = self.vocab_size
         r, h_new = self.decoder_readout(tokens, h, memory, context, keys, mask)

@@ -1,9 +1,11 @@
 """Training: length-bucketed batches, resumable atomic checkpoints, early stopping on dev BLEU.
 
-A run folder holds ``config.json`` + ``vocab.json`` + ``model.safetensors`` (or ``model.pt``):
-the best model on dev BLEU (the last one when no dev evaluation ran), ``train_config.json``,
-``checkpoint.pt`` (model + optimizer + progress + RNG state; written via temp file + rename,
-loaded with ``weights_only=True``) and ``train_log.jsonl``.
+A run folder holds ``model/``, a model store (:mod:`pysynth.models.io`): the best model on dev
+BLEU (the last one when no dev evaluation ran); ``train_config.json``, ``checkpoint.pt`` (model
++ optimizer + progress + RNG state + vocabulary; written via temp file + rename, loaded with
+``torch.load(weights_only=True)``: tensors and plain containers only, no code) and
+``train_log.jsonl``. The run folder itself resolves as its model (``--model RUN``,
+:func:`pysynth.models.registry.resolve`).
 
 Determinism: with the same seed on CPU, a run interrupted and resumed from its checkpoint
 ends with the same weights as an uninterrupted run (batch order per epoch comes from
@@ -20,10 +22,11 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
+from pysynth.io import atomic_write_text
+from pysynth.models import registry
 from pysynth.models.batching import make_source_batch, make_target_arrays
 from pysynth.models.config import Seq2SeqConfig, TrainConfig
-from pysynth.models.io import atomic_save, atomic_write_text, save_model
-from pysynth.models.seq2seq import Seq2Seq
+from pysynth.models.io import atomic_save, save_model
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
 __all__ = ["Trainer", "train", "bucket_batches"]
@@ -98,7 +101,7 @@ class Trainer:
             raise ValueError("pairs: every pair has an empty source or target")
         self.lengths = [len(s) + len(t) for s, t in zip(self.src_tok, self.tgt_tok)]
         torch.manual_seed(self.tc.seed)
-        self.model = Seq2Seq(self.mc, len(self.vocab)).to(self.device)
+        self.model = registry.architecture(self.mc.arch).build(self.mc, len(self.vocab)).to(self.device)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=self.tc.lr)
         self.step = 0
         self.epoch = 0
@@ -115,11 +118,11 @@ class Trainer:
             "progress": {"step": self.step, "epoch": self.epoch, "pos": self.pos,
                          "best_bleu": self.best_bleu, "bad_evals": self.bad_evals},
             "torch_rng": torch.get_rng_state(),
+            "vocab": list(self.vocab.itos),
+            "config": self.mc.to_dict(),
         }
 
     def save_checkpoint(self) -> Path:
-        self.mc.save(self.out / "config.json")
-        self.vocab.save(self.out / "vocab.json")
         atomic_write_text(self.out / "train_config.json", json.dumps(self.tc.to_dict(), indent=1))
         path = self.out / CHECKPOINT
         atomic_save(self.state(), path)
@@ -130,10 +133,10 @@ class Trainer:
         path = Path(path) if path else self.out / CHECKPOINT
         if not path.exists():
             return False
-        vpath = path.parent / "vocab.json"
-        if vpath.exists() and Vocab.load(vpath).itos != self.vocab.itos:
-            raise ValueError(f"resume: the vocabulary in {vpath} differs from the one built from these pairs")
         st = torch.load(path, map_location=self.device, weights_only=True)
+        if st.get("vocab") != self.vocab.itos:
+            raise ValueError(f"resume: the vocabulary in {path} differs from the one built from these pairs; "
+                             "train into a new --out folder or pass --no-resume")
         self.model.load_state_dict(st["model"])
         self.opt.load_state_dict(st["optimizer"])
         p = st["progress"]
@@ -226,7 +229,7 @@ class Trainer:
                 if self.stopped != "early_stopping":
                     self._eval_and_keep(logf)
             else:  # no dev evaluation: the model folder holds the last weights
-                save_model(self.model, self.vocab, self.out)
+                save_model(self.model, self.vocab, self.out / registry.RUN_MODEL)
             self.save_checkpoint()
         finally:
             logf.close()
@@ -240,7 +243,7 @@ class Trainer:
         better = bleu > self.best_bleu
         if better:
             self.best_bleu, self.bad_evals = bleu, 0
-            save_model(self.model, self.vocab, self.out)
+            save_model(self.model, self.vocab, self.out / registry.RUN_MODEL)
         else:
             self.bad_evals += 1
         self.log(f"eval step {self.step}: dev BLEU {bleu:.2f} (best {self.best_bleu:.2f})")

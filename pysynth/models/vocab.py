@@ -7,11 +7,11 @@ are kept: ``what's``) and single punctuation marks, so ``"What's a GPU?"`` becom
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Tuple
+
+from pysynth.decoding.protocol import SpecialIds
 
 __all__ = ["PAD", "UNK", "BOS", "EOS", "SPECIALS", "tokenize", "detokenize", "Vocab"]
 
@@ -41,7 +41,9 @@ class Vocab:
         Tokens by id; must start with the four specials.
     """
 
+    # the one definition of the special ids: models and backends read them from here
     pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
+    specials = SpecialIds(pad_id, unk_id, bos_id, eos_id)
 
     def __init__(self, itos: Sequence[str]):
         itos = list(itos)
@@ -135,12 +137,12 @@ class Vocab:
             "tokens": total,
         }
 
-    def save(self, path: os.PathLike) -> None:
-        from pysynth.models.io import atomic_write_text
-
-        atomic_write_text(Path(path), json.dumps({"itos": self.itos}, ensure_ascii=False))
+    def to_json(self) -> bytes:
+        return json.dumps({"itos": self.itos}, ensure_ascii=False).encode("utf-8")
 
     @classmethod
-    def load(cls, path: os.PathLike) -> "Vocab":
-        with open(path, encoding="utf-8") as f:
-            return cls(json.load(f)["itos"])
+    def from_json(cls, data: bytes) -> "Vocab":
+        doc = json.loads(data)
+        if not isinstance(doc, dict) or not isinstance(doc.get("itos"), list):
+            raise ValueError("vocab.json: expected an object with a list 'itos'")
+        return cls(doc["itos"])

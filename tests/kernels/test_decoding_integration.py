@@ -87,7 +87,7 @@ def copynet(seed=0, eos_bias=2.0, copy_boost=3.0, tie=False):
         for p in m.parameters():
             p.mul_(3.0)
         W_o, b_o = m.output_layer()
-        b_o[3] += eos_bias
+        b_o[m.specials.eos] += eos_bias
         if not tie:
             W_o.div_(copy_boost)
             b_o.div_(copy_boost)

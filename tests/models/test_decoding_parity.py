@@ -11,15 +11,13 @@ from pysynth.decoding import search as S  # noqa: E402
 from pysynth.decoding.backends import TorchBackend  # noqa: E402
 from pysynth.models.batching import make_source_batch  # noqa: E402
 
-from ._util import random_sources, small_model, small_vocab  # noqa: E402
+from ._util import assert_same_hypotheses, random_sources, small_model, small_vocab  # noqa: E402
 
 ARCHS = ("ednet", "attnet", "copynet")
 
 
 def _compare(batched, ref):
-    assert [(h.tokens, h.finished, h.group) for h in batched] == [(h.tokens, h.finished, h.group) for h in ref]
-    for a, b in zip(batched, ref):
-        assert abs(a.score - b.score) <= 1e-5 and abs(a.logprob - b.logprob) <= 1e-5
+    assert_same_hypotheses({"reference": [ref], "batched": [batched]})
 
 
 def _run(arch, seed, eos_bias, search, ref, copy_boost=3.0, oov_rate=0.25, topk=True, **kw):

@@ -1,6 +1,8 @@
 """Bad inputs raise ValueError naming the argument; over-long input is truncated."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -50,7 +52,11 @@ def test_overlong_input_is_truncated(gen):
     (dict(beam=4, groups=0, method="diverse"), "groups"),
     (dict(beam=4, groups=2, diversity=-1.0, method="diverse"), "diversity"),
     (dict(length_penalty="cubic"), "length_penalty"),
-    (dict(method="sample"), "method"),
+    (dict(method="nucleus"), "method"),
+    (dict(method="sample", top_p=1.5), "top_p"),
+    (dict(method="sample", top_k=-1), "top_k"),
+    (dict(method="sample", temperature=0.0), "temperature"),
+    (dict(method="sample", seed=-1), "seed"),
     (dict(n=0), "n"),
     (dict(max_len=-3), "max_len"),
 ])
@@ -78,8 +84,7 @@ def test_config_validation_and_json(tmp_path):
     with pytest.raises(ValueError, match="^dropout:"):
         Seq2SeqConfig(dropout=1.5)
     c = Seq2SeqConfig(arch="attnet", emb_dim=7)
-    c.save(tmp_path / "c.json")
-    assert Seq2SeqConfig.load(tmp_path / "c.json") == c
+    assert Seq2SeqConfig.from_dict(json.loads(c.to_json())) == c
     with pytest.raises(ValueError, match="unknown field"):
         Seq2SeqConfig.from_dict({"arch": "ednet", "layers": 2})
 

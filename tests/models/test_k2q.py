@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from pysynth.models.k2q import default_model_dir, keywords_of, make_synthetic_pairs
+from pysynth.k2q.neural import default_model_dir, keywords_of, make_synthetic_pairs
 
 SHIPPED = default_model_dir()
 needs_model = pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="shipped model missing")
@@ -26,7 +26,7 @@ def test_keywords_stand_in():
 @needs_model
 def test_generate_questions_fig1():
     pytest.importorskip("torch")
-    from pysynth.models.k2q import generate_questions
+    from pysynth.k2q.neural import generate_questions
 
     out = generate_questions("bible verse education", n=5)
     assert 2 <= len(out) <= 5
@@ -46,7 +46,7 @@ def test_shipped_onnx_matches_torch_on_t0(method, shared_data):
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
     from pysynth.k2q.data import load_seed_pairs
-    from pysynth.models.k2q import get_generator
+    from pysynth.k2q.neural import get_generator
 
     tg, og = get_generator(None, "torch"), get_generator(None, "onnx")
     kws = [p.keywords for p in load_seed_pairs(shared_data)][::16]  # 50 held-out queries
@@ -61,7 +61,7 @@ class _FullRows:
     """An OrtBackend without ``step_topk``: the searches rank full [rows, V + n_ext] rows."""
 
     def __init__(self, inner):
-        self.inner, self.vocab_size = inner, inner.vocab_size
+        self.inner, self.vocab_size, self.specials = inner, inner.vocab_size, inner.specials
 
     def encode(self, batch):
         return self.inner.encode(batch)
@@ -84,11 +84,11 @@ def test_shipped_parts_path_matches_full_rows_on_t0(method, shared_data):
     on 200 held-out T0 queries."""
     pytest.importorskip("onnxruntime")
     from pysynth import _dispatch
-    from pysynth.export.onnx import OrtBackend
+    from pysynth.decoding.ort import OrtBackend
     from pysynth.k2q.data import load_seed_pairs
     from pysynth.models.generate import Generator
 
-    g = Generator.load(None, backend="onnx")
+    g = Generator.load("k2q-copynet-small", backend="onnx")
     kws = [p.keywords for p in load_seed_pairs(shared_data)][::4]
     kws = [k for k in kws if any(w in g.vocab.stoi for w in k.lower().split())]
     d = SHIPPED / "onnx"
@@ -106,3 +106,29 @@ def test_shipped_parts_path_matches_full_rows_on_t0(method, shared_data):
         out[name] = [(r.texts, r.scores, r.groups) for r in res]
     for name in backends:
         assert out[name] == out["full"], f"{name} differs from the full-row path"
+
+
+# Outputs of the shipped model recorded before its conversion from model.pt to a model store
+# (2026-11-23): the converted weights and the unchanged ONNX graphs must reproduce them.
+GOLDEN_GREEDY = {
+    "bible verse education": "what is the bible of the verse education?",
+    "capital france": "what is the capital of france?",
+    "how to bond wireless networks zzzqx": "how to bond wireless networks is zzzqx?",
+}
+GOLDEN_BEAM3 = {
+    "bible verse education": ["what is the bible of the verse education?", "what is the bible of verse education?",
+                              "what is the bible in the verse education?"],
+    "capital france": ["what is the capital of france?", "who was the capital of france?",
+                       "who is the capital of france?"],
+}
+
+
+@needs_model
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_shipped_model_outputs_are_unchanged(backend):
+    pytest.importorskip("torch" if backend == "torch" else "onnxruntime")
+    from pysynth.k2q.neural import get_generator
+
+    g = get_generator(None, backend)
+    assert [r.texts[0] for r in g.generate(list(GOLDEN_GREEDY), beam=1)] == list(GOLDEN_GREEDY.values())
+    assert [r.texts for r in g.generate(list(GOLDEN_BEAM3), beam=5, n=3)] == list(GOLDEN_BEAM3.values())

@@ -10,11 +10,12 @@ ort = pytest.importorskip("onnxruntime")
 
 from pysynth.decoding import search as S  # noqa: E402
 from pysynth.decoding.backends import TorchBackend  # noqa: E402
-from pysynth.export.onnx import LOG_FLOOR, OrtBackend, choose_providers, export_onnx  # noqa: E402
+from pysynth.decoding.ort import OrtBackend, choose_providers  # noqa: E402
+from pysynth.export.onnx import export_onnx  # noqa: E402
 from pysynth.models.batching import make_source_batch  # noqa: E402
-from pysynth.models.seq2seq import LOG_EPS  # noqa: E402
+from pysynth.models.seq2seq import LOG_EPS, LOG_FLOOR  # noqa: E402
 
-from ._util import random_sources, small_model, small_vocab  # noqa: E402
+from ._util import assert_same_hypotheses, random_sources, small_model, small_vocab  # noqa: E402
 
 ZERO_TOKEN = 10  # its generate score is pushed so low that its probability is exactly 0.0
 
@@ -42,10 +43,6 @@ def _topk_graph(ob):
     return OrtBackend(ob.path, device="cpu", parts=False)
 
 
-def _tokens(res):
-    return [[(h.tokens, h.finished, h.group) for h in hyps] for hyps in res]
-
-
 @pytest.mark.parametrize("arch", ["ednet", "attnet", "copynet"])
 @pytest.mark.parametrize("method", ["greedy", "beam", "diverse"])
 @pytest.mark.parametrize("path", ["parts", "topk"])
@@ -62,11 +59,7 @@ def test_onnxruntime_matches_torch(exported, arch, method, path):
         run = lambda be: S.beam_search(be, batch, beam=4, max_len=9, length_penalty="gnmt")  # noqa: E731
     else:
         run = lambda be: S.diverse_beam_search(be, batch, beam=6, groups=3, diversity=0.5, max_len=9)  # noqa: E731
-    a, b = run(tb), run(ob)
-    assert _tokens(a) == _tokens(b)
-    for x, y in zip(a, b):
-        for h, g in zip(x, y):
-            assert abs(h.score - g.score) < 1e-4
+    assert_same_hypotheses({"torch": run(tb), "onnxruntime": run(ob)}, tol=1e-4)
 
 
 def test_zero_probabilities_stay_finite(exported):
@@ -133,12 +126,6 @@ def test_step_parts_give_the_step_rows_bit_for_bit(exported, arch):
         h = h_full
 
 
-def test_log_floor_constants_agree():
-    from pysynth.models.seq2seq import LOG_FLOOR as MODEL_FLOOR
-
-    assert LOG_FLOOR == MODEL_FLOOR
-
-
 def test_checker_and_providers(exported):
     import onnx
 
@@ -156,7 +143,7 @@ def test_checker_and_providers(exported):
 
 def test_step_parts_with_io_binding(exported, monkeypatch):
     """Large steps bind their own ls buffer: same arrays as a plain run (and the buffer grows)."""
-    import pysynth.export.onnx as O
+    import pysynth.decoding.ort as O
 
     m, ob = exported["copynet"]
     st, h = ob.encode(make_source_batch(small_vocab(), [["w1", "oova", "w2"], ["w3"]] * 3, copy=True))
@@ -169,3 +156,32 @@ def test_step_parts_with_io_binding(exported, monkeypatch):
         assert set(bound) == set(plain)
         for name in plain:
             np.testing.assert_array_equal(bound[name], plain[name][:rows])
+
+
+def test_export_is_a_versioned_store(exported, tmp_path):
+    """The export is a pysynth.model.onnx store (special ids and log floor in its meta);
+    an unversioned folder from an older pysynth is refused with the command that fixes it."""
+    import shutil
+
+    from pysynth import store
+    from pysynth.decoding.ort import ONNX_FORMAT
+
+    m, ob = exported["copynet"]
+    st = store.load(ob.path, ONNX_FORMAT, (1,))
+    assert st.meta["specials"] == list(small_vocab().specials) and st.meta["log_floor"] == LOG_FLOOR
+    assert {"encoder.onnx", "step.onnx", "step_parts.onnx", "config.json", "vocab.json"} == set(st.files)
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("encoder.onnx", "step.onnx"):
+        shutil.copy(ob.path / name, old / name)
+    with pytest.raises(ValueError, match="pysynth export onnx"):
+        OrtBackend(old)
+    with pytest.raises(FileNotFoundError, match="onnx_dir"):
+        OrtBackend(tmp_path / "missing")
+    bad = tmp_path / "bad"
+    shutil.copytree(ob.path, bad)
+    data = bytearray((bad / "step.onnx").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (bad / "step.onnx").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupt"):
+        OrtBackend(bad)

@@ -1,7 +1,7 @@
 """Trainer: resume determinism, atomic checkpoints, early stopping, weights-only loading."""
 from __future__ import annotations
 
-import pickle
+import json
 
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pysynth.models.config import Seq2SeqConfig, TrainConfig  # noqa: E402
-from pysynth.models.io import load_model, load_state_dict, save_model  # noqa: E402
+from pysynth.models.io import load_model, save_model, upgrade_model_dir  # noqa: E402
 from pysynth.models.train import Trainer, bucket_batches  # noqa: E402
 from pysynth.models.vocab import Vocab  # noqa: E402
 
@@ -88,18 +88,47 @@ def test_progress_lines(tmp_path):
     assert any("loss" in s and "tokens/s" in s for s in seen)
 
 
-@pytest.mark.parametrize("fmt", ["torch", "safetensors"])
-def test_save_load_weights_only(tmp_path, fmt):
-    if fmt == "safetensors":
-        pytest.importorskip("safetensors")
+def _tiny():
     from pysynth.models.seq2seq import Seq2Seq
 
     vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", "a", "b"])
-    m = Seq2Seq(Seq2SeqConfig(arch="attnet", vocab_size=10, emb_dim=4, enc_hidden=3, dec_hidden=5), len(vocab))
-    save_model(m, vocab, tmp_path, fmt=fmt)
-    assert (tmp_path / ("model.pt" if fmt == "torch" else "model.safetensors")).exists()
-    m2, v2 = load_model(tmp_path)
+    return Seq2Seq(Seq2SeqConfig(arch="attnet", vocab_size=10, emb_dim=4, enc_hidden=3, dec_hidden=5), len(vocab)), vocab
+
+
+def test_model_dir_is_a_versioned_store(tmp_path):
+    from pysynth import store
+    from pysynth.models.registry import MODEL_FORMAT
+
+    m, vocab = _tiny()
+    d = save_model(m, vocab, tmp_path / "m", files={"README.md": b"hi"})
+    st = store.load(d, MODEL_FORMAT, (1,))
+    assert st.meta["arch"] == "attnet" and st.meta["config"] == m.config.to_dict()
+    assert set(st.files) == {"config.json", "vocab.json", "model.safetensors", "README.md"}
+    m2, v2 = load_model(d)
     assert v2.itos == vocab.itos
+    for k, t in m.state_dict().items():
+        assert torch.equal(t, m2.state_dict()[k])
+    # another version: refused with the fix
+    doc = json.loads((d / "meta.json").read_text())
+    doc["format_version"] = 99
+    (d / "meta.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="version"):
+        load_model(d)
+
+
+def test_legacy_dir_is_refused_and_upgraded(tmp_path):
+    """A pre-store folder (config.json + vocab.json + model.pt): ValueError naming the fix; the
+    fix reads model.pt weights-only."""
+    m, vocab = _tiny()
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "config.json").write_bytes(m.config.to_json())
+    (old / "vocab.json").write_bytes(vocab.to_json())
+    torch.save(m.state_dict(), old / "model.pt")
+    with pytest.raises(ValueError, match="upgrade_model_dir"):
+        load_model(old)
+    new = upgrade_model_dir(old, tmp_path / "new")
+    m2, _ = load_model(new)
     for k, t in m.state_dict().items():
         assert torch.equal(t, m2.state_dict()[k])
 
@@ -110,9 +139,14 @@ class _Evil:
 
 
 def test_pickled_code_is_refused(tmp_path):
+    import pickle
+
+    m, vocab = _tiny()
+    (tmp_path / "config.json").write_bytes(m.config.to_json())
+    (tmp_path / "vocab.json").write_bytes(vocab.to_json())
     torch.save({"w": torch.zeros(2), "x": _Evil()}, tmp_path / "model.pt")
     with pytest.raises(pickle.UnpicklingError):
-        load_state_dict(tmp_path)
+        upgrade_model_dir(tmp_path, tmp_path.parent / "up")
 
 
 def test_bucket_batches_deterministic_and_complete():

@@ -1,4 +1,4 @@
-"""Keyword-to-question (K2Q, Ding & Balog 2018) on top of the seq2seq layer.
+"""Keyword-to-question (K2Q, Ding & Balog 2018) with the neural seq2seq models of :mod:`pysynth.models`.
 
 * :func:`make_synthetic_pairs` — a stand-in for the paper's keyword query generation model
   (Sect. 3, Algorithm 1) until the K2Q pipeline lands: keywords = the question's terms minus a
@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from pysynth.models.vocab import detokenize, tokenize
 
 __all__ = ["STOPWORDS", "keywords_of", "make_synthetic_pairs", "default_model_dir", "generate_questions",
-           "evaluate_t0", "get_generator"]
+           "evaluate_t0", "get_generator", "DEFAULT_MODEL"]
 
 # question words, auxiliaries, pronouns, articles, prepositions, conjunctions
 STOPWORDS = frozenset("""
@@ -77,9 +77,15 @@ def make_synthetic_pairs(
     return pairs
 
 
+#: the registry name of the shipped K2Q model (:mod:`pysynth.models.registry`)
+DEFAULT_MODEL = "k2q-copynet-small"
+
+
 def default_model_dir() -> Path:
-    """The shipped model, ``pysynth/models/assets/k2q-copynet-small``."""
-    return Path(__file__).resolve().parent / "assets" / "k2q-copynet-small"
+    """The directory of the shipped model ``k2q-copynet-small`` (resolved by the model registry)."""
+    from pysynth.models.registry import resolve
+
+    return resolve(DEFAULT_MODEL).path
 
 
 _CACHE: Dict[tuple, object] = {}
@@ -91,7 +97,7 @@ def get_generator(model=None, backend: str = "torch"):
 
     key = (str(model) if model is not None else None, backend)
     if key not in _CACHE:
-        _CACHE[key] = Generator.load(model, backend=backend)
+        _CACHE[key] = Generator.load(model if model is not None else DEFAULT_MODEL, backend=backend)
     return _CACHE[key]
 
 

@@ -1,0 +1,251 @@
+"""The onnxruntime step backend of the searches: exported ONNX graphs, no torch.
+
+Importing this module and decoding with :class:`OrtBackend` never imports torch (a test checks
+``sys.modules``): serving needs only ``numpy`` and ``onnxruntime``. The graphs are written by
+:func:`pysynth.export.onnx.export_onnx` into a versioned store (:mod:`pysynth.store`, format
+:data:`ONNX_FORMAT`): ``encoder.onnx``, ``step.onnx``, ``step_parts.onnx`` and the model's
+``config.json`` / ``vocab.json``; ``meta.json`` holds the graphs' input and output names, the
+special token ids and the CopyNet log floor.
+
+Execution providers: :class:`OrtBackend` asks onnxruntime which providers exist and reports
+what the session really uses (``providers``). The ``[onnx]`` extra installs the CPU package
+``onnxruntime``; ``onnxruntime-gpu`` provides CUDA but cannot be installed beside
+``onnxruntime`` (both own the ``onnxruntime`` module): uninstall one before installing the other.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+
+from pysynth.decoding.protocol import SpecialIds
+
+__all__ = ["OrtBackend", "choose_providers", "load_onnx_dir", "ONNX_FORMAT", "ONNX_FORMAT_VERSION",
+           "ENCODER_FILE", "STEP_FILE", "STEP_PARTS_FILE"]
+
+#: store format of an exported model (:mod:`pysynth.store`)
+ONNX_FORMAT = "pysynth.model.onnx"
+ONNX_FORMAT_VERSION = 1
+ENCODER_FILE, STEP_FILE, STEP_PARTS_FILE = "encoder.onnx", "step.onnx", "step_parts.onnx"
+_IOBIND_MIN = 1 << 20  # elements of ls from which step_parts binds its own output buffer
+
+
+def load_onnx_dir(onnx_dir):
+    """The checked store of an exported model (:class:`pysynth.store.Stored`).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``onnx_dir`` does not exist.
+    ValueError
+        not an export of this pysynth (an unversioned folder from before the store format, another
+        format or version, missing or truncated graphs); the message says how to re-export.
+    """
+    from pysynth import store
+
+    d = Path(onnx_dir)
+    if d.is_dir() and not (d / store.META).exists() and (d / STEP_FILE).exists():
+        raise ValueError(f"{d} is an unversioned ONNX export from an older pysynth (no meta.json); "
+                         f"re-export it: pysynth export onnx --model MODEL_DIR --out {d}")
+    try:
+        return store.load(d, ONNX_FORMAT, (ONNX_FORMAT_VERSION,))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (re-export with: pysynth export onnx --model MODEL_DIR --out {d})") from None
+
+
+def choose_providers(device: Optional[str] = None) -> List[str]:
+    """Execution providers to request, from those onnxruntime reports as available.
+
+    ``device=None``/``"auto"``: CUDA first when the installed onnxruntime has it, then CPU;
+    ``"cpu"``: CPU only; ``"cuda"``: CUDA (ValueError when this onnxruntime has none).
+    """
+    import onnxruntime as ort
+
+    avail = ort.get_available_providers()
+    if device in (None, "auto"):
+        return [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in avail] or avail
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    if device == "cuda":
+        if "CUDAExecutionProvider" not in avail:
+            raise ValueError(f"device: 'cuda' requested but onnxruntime offers only {avail} "
+                             "(install onnxruntime-gpu instead of onnxruntime)")
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    raise ValueError(f"device: must be 'auto', 'cpu' or 'cuda', got {device!r}")
+
+
+class OrtBackend:
+    """onnxruntime step backend for ``pysynth.decoding.search`` (no torch needed).
+
+    Parameters
+    ----------
+    onnx_dir : store written by :func:`pysynth.export.onnx.export_onnx`
+    device : ``auto`` / ``cpu`` / ``cuda`` (see :func:`choose_providers`)
+    threads : intra-op threads (0: onnxruntime's default, one per physical core)
+    parts : ``"auto"``, True or False
+        True: candidates (``step_topk``) from ``step_parts.onnx`` and
+        :func:`~pysynth.decoding.search.topk_from_parts` (when the folder has that graph and
+        the step runs on the CPU). False: the TopK at the end of ``step.onnx`` (the previous
+        path; same hypotheses, about 2x slower on CPU). ``"auto"`` (default): True when the
+        compiled ``topk_from_parts`` is there (its numpy twin would be slower than the TopK
+        graph). Full rows (``step``) always come from ``step.onnx``.
+    spin : bool
+        Let onnxruntime's intra-op threads spin-wait between ops (onnxruntime's default).
+        Off by default: on a machine whose cores other processes also use, spinning threads
+        made 2-thread decoding 2-5x slower than 1 thread (bench/RESULTS_models.md); without
+        spinning, 2 threads beat 1.
+    workers : threads of the candidate kernel (default 1: 0.1-0.3 ms per step, less than a
+        thread start-up is worth)
+
+    Attributes
+    ----------
+    specials : the model's special ids (from the store's meta)
+    providers : the providers the sessions really use (``InferenceSession.get_providers()``)
+    step_path : ``"parts"`` or ``"topk"``, the graph ``step_topk`` runs
+
+    One backend may serve several threads (each gets its own output buffer and IO binding).
+    """
+
+    name = "onnx"
+
+    def __init__(self, onnx_dir, device: Optional[str] = None, threads: int = 0, parts="auto",
+                 spin: bool = False, workers: int = 1):
+        import onnxruntime as ort
+
+        d = Path(onnx_dir)
+        self.path = d
+        if not d.exists():
+            raise FileNotFoundError(f"onnx_dir: {d} does not exist; run `pysynth export onnx` first")
+        st = load_onnx_dir(d)
+        self.meta = st.meta
+        self.specials = SpecialIds.check(self.meta["specials"], f"{d}/meta.json specials")
+        so = ort.SessionOptions()
+        if threads:
+            so.intra_op_num_threads = int(threads)
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+        so.log_severity_level = 3
+        req = choose_providers(device)
+        # graphs from bytes checked against the store's sizes and CRC-32s (a corrupt file fails here)
+        self.encoder = ort.InferenceSession(st.read(ENCODER_FILE), so, providers=req)
+        self.stepper = ort.InferenceSession(st.read(STEP_FILE), so, providers=req)
+        self.providers = self.stepper.get_providers()
+        self.vocab_size = int(self.meta["vocab_size"])
+        self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        self.step_inputs = [i.name for i in self.stepper.get_inputs()]
+        self.copy = "src_ext" in self.step_inputs  # a copying model (CopyNet): extended ids
+        self.workers = int(workers)
+        self.log_floor = np.float32(self.meta["log_floor"])
+        if parts not in ("auto", True, False):
+            raise ValueError(f"parts: must be 'auto', True or False, got {parts!r}")
+        if parts == "auto":
+            from pysynth import _dispatch
+
+            parts = _dispatch.implementation("decoding") == "cpp"
+        self.parts = None
+        # on CUDA the TopK graph hands back [rows, k] instead of [rows, V] over the bus
+        if parts and STEP_PARTS_FILE in st.files and self.providers[0] == "CPUExecutionProvider":
+            self.parts = ort.InferenceSession(st.read(STEP_PARTS_FILE), so, providers=req)
+            self.parts_inputs = [i.name for i in self.parts.get_inputs()]
+            self.parts_outputs = [o.name for o in self.parts.get_outputs()]
+            self._local = threading.local()
+        self.step_path = "parts" if self.parts is not None else "topk"
+
+    def encode(self, batch):
+        outs = self.encoder.run(None, {"src": batch.src, "src_len": batch.src_len})
+        st = dict(zip(self.enc_outputs, outs))
+        st["src_ext"] = batch.src_ext
+        st["n_ext"] = int(batch.n_ext)
+        return st, st["h0"]
+
+    def take(self, state, rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        return {k: (v if k == "n_ext" else v[rows]) for k, v in state.items()}
+
+    def take_h(self, h, rows):
+        return h[np.asarray(rows, dtype=np.int64)]
+
+    def _feed(self, state, tokens, h, k):
+        feed = {}
+        for name in self.step_inputs:
+            if name == "tokens":
+                feed[name] = np.ascontiguousarray(tokens, dtype=np.int64)
+            elif name == "h":
+                feed[name] = h
+            elif name == "ext_zeros":
+                feed[name] = np.zeros((len(tokens), state["n_ext"]), dtype=np.float32)
+            elif name == "k_zeros":
+                feed[name] = np.zeros(k, dtype=np.float32)
+            else:
+                feed[name] = state[name]
+        return feed
+
+    def step(self, state, tokens, h):
+        """Full log-probabilities [rows, V + n_ext] and the new decoder state."""
+        logp, h_new = self.stepper.run(["logp", "h_new"], self._feed(state, tokens, h, 1))
+        return logp, h_new
+
+    def step_parts(self, state, tokens, h):
+        """``step_parts.onnx``: ``{"ls", "h_new"[, "shift", "touched"]}`` as numpy arrays.
+
+        From 4 MB of ``ls`` up (128 rows of 8,000 columns), onnxruntime writes ``ls`` straight
+        into a buffer this backend reuses (IO binding; the buffer stays valid until this
+        thread's next step): about 2 % faster beam search at 160 rows, but 90 us slower per
+        step than a plain ``run`` at one row, where binding costs more than the copy.
+        """
+        if len(tokens) * self.vocab_size >= _IOBIND_MIN:
+            return self._step_parts_io(state, tokens, h)
+        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        feed = {name: tokens if name == "tokens" else (h if name == "h" else state[name]) for name in self.parts_inputs}
+        return dict(zip(self.parts_outputs, self.parts.run(None, feed)))
+
+    def _step_parts_io(self, state, tokens, h):
+        """:meth:`step_parts` with ``ls`` written into this thread's reused buffer."""
+        n = len(tokens)
+        V = self.vocab_size
+        tl = self._local
+        if getattr(tl, "io", None) is None:
+            tl.io, tl.buf = self.parts.io_binding(), np.empty((0, V), dtype=np.float32)
+        if tl.buf.shape[0] < n:
+            tl.buf = np.empty((max(n, 2 * tl.buf.shape[0]), V), dtype=np.float32)
+        ls = tl.buf[:n]
+        io = tl.io
+        io.clear_binding_inputs()
+        io.clear_binding_outputs()
+        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        for name in self.parts_inputs:
+            arr = tokens if name == "tokens" else (h if name == "h" else state[name])
+            io.bind_cpu_input(name, np.ascontiguousarray(arr))
+        small = [o for o in self.parts_outputs if o != "ls"]
+        io.bind_output("ls", "cpu", 0, np.float32, [n, V], ls.ctypes.data)
+        for name in small:
+            io.bind_output(name, "cpu")
+        self.parts.run_with_iobinding(io)
+        outs = io.get_outputs()
+        res = {name: outs[i + 1].numpy() for i, name in enumerate(small)}
+        res["ls"] = ls
+        return res
+
+    def step_topk(self, state, tokens, h, k: int):
+        """The ``k`` best log-probabilities per row (value desc, lower id first on ties), their
+        ids and the new decoder state; only [rows, k] arrays reach the search.
+
+        On the ``parts`` path the values are those of :meth:`step` bit for bit (the same
+        float32 ops); on the ``topk`` path they come from the TopK node of ``step.onnx``.
+        """
+        if self.parts is None:
+            vals, idx, h_new = self.stepper.run(["top_vals", "top_idx", "h_new"], self._feed(state, tokens, h, k))
+            return vals, idx, h_new
+        from pysynth.decoding.search import topk_from_parts
+
+        p = self.step_parts(state, tokens, h)
+        n = len(tokens)
+        if "touched" in p:
+            vals, idx = topk_from_parts(p["ls"], p["shift"], p["touched"], state["src_ext"], state["n_ext"], k,
+                                        self.log_floor, self.workers)
+        else:  # EDNet / AttNet: the rows are ls itself
+            empty = np.zeros((n, 0), dtype=np.float32)
+            vals, idx = topk_from_parts(p["ls"], np.zeros(n, dtype=np.float32), empty, empty.astype(np.int64), 0, k,
+                                        -np.inf, self.workers)
+        return vals, idx, p["h_new"]

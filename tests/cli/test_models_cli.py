@@ -29,7 +29,7 @@ def trained(tmp_path_factory):
 
 def test_train_summary_and_deprecated_model_arch(cli, trained, tmp_path):
     d, model, _pairs, argv = trained
-    assert json.loads((model / "config.json").read_text())["arch"] == "attnet"
+    assert json.loads((model / "model" / "config.json").read_text())["arch"] == "attnet"
     argv = [a if a != str(d / "m") else str(tmp_path / "m2") for a in argv]
     r = cli(*argv, "--model", "attnet")  # the old spelling of --arch attnet
     assert r.code == 0 and json.loads(r.out.strip().splitlines()[-1])["steps"] == 3

@@ -64,12 +64,10 @@ def int_range(value, name: str, lo: Optional[int] = None, hi: Optional[int] = No
     or a non-integer, ValueError for a value out of range.
     """
     v = _int(value, name, wrong_type)
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        if hi is None:
-            raise ValueError(f"{name} must be >= {lo}, got {v}")
-        if lo is None:
-            raise ValueError(f"{name} must be <= {hi}, got {v}")
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
+    if lo is not None and v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {v}")
     return v
 
 

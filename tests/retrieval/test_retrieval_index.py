@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _stores import restamp_array
 from pysynth import _dispatch
 from pysynth.retrieval import ARRAYS, FORMAT_VERSION, Index
+
+from _stores import restamp_array
 from retrieval_helpers import BACKENDS, assert_same, call_all, queries_of, zipf_corpus
 
 HAS_CPP = "cpp" in BACKENDS

@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from _stores import edit_meta, restamp_array, restamp_file
 from pysynth import store, text
+
+from _stores import edit_meta, restamp_array, restamp_file
 
 TEXTS = [
     "How fast is a 2004 Honda CRF 230?", "honda crf 230 top speed", "is the honda crf 230 a good bike",

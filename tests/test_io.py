@@ -60,10 +60,17 @@ def test_atomic_dir(tmp_path):
             raise RuntimeError("killed")
     assert sorted(p.name for p in d.iterdir()) == ["y"]
     assert [p.name for p in tmp_path.iterdir()] == ["d"]
-    (tmp_path / ".d.stale.tmp").mkdir()  # what a SIGKILLed writer leaves
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (tmp_path / f".d.{dead}.x1.tmp").mkdir()  # what a SIGKILLed writer leaves
+    live = tmp_path / f".d.{os.getppid()}.x2.tmp"  # a concurrent writer, still running
+    other = tmp_path / f".d.b.{dead}.x3.tmp"  # a killed writer of "d.b", not of "d"
+    live.mkdir()
+    other.mkdir()
     with io.atomic_dir(d) as tmp:
         pass
-    assert [p.name for p in tmp_path.iterdir()] == ["d"] and not any(d.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["d", live.name, other.name])
+    assert not any(d.iterdir())
 
 
 # ------------------------------------------------------------------------------ reading

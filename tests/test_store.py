@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -77,8 +79,10 @@ def test_replace_is_atomic_and_a_killed_writer_leaves_the_old_store(tmp_path):
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["s"]  # the temporary directory is gone
     # a writer killed without cleaning up (SIGKILL): its leftover is removed by the next save
-    (tmp_path / ".s.abc.tmp").mkdir()
-    (tmp_path / ".s.abc.tmp" / "ids.npy").write_bytes(b"partial")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (tmp_path / f".s.{dead}.abc.tmp").mkdir()
+    (tmp_path / f".s.{dead}.abc.tmp" / "ids.npy").write_bytes(b"partial")
     assert store.load(d, FMT, (3,)).meta == META
     _save(d, meta={"n": 1})
     assert store.load(d, FMT, (3,)).meta == {"n": 1}

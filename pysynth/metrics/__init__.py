@@ -327,8 +327,7 @@ def rouge(
     >>> round(s["rougeL"].fmeasure[0], 4)
     0.8571
     """
-    if flavor not in ROUGE_FLAVORS:
-        raise ValueError(f"flavor must be one of {ROUGE_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", ROUGE_FLAVORS)
     if isinstance(types, str):
         types = [types]
     types = list(types)
@@ -403,8 +402,7 @@ def avg_max_rouge_l(
     -------
     (avg, max) : two float64 arrays of length len(hyps)
     """
-    if flavor not in ROUGE_FLAVORS:
-        raise ValueError(f"flavor must be one of {ROUGE_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", ROUGE_FLAVORS)
     workers = _check_workers(workers)
     n = _check_hyps(hyps)
     if ref_sets is None or isinstance(ref_sets, (str, bytes)) or len(ref_sets) != n:
@@ -444,8 +442,7 @@ def avg_max_rouge_l(
 
 
 def _bleu_inputs(hyps, refs, flavor, tokenize, lowercase, max_order, workers):
-    if flavor not in BLEU_FLAVORS:
-        raise ValueError(f"flavor must be one of {BLEU_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", BLEU_FLAVORS)
     if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)):
         raise TypeError(f"max_order must be an int >= 1, got {type(max_order).__name__}")
     if max_order < 1:

@@ -263,11 +263,7 @@ def _check_max_fpr(max_fpr: Any) -> float:
 
 
 def _check_truncation(truncation: Any) -> bool:
-    if truncation not in _TRUNCATIONS:
-        raise ValueError(
-            f"truncation must be one of {', '.join(map(repr, _TRUNCATIONS))}, got {truncation!r}"
-        )
-    return truncation == "interpolate"
+    return _v.choice(truncation, "truncation", _TRUNCATIONS) == "interpolate"
 
 
 def _stats(scores: Any, labels: Any, offsets: Any, k: Any) -> np.ndarray:

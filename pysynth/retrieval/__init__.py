@@ -66,6 +66,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth import store
 from pysynth._dispatch import backend
 from pysynth._validate import positive_int as _positive
@@ -126,8 +127,7 @@ def _int_array(x: Any, name: str) -> np.ndarray:
 
 
 def _model_params(model: Any, mu: Any, weights: Any, k1: Any, b: Any) -> tuple:
-    if model not in _MODELS:
-        raise ValueError(f"model must be one of {_MODELS}, got {model!r}")
+    _v.choice(model, "model", _MODELS)
     try:
         w = tuple(float(x) for x in weights)
     except (TypeError, ValueError):

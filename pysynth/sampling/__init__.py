@@ -523,12 +523,8 @@ class KeywordModel:
     def __init__(self, model: str = "paraphrase", strategy: str = "combination", lam: float = 0.1,
                  alpha: float = 0.5, beta: float = 0.4, length_dist=None,
                  exclude_words: Iterable[str] = QUESTION_WORDS, max_rejections: int = 8):
-        if model not in MODELS:
-            raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-        self.model = model
-        self.strategy = strategy
+        self.model = _v.choice(model, "model", MODELS)
+        self.strategy = _v.choice(strategy, "strategy", STRATEGIES)
         self.lam = _unit("lam", lam)
         self.alpha = _unit("alpha", alpha)
         self.beta = _unit("beta", beta)

@@ -1,7 +1,19 @@
-"""Input checks shared by the Python twins; they raise the same messages as the bindings."""
+"""Input checks shared by the wrappers and the Python twins of every stage.
+
+Each check raises what the compiled bindings raise for the same input (TypeError for a wrong
+type, ValueError for a wrong value, unless a stage's binding says otherwise: ``wrong_type``),
+with a message that names the argument and what it must be.
+"""
 from __future__ import annotations
 
-from typing import List
+import operator
+from typing import Any, List, Optional, Sequence, Tuple, Type
+
+import numpy as np
+
+__all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged"]
+
+_I32_MAX = 2**31 - 1
 
 
 def sequence(obj, name: str, what: str, hint: str = "") -> list:
@@ -34,16 +46,114 @@ def strings(obj, name: str) -> List[str]:
     return items
 
 
-def workers(value, name: str = "workers") -> int:
-    """A thread count: an int >= 1, or -1 for all cores (returned as given)."""
-    import operator
-
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
+def _int(value, name: str, wrong_type: Type[Exception]) -> int:
+    # bool is an int to Python but never a count; numpy integers are welcome
+    if isinstance(value, (bool, np.bool_)):
+        raise wrong_type(f"{name} must be an int, got bool")
     try:
-        w = operator.index(value)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
+        raise wrong_type(f"{name} must be an int, got {type(value).__name__}") from None
+
+
+def int_range(value, name: str, lo: Optional[int] = None, hi: Optional[int] = None, *,
+              wrong_type: Type[Exception] = TypeError) -> int:
+    """``value`` as an int in ``[lo, hi]`` (either bound may be None).
+
+    Raises ``wrong_type`` (TypeError unless the stage's binding raises ValueError) for a bool
+    or a non-integer, ValueError for a value out of range.
+    """
+    v = _int(value, name, wrong_type)
+    if lo is not None and v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {v}")
+    return v
+
+
+def positive_int(value, name: str, *, wrong_type: Type[Exception] = TypeError) -> int:
+    """An int >= 1 that fits the compiled code's int32 (``k``, ``n``, ``vocab_size``...)."""
+    return int_range(value, name, 1, _I32_MAX, wrong_type=wrong_type)
+
+
+def workers(value, name: str = "workers", *, wrong_type: Type[Exception] = TypeError) -> int:
+    """A thread count: an int >= 1, or -1 for all cores (returned as given)."""
+    w = _int(value, name, wrong_type)
     if w != -1 and w < 1:
         raise ValueError(f"{name} must be >= 1 or -1 (all cores), got {w}")
     return w
+
+
+def choice(value, name: str, choices: Sequence[str]) -> str:
+    """``value`` when it is one of the strings ``choices``; ValueError listing them otherwise."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def offsets(off, total: int, name: str = "offsets", what: str = "len(ids)", hint: str = "") -> np.ndarray:
+    """Check ragged-array offsets (row ``i`` is ``values[off[i]:off[i + 1]]``) and return them
+    as contiguous int64.
+
+    ``off`` must be 1-D with at least one entry, start at 0, never decrease and end at
+    ``total`` (``what`` names it in the message; ``hint`` is appended).  ValueError names the
+    first bad entry.  Convert the dtype before calling when the binding casts it.
+    """
+    a = np.asarray(off)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}{hint}")
+    if a.shape[0] < 1:
+        raise ValueError(f"{name} must have at least one entry (n + 1 for n rows, starting with 0){hint}")
+    if a[0] != 0:
+        raise ValueError(f"{name} must start at 0, got {name}[0] = {a[0]}{hint}")
+    if a.shape[0] > 1:
+        bad = np.flatnonzero(a[1:] < a[:-1])
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"{name} must be non-decreasing, but {name}[{i + 1}] = {a[i + 1]} < "
+                             f"{name}[{i}] = {a[i]}{hint}")
+    if a[-1] != total:
+        raise ValueError(f"{name} must end at {what} = {total}, got {name}[-1] = {a[-1]}{hint}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _int_ids(x: Any, name: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype == object or (a.size and a.dtype.kind not in "iu"):
+        raise TypeError(f"{name} must hold integer ids, got dtype {a.dtype}")
+    return a
+
+
+def ragged(ids: Any, off: Any, name: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(int32 ids, int64 offsets) of rows of ids in [0, 2**31), given as flat ``ids`` with
+    offsets ``off``, an object with ``.values`` / ``.offsets`` (``off`` None, e.g.
+    :class:`pysynth.metrics.TokenIds`) or a list of id lists (``off`` None).
+
+    TypeError for non-integer ids or a non-iterable; ValueError for a flat array without
+    offsets, bad offsets (:func:`offsets`) and negative ids.
+    """
+    if off is None:
+        if hasattr(ids, "values") and hasattr(ids, "offsets") and not isinstance(ids, (list, tuple, dict)):
+            ids, off = ids.values, ids.offsets
+        elif isinstance(ids, np.ndarray) and ids.ndim == 1 and ids.dtype != object:
+            raise ValueError(f"{name} is a flat array: pass its offsets too (row i = ids[offsets[i]:offsets[i+1]]),"
+                             " or pass a list of id lists")
+        else:
+            try:
+                rows = [np.asarray(r) for r in ids]
+            except TypeError:
+                raise TypeError(f"{name} must be a list of id lists, or flat ids with offsets") from None
+            for i, r in enumerate(rows):
+                if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
+                    raise TypeError(f"{name}[{i}] must be a 1-D sequence of integer ids")
+            lens = np.fromiter((r.size for r in rows), dtype=np.int64, count=len(rows))
+            off = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(lens, out=off[1:])
+            ids = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+    ids = _int_ids(ids, name)
+    if ids.ndim != 1:
+        raise ValueError(f"{name} must be 1-D flat ids, got shape {ids.shape}")
+    off = offsets(_int_ids(off, f"{name} offsets"), ids.shape[0], f"{name} offsets")
+    if ids.size and (ids.min() < 0 or ids.max() > _I32_MAX):
+        raise ValueError(f"{name} ids must lie in [0, 2**31 - 1]")
+    return np.ascontiguousarray(ids, dtype=np.int32), off

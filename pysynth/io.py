@@ -11,6 +11,7 @@ No heavy imports: pyarrow loads only for Parquet.
 from __future__ import annotations
 
 import contextlib
+import glob
 import gzip
 import itertools
 import json
@@ -64,21 +65,21 @@ def atomic_dir(path: PathLike) -> Iterator[Path]:
     """Build a directory atomically: yields an empty temporary directory beside ``path``; when
     the block ends without error it replaces ``path`` (an old one is moved aside, then removed).
 
-    A killed writer leaves ``path`` as it was (plus a ``.<name>.*.tmp`` folder that the next
-    write removes).  Between the two renames ``path`` is briefly absent, never half-written.
+    A killed writer leaves ``path`` as it was (plus a ``.<name>.<pid>.*.tmp`` folder that the
+    next write removes once process ``pid`` is gone; a live concurrent writer's folder is left
+    alone).  Between the two renames ``path`` is briefly absent, never half-written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a killed writer
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent)))
+    _remove_stale(path)
+    tmp = _tmp_dir(path)
     try:
         yield tmp
         _fsync_dir(tmp)
         os.chmod(tmp, 0o755)
         old = None
         if path.exists() or path.is_symlink():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent)))
+            old = _tmp_dir(path)
             os.replace(path, old / "old")
         os.replace(tmp, path)
         _fsync_dir(path.parent)
@@ -87,6 +88,32 @@ def atomic_dir(path: PathLike) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _tmp_dir(path: Path) -> Path:
+    return Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=str(path.parent)))
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the temporary folders of writers of ``path`` that were killed (their process is
+    gone).  ``.<name>.<pid>.<random>.tmp`` only: never another path's (``a.b`` for ``a``)."""
+    prefix = f".{path.name}."
+    for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        parts = stale.name[len(prefix): -len(".tmp")].split(".")
+        if len(parts) == 2 and parts[0].isdigit() and not _alive(int(parts[0])):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
 
 
 def _fsync_dir(d: Path) -> None:

@@ -17,7 +17,9 @@ __all__ = ["signature", "fingerprint", "versions", "Fingerprint"]
 
 class Fingerprint:
     """Incremental SHA-256 over JSON records: a part's record count, then each record as
-    compact UTF-8 JSON (``ensure_ascii=False``), so re-chunking never changes the digest."""
+    compact UTF-8 JSON (``ensure_ascii=False``) and a newline.  Records fed one by one with
+    :meth:`record` give the same digest however the stream was chunked; the newline keeps
+    records apart (``1, 2`` is not ``12``)."""
 
     def __init__(self) -> None:
         self._h = hashlib.sha256()
@@ -30,7 +32,8 @@ class Fingerprint:
         return self
 
     def record(self, record: Any) -> "Fingerprint":
-        self._h.update(json.dumps(record, ensure_ascii=False).encode())
+        """Add one record (compact JSON never holds a raw newline, so it is the separator)."""
+        self._h.update(json.dumps(record, ensure_ascii=False).encode() + b"\n")
         return self
 
     def hexdigest(self) -> str:

@@ -15,7 +15,11 @@ import pysynth
 from pysynth import _dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("torch", "triton", "onnxruntime", "faiss", "scipy", "pandas")
+HEAVY = ("torch", "triton", "onnxruntime", "onnx", "ray", "transformers", "faiss", "scipy", "pandas", "pyarrow")
+#: submodules that must import without any of HEAVY (the models layer loads torch lazily)
+LIGHT = ("pysynth", "pysynth.io", "pysynth.store", "pysynth.signature", "pysynth.text", "pysynth.retrieval",
+         "pysynth.metrics", "pysynth.ranking", "pysynth.sampling", "pysynth.filtering", "pysynth.models",
+         "pysynth.models.registry")
 
 # Makes ``import pysynth._core`` raise ModuleNotFoundError(name="pysynth._core"), exactly as
 # when the extension was never built.
@@ -48,16 +52,16 @@ def compiled() -> bool:
 # ----------------------------------------------------------------------------- (a)
 
 
-def test_lean_import():
+@pytest.mark.parametrize("module", LIGHT)
+def test_lean_import(module):
+    # one fresh interpreter per module, so each is checked on its own
     out = ok(run_py(f"""
-        import sys
-        import pysynth
-        import pysynth.metrics
-        import pysynth.ranking
+        import importlib, sys
+        importlib.import_module({module!r})
         heavy = {HEAVY!r}
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
     """))
-    assert out.strip() == "[]", f"import pysynth pulled in heavy modules: {out}"
+    assert out.strip() == "[]", f"import {module} pulled in heavy modules: {out}"
 
 
 def test_lean_import_after_scoring():

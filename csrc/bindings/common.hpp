@@ -31,9 +31,8 @@ Column to_column(py::handle obj, const char* name);
 // Sequence of str only.
 Column to_strings(py::handle obj, const char* name);
 
-py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n,
-                                                                         size_t total,
-                                                                         const char* name);
+py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
+                                                                           const char* name);
 
 void register_errors(py::module_& m);
 void register_metrics(py::module_& m);

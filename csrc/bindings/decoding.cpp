@@ -35,8 +35,8 @@ py::tuple topk_from_parts_py(const Arr<float>& ls, const Arr<float>& shift, cons
     throw std::invalid_argument("shift must have shape (" + std::to_string(n) + ",), got " + shape_of(shift));
   if (touched.ndim() != 2 || touched.shape(0) != n || src_ext.ndim() != 2 || src_ext.shape(0) != n ||
       src_ext.shape(1) != touched.shape(1))
-    throw std::invalid_argument("touched and src_ext must both have shape (" + std::to_string(n) +
-                                ", src_len), got " + shape_of(touched) + " and " + shape_of(src_ext));
+    throw std::invalid_argument("touched and src_ext must both have shape (" + std::to_string(n) + ", src_len), got " +
+                                shape_of(touched) + " and " + shape_of(src_ext));
   if (n_ext < 0) throw std::invalid_argument("n_ext must be >= 0, got " + std::to_string(n_ext));
   if (k < 1) throw std::invalid_argument("k must be >= 1, got " + std::to_string(k));
   pysynth::resolve_workers(workers);
@@ -61,11 +61,11 @@ py::tuple topk_from_parts_py(const Arr<float>& ls, const Arr<float>& shift, cons
 }  // namespace
 
 void register_decoding(py::module_& m) {
-  auto sub = m.def_submodule(
-      "decoding", "Candidate selection for the batched searches; twin: pysynth.decoding._reference");
-  sub.def("topk_from_parts", &topk_from_parts_py, "See pysynth.decoding._reference.topk_from_parts",
-          py::arg("ls"), py::arg("shift"), py::arg("touched"), py::arg("src_ext"), py::arg("n_ext"), py::arg("k"),
-          py::arg("floor"), py::arg("workers"));
+  auto sub =
+      m.def_submodule("decoding", "Candidate selection for the batched searches; twin: pysynth.decoding._reference");
+  sub.def("topk_from_parts", &topk_from_parts_py, "See pysynth.decoding._reference.topk_from_parts", py::arg("ls"),
+          py::arg("shift"), py::arg("touched"), py::arg("src_ext"), py::arg("n_ext"), py::arg("k"), py::arg("floor"),
+          py::arg("workers"));
 }
 
 static pysynth::bind::Registrar reg("decoding", &register_decoding);

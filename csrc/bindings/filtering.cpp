@@ -58,8 +58,8 @@ py::tuple kqf_select_py(const py::object& questions, const py::object& candidate
   {
     py::gil_scoped_release nogil;
     pysynth::filtering::kqf_select(q.data(), static_cast<std::size_t>(nq), co.data(), r.data(),
-                                   static_cast<std::size_t>(r.shape(0)), ro.data(), static_cast<std::size_t>(nc),
-                                   depth, workers, cp, bp, rp);
+                                   static_cast<std::size_t>(r.shape(0)), ro.data(), static_cast<std::size_t>(nc), depth,
+                                   workers, cp, bp, rp);
   }
   return py::make_tuple(chosen, best, rr);
 }

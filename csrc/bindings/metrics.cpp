@@ -26,8 +26,7 @@ Column to_strings(py::handle obj, const char* name) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* s = items[i];
     if (!PyUnicode_Check(s)) {
-      throw py::type_error(std::string(name) + "[" + std::to_string(i) + "] must be str, got " +
-                           Py_TYPE(s)->tp_name);
+      throw py::type_error(std::string(name) + "[" + std::to_string(i) + "] must be str, got " + Py_TYPE(s)->tp_name);
     }
     Py_ssize_t len;
     const char* p = PyUnicode_AsUTF8AndSize(s, &len);
@@ -43,13 +42,11 @@ Column to_strings(py::handle obj, const char* name) {
   return c;
 }
 
-py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n,
-                                                                         size_t total,
-                                                                         const char* name) {
+py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
+                                                                           const char* name) {
   auto off = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(obj);
   if (!off || off.ndim() != 1 || static_cast<size_t>(off.shape(0)) != n + 1)
-    throw py::value_error(std::string(name) + " must be a 1-d integer array of length " +
-                          std::to_string(n + 1));
+    throw py::value_error(std::string(name) + " must be a 1-d integer array of length " + std::to_string(n + 1));
   const int64_t* o = off.data();
   if (o[0] != 0 || o[n] != static_cast<int64_t>(total))
     throw py::value_error(std::string(name) + " must start at 0 and end at " + std::to_string(total));
@@ -59,8 +56,7 @@ py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::h
 }
 
 Column to_column(py::handle obj, const char* name) {
-  if (!obj.is_none() && py::hasattr(obj, "values") && py::hasattr(obj, "offsets") &&
-      !PySequence_Check(obj.ptr())) {
+  if (!obj.is_none() && py::hasattr(obj, "values") && py::hasattr(obj, "offsets") && !PySequence_Check(obj.ptr())) {
     Column c;
     c.keep = py::reinterpret_borrow<py::object>(obj);
     c.ids = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(obj.attr("values"));
@@ -117,8 +113,8 @@ Smooth parse_smooth(const std::string& s) {
 }
 
 py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
-                                    const std::vector<std::string>& types, const std::string& flavor,
-                                    bool stem, int workers) {
+                                    const std::vector<std::string>& types, const std::string& flavor, bool stem,
+                                    int workers) {
   Column h = to_column(hyps, "hyps");
   Column r = to_column(refs, "refs");
   auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
@@ -127,8 +123,8 @@ py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle
   cfg.types = parse_types(types);
   cfg.stem = stem;
   resolve_workers(workers);
-  py::array_t<int64_t> out({static_cast<py::ssize_t>(r.col.size), static_cast<py::ssize_t>(cfg.types.size()),
-                            py::ssize_t{3}});
+  py::array_t<int64_t> out(
+      {static_cast<py::ssize_t>(r.col.size), static_cast<py::ssize_t>(cfg.types.size()), py::ssize_t{3}});
   int64_t* o = out.mutable_data();
   {
     py::gil_scoped_release nogil;
@@ -173,8 +169,8 @@ StatsArray check_stats(py::handle stats, int max_order) {
   return s;
 }
 
-py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& smooth_method,
-                                          double smooth_value, bool effective_order, int max_order) {
+py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& smooth_method, double smooth_value,
+                                          bool effective_order, int max_order) {
   auto s = check_stats(stats, max_order);
   Smooth sm = parse_smooth(smooth_method);
   py::object vi = py::module_::import("sys").attr("version_info");
@@ -204,7 +200,8 @@ py::array_t<double> coco_sentence_py(py::handle stats, int max_order) {
 
 py::array_t<double> rouge_prf_py(py::handle stats) {
   auto s = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(stats);
-  if (!s || s.ndim() != 3 || s.shape(2) != 3) throw py::value_error("stats must be an int64 array of shape (rows, types, 3)");
+  if (!s || s.ndim() != 3 || s.shape(2) != 3)
+    throw py::value_error("stats must be an int64 array of shape (rows, types, 3)");
   size_t rows = static_cast<size_t>(s.shape(0)), T = static_cast<size_t>(s.shape(1));
   py::array_t<double> out({py::ssize_t{3}, static_cast<py::ssize_t>(T), static_cast<py::ssize_t>(rows)});
   double* o = out.mutable_data();
@@ -257,15 +254,18 @@ std::string twin_doc(const char* name) {
 
 void register_metrics(py::module_& m) {
   auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
-  sub.def("rouge_stats", &rouge_stats_py, twin_doc("rouge_stats").c_str(), py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
-          py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
+  sub.def("rouge_stats", &rouge_stats_py, twin_doc("rouge_stats").c_str(), py::arg("hyps"), py::arg("refs"),
+          py::arg("ref_offsets"), py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
   sub.def("rouge_prf", &rouge_prf_py, twin_doc("rouge_prf").c_str(), py::arg("stats"));
-  sub.def("bleu_stats", &bleu_stats_py, twin_doc("bleu_stats").c_str(), py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"),
-          py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
-  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, twin_doc("sacrebleu_sentence_scores").c_str(), py::arg("stats"), py::arg("smooth_method"),
-          py::arg("smooth_value"), py::arg("effective_order"), py::arg("max_order"));
-  sub.def("coco_sentence_scores", &coco_sentence_py, twin_doc("coco_sentence_scores").c_str(), py::arg("stats"), py::arg("max_order"));
-  sub.def("tokenize", &tokenize_py, twin_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
+  sub.def("bleu_stats", &bleu_stats_py, twin_doc("bleu_stats").c_str(), py::arg("hyps"), py::arg("refs"),
+          py::arg("ref_offsets"), py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
+  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, twin_doc("sacrebleu_sentence_scores").c_str(),
+          py::arg("stats"), py::arg("smooth_method"), py::arg("smooth_value"), py::arg("effective_order"),
+          py::arg("max_order"));
+  sub.def("coco_sentence_scores", &coco_sentence_py, twin_doc("coco_sentence_scores").c_str(), py::arg("stats"),
+          py::arg("max_order"));
+  sub.def("tokenize", &tokenize_py, twin_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"),
+          py::arg("workers"));
   register_porter(sub);
 }
 

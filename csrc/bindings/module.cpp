@@ -21,8 +21,8 @@ PYBIND11_MODULE(_core, m) {
 #else
     d["optimized"] = false;
 #endif
-    d["pybind11"] = std::to_string(PYBIND11_VERSION_MAJOR) + "." + std::to_string(PYBIND11_VERSION_MINOR) +
-                    "." + std::to_string(PYBIND11_VERSION_PATCH);
+    d["pybind11"] = std::to_string(PYBIND11_VERSION_MAJOR) + "." + std::to_string(PYBIND11_VERSION_MINOR) + "." +
+                    std::to_string(PYBIND11_VERSION_PATCH);
     return d;
   });
 }

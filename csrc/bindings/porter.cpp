@@ -17,9 +17,7 @@ namespace {
 // The twin stems code points while the C++ stemmer stems bytes, which only
 // agree on ASCII; the rare non-ASCII word is handed to the twin so that both
 // backends return the same for every str.
-py::object python_twin() {
-  return py::module_::import("pysynth.metrics._porter").attr("porter_stem");
-}
+py::object python_twin() { return py::module_::import("pysynth.metrics._porter").attr("porter_stem"); }
 
 py::list porter_stem_py(py::handle words) {
   // Same validation and messages as the twin's pysynth.metrics._reference._strings.

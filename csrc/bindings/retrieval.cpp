@@ -37,8 +37,8 @@ template <class T>
 py::array_t<T> to_numpy(std::vector<T>&& v) {
   auto* owned = new std::vector<T>(std::move(v));
   py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
-  return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, {static_cast<py::ssize_t>(sizeof(T))},
-                        owned->data(), owner);
+  return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, {static_cast<py::ssize_t>(sizeof(T))}, owned->data(),
+                        owner);
 }
 
 // The index arrays of a dict, checked for dtype (exact: a memory-mapped file must not be copied
@@ -56,8 +56,8 @@ const T* get(const py::dict& d, const char* name, IndexArg& out, py::ssize_t* n)
   py::array a = o.cast<py::array>();
   if (!a.dtype().is(py::dtype::of<T>()) || a.ndim() != 1 || !(a.flags() & py::array::c_style))
     throw py::value_error(std::string("index: ") + name + " must be a contiguous 1-D " +
-                          std::string(py::str(py::dtype::of<T>())) + " array, got " +
-                          std::string(py::str(a.dtype())) + " with " + std::to_string(a.ndim()) + " dims");
+                          std::string(py::str(py::dtype::of<T>())) + " array, got " + std::string(py::str(a.dtype())) +
+                          " with " + std::to_string(a.ndim()) + " dims");
   *n = a.shape(0);
   out.keep.push_back(a);
   return static_cast<const T*>(a.data());
@@ -69,8 +69,8 @@ IndexArg index_arg(const py::object& obj) {
   py::dict d = py::dict(obj);
   IndexArg ia;
   IndexView& v = ia.view;
-  py::ssize_t n_indptr, n_doc_ids, n_tfs, n_pos_indptr, n_positions, n_doc_offsets, n_doc_tokens, n_doc_lengths,
-      n_cf, n_max_tf, n_impact, n_hi_indptr, n_hi_doc_ids, n_hi_tfs, n_pair_terms, n_cf_od, n_cf_uw, n_max_od, n_max_uw;
+  py::ssize_t n_indptr, n_doc_ids, n_tfs, n_pos_indptr, n_positions, n_doc_offsets, n_doc_tokens, n_doc_lengths, n_cf,
+      n_max_tf, n_impact, n_hi_indptr, n_hi_doc_ids, n_hi_tfs, n_pair_terms, n_cf_od, n_cf_uw, n_max_od, n_max_uw;
   v.indptr = get<std::int64_t>(d, "indptr", ia, &n_indptr);
   v.doc_ids = get<std::int32_t>(d, "doc_ids", ia, &n_doc_ids);
   v.tfs = get<std::int32_t>(d, "tfs", ia, &n_tfs);
@@ -97,9 +97,12 @@ IndexArg index_arg(const py::object& obj) {
   v.n_postings = n_doc_ids;
   v.n_tokens = n_positions;
   const std::pair<const char*, std::pair<py::ssize_t, py::ssize_t>> expect[] = {
-      {"indptr", {n_indptr, n_cf + 1}},          {"tfs", {n_tfs, n_doc_ids}},
-      {"pos_indptr", {n_pos_indptr, n_doc_ids + 1}}, {"doc_offsets", {n_doc_offsets, n_doc_lengths + 1}},
-      {"doc_tokens", {n_doc_tokens, n_positions}}, {"max_tf", {n_max_tf, n_cf}},
+      {"indptr", {n_indptr, n_cf + 1}},
+      {"tfs", {n_tfs, n_doc_ids}},
+      {"pos_indptr", {n_pos_indptr, n_doc_ids + 1}},
+      {"doc_offsets", {n_doc_offsets, n_doc_lengths + 1}},
+      {"doc_tokens", {n_doc_tokens, n_positions}},
+      {"max_tf", {n_max_tf, n_cf}},
       {"impact", {n_impact, n_doc_ids}},
       {"hi_indptr", {n_hi_indptr, n_cf + 1}},
       {"hi_tfs", {n_hi_tfs, n_hi_doc_ids}},
@@ -207,8 +210,8 @@ void validate_index_py(const py::object& index, int workers) {
 }
 
 py::tuple search_py(const py::object& index, const py::object& query_ids, const py::object& query_offsets,
-                    const std::string& model, int k, double mu, const std::vector<double>& weights, double k1,
-                    double b, int workers, bool float64) {
+                    const std::string& model, int k, double mu, const std::vector<double>& weights, double k1, double b,
+                    int workers, bool float64) {
   if (k < 1) throw py::value_error("k must be >= 1, got " + std::to_string(k));
   ScoreParams p = params_of(model, mu, weights, k1, b);
   IndexArg ia = index_arg(index);
@@ -274,8 +277,8 @@ std::int32_t ordered_count_py(const std::vector<std::int32_t>& A, const std::vec
   return ordered_count(A.data(), A.size(), B.data(), B.size(), width);
 }
 
-std::int32_t unordered_count_py(const std::vector<std::int32_t>& A, const std::vector<std::int32_t>& B,
-                                bool same_term, int width) {
+std::int32_t unordered_count_py(const std::vector<std::int32_t>& A, const std::vector<std::int32_t>& B, bool same_term,
+                                int width) {
   return unordered_count(A.data(), A.size(), B.data(), B.size(), same_term, width);
 }
 

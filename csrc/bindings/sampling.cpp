@@ -43,8 +43,8 @@ bool is_int(py::handle obj) {
 }
 
 std::int64_t to_int(py::handle obj, const char* name, std::int64_t lo) {
-  std::string msg = std::string(name) + " must be an integer >= " + std::to_string(lo) + ", got " +
-                    std::string(py::repr(obj));
+  std::string msg =
+      std::string(name) + " must be an integer >= " + std::to_string(lo) + ", got " + std::string(py::repr(obj));
   if (!is_int(obj)) throw std::invalid_argument(msg);
   py::int_ v(py::reinterpret_borrow<py::object>(obj));
   int overflow = 0;
@@ -69,10 +69,10 @@ std::uint64_t to_seed(py::handle obj) {
 double to_weight(py::handle obj) { return py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(obj))); }
 
 py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, py::handle c_offsets,
-                      py::handle cluster_index, py::handle cf, py::handle df, py::handle n_docs,
-                      py::handle exclude, py::handle length_dist, const std::string& strategy,
-                      py::handle w_question, py::handle w_cluster, py::handle w_collection, py::handle m,
-                      py::handle seed, py::handle first_index, py::handle max_rejections, int workers) {
+                      py::handle cluster_index, py::handle cf, py::handle df, py::handle n_docs, py::handle exclude,
+                      py::handle length_dist, const std::string& strategy, py::handle w_question, py::handle w_cluster,
+                      py::handle w_collection, py::handle m, py::handle seed, py::handle first_index,
+                      py::handle max_rejections, int workers) {
   using namespace pysynth::sampling;
   Config cfg;
   cfg.strategy = parse_strategy(strategy);
@@ -98,11 +98,10 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   Corpus c;
   c.n_docs = to_int(n_docs, "n_docs", 0);
   c.vocab_size = static_cast<std::size_t>(cfa.shape(0));
-  if (static_cast<std::size_t>(dfa.shape(0)) != c.vocab_size ||
-      static_cast<std::size_t>(exa.shape(0)) != c.vocab_size)
+  if (static_cast<std::size_t>(dfa.shape(0)) != c.vocab_size || static_cast<std::size_t>(exa.shape(0)) != c.vocab_size)
     throw std::invalid_argument("cf, df and exclude must have one entry per vocabulary id; got " +
-                                std::to_string(cfa.shape(0)) + ", " + std::to_string(dfa.shape(0)) +
-                                " and " + std::to_string(exa.shape(0)));
+                                std::to_string(cfa.shape(0)) + ", " + std::to_string(dfa.shape(0)) + " and " +
+                                std::to_string(exa.shape(0)));
   if (qo.shape(0) < 1) throw std::invalid_argument("q_offsets must have length n + 1 >= 1");
   if (co.shape(0) < 1) throw std::invalid_argument("c_offsets must have length n + 1 >= 1");
   c.q_ids = qi.data();
@@ -114,8 +113,8 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   c.c_offsets = co.data();
   c.n_clusters = static_cast<std::size_t>(co.shape(0) - 1);
   if (static_cast<std::size_t>(cidx.shape(0)) != c.n_questions)
-    throw std::invalid_argument("cluster_index must have one entry per question (" +
-                                std::to_string(c.n_questions) + "), got " + std::to_string(cidx.shape(0)));
+    throw std::invalid_argument("cluster_index must have one entry per question (" + std::to_string(c.n_questions) +
+                                "), got " + std::to_string(cidx.shape(0)));
   c.cluster_index = cidx.data();
   c.cf = cfa.data();
   c.df = dfa.data();
@@ -150,8 +149,8 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   return py::make_tuple(ids, offsets);
 }
 
-py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_index,
-                                           py::handle candidate_index, py::handle count) {
+py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_index, py::handle candidate_index,
+                                           py::handle count) {
   std::uint64_t s = to_seed(seed);
   std::int64_t q = to_int(question_index, "question_index", 0);
   std::int64_t c = to_int(candidate_index, "candidate_index", 0);
@@ -174,14 +173,13 @@ std::string twin_doc(const char* name) {
 }  // namespace
 
 void register_sampling(py::module_& m) {
-  auto sub = m.def_submodule(
-      "sampling",
-      "Keyword query generation (Ding & Balog 2018, Alg. 1); twin: pysynth.sampling._reference");
+  auto sub = m.def_submodule("sampling",
+                             "Keyword query generation (Ding & Balog 2018, Alg. 1); twin: pysynth.sampling._reference");
   sub.def("generate", &generate_py, twin_doc("generate").c_str(), py::arg("q_ids"), py::arg("q_offsets"),
           py::arg("c_ids"), py::arg("c_offsets"), py::arg("cluster_index"), py::arg("cf"), py::arg("df"),
-          py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"), py::arg("strategy"),
-          py::arg("w_question"), py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"),
-          py::arg("seed"), py::arg("first_index"), py::arg("max_rejections"), py::arg("workers"));
+          py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"), py::arg("strategy"), py::arg("w_question"),
+          py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"), py::arg("seed"), py::arg("first_index"),
+          py::arg("max_rejections"), py::arg("workers"));
   sub.def("random_words", &random_words_py, twin_doc("random_words").c_str(), py::arg("seed"),
           py::arg("question_index"), py::arg("candidate_index"), py::arg("count"));
 }

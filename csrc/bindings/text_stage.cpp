@@ -37,8 +37,7 @@ template <class T>
 py::array_t<T> to_array(std::vector<T>&& v) {
   auto* p = new std::vector<T>(std::move(v));
   py::capsule owner(p, [](void* q) { delete static_cast<std::vector<T>*>(q); });
-  return py::array_t<T>({static_cast<py::ssize_t>(p->size())}, {static_cast<py::ssize_t>(sizeof(T))}, p->data(),
-                        owner);
+  return py::array_t<T>({static_cast<py::ssize_t>(p->size())}, {static_cast<py::ssize_t>(sizeof(T))}, p->data(), owner);
 }
 
 py::list to_list(const cp::StringList& s) {
@@ -145,8 +144,8 @@ ModelInput model_input(py::handle vocab, py::handle key_offsets, py::handle key_
   if (m.key_offsets.shape(0) < 1) throw py::value_error("key_offsets must have n_keys + 1 >= 1 entries");
   auto n_keys = static_cast<size_t>(m.key_offsets.shape(0)) - 1;
   if (static_cast<size_t>(m.key_counts.shape(0)) != n_keys)
-    throw py::value_error("key_counts has " + std::to_string(m.key_counts.shape(0)) + " entries but key_offsets describes " +
-                          std::to_string(n_keys) + " keys");
+    throw py::value_error("key_counts has " + std::to_string(m.key_counts.shape(0)) +
+                          " entries but key_offsets describes " + std::to_string(n_keys) + " keys");
   const int64_t* o = m.key_offsets.data();
   if (o[0] != 0 || o[n_keys] != static_cast<int64_t>(m.key_terms.shape(0)))
     throw py::value_error("key_offsets must start at 0 and end at len(key_terms) = " +
@@ -170,10 +169,9 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
   std::vector<std::vector<std::string>> toks;
   {
     py::gil_scoped_release nogil;
-    toks = pysynth::tokenize_texts(c.views.data(), c.views.size(),
-                                   tok == cp::Tokenizer::Rouge ? pysynth::TokenizerKind::Rouge
-                                                               : pysynth::TokenizerKind::Whitespace,
-                                   workers);
+    toks = pysynth::tokenize_texts(
+        c.views.data(), c.views.size(),
+        tok == cp::Tokenizer::Rouge ? pysynth::TokenizerKind::Rouge : pysynth::TokenizerKind::Whitespace, workers);
   }
   py::list out(toks.size());
   for (size_t i = 0; i < toks.size(); ++i) {
@@ -276,7 +274,8 @@ double phrase_score_py(const std::string& scoring, int64_t worda_count, int64_t 
 }  // namespace
 
 void register_text(py::module_& m) {
-  auto sub = m.def_submodule("text", "Corpus statistics and gensim-identical phrase detection; twin: pysynth.text._reference");
+  auto sub =
+      m.def_submodule("text", "Corpus statistics and gensim-identical phrase detection; twin: pysynth.text._reference");
   sub.def("tokenize", &tokenize_py, text_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"),
           py::arg("workers"));
   sub.def("build_corpus", &build_corpus_py, text_doc("build_corpus").c_str(), py::arg("texts"), py::arg("tokenizer"),

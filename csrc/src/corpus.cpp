@@ -209,7 +209,8 @@ class PairTable {
   };
   static constexpr uint64_t kEmpty = ~uint64_t{0};  // a, b < 2**31: never a real key
 
-  explicit PairTable(size_t expected = 16) : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
+  explicit PairTable(size_t expected = 16)
+      : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
   size_t size() const { return size_; }
 
   int64_t& at(uint64_t key) {  // inserted with value 0 when absent
@@ -336,7 +337,8 @@ class WideTable {
   };
   static constexpr Key kEmpty = ~Key{0};  // the length field of a real key is <= 9, never 15
 
-  explicit WideTable(size_t expected = 16) : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
+  explicit WideTable(size_t expected = 16)
+      : slots_(table_capacity(expected), Entry{kEmpty, 0}), mask_(slots_.size() - 1) {}
   size_t size() const { return size_; }
   static uint64_t hash(Key k) { return mix64(static_cast<uint64_t>(k) ^ mix64(static_cast<uint64_t>(k >> 64))); }
 
@@ -432,7 +434,8 @@ void append_joined(std::string& out, const std::string_view* vocab, const int32_
 
 void check_ids(const IdCorpus& c, int workers) {
   size_t n = c.n_ids();
-  if (n && c.n_terms == 0) throw std::invalid_argument("ids: the vocabulary is empty but ids has " + std::to_string(n) + " entries");
+  if (n && c.n_terms == 0)
+    throw std::invalid_argument("ids: the vocabulary is empty but ids has " + std::to_string(n) + " entries");
   auto limit = static_cast<int64_t>(c.n_terms);
   parallel_for(n, workers, size_t{1} << 18, [&](size_t, size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
@@ -585,7 +588,8 @@ void bucket_sort(std::vector<Entry>& v, size_t n_buckets, BucketOf bucket_of) {
   for (const Entry& e : v) out[pos[bucket_of(e)]++] = e;
   for (size_t b = 0; b < n_buckets; ++b)
     if (start[b + 1] - start[b] > 1)
-      std::sort(out.begin() + static_cast<std::ptrdiff_t>(start[b]), out.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(start[b]),
+                out.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
                 [](const Entry& x, const Entry& y) { return sort_key(x) < sort_key(y); });
   v.swap(out);
 }
@@ -617,7 +621,8 @@ Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<
     for (int64_t w : weight) total += w;
     int64_t acc = 0;
     for (size_t t = 0; t < c.n_terms; ++t) {
-      auto p = static_cast<size_t>(total > 0 ? static_cast<double>(acc) * static_cast<double>(P) / static_cast<double>(total) : 0.0);
+      auto p = static_cast<size_t>(
+          total > 0 ? static_cast<double>(acc) * static_cast<double>(P) / static_cast<double>(total) : 0.0);
       part_of[t] = static_cast<uint16_t>(std::min(P - 1, p));
       acc += weight[t];
     }
@@ -662,39 +667,42 @@ Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<
     size_t queued = 0, wqueued = 0;
     for (size_t o = ob; o < oe; ++o) {
       for (size_t d = 0; d < c.n_docs; ++d) {
-        scan_doc(c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn, [](int32_t) {},
-                 [&](const int32_t* first, const int32_t* last) {
-                   size_t p = part_of[static_cast<size_t>(*first)];
-                   if (p % W != o) return;
-                   if (last == first + 1) {
-                     auto a = static_cast<size_t>(*first), b = static_cast<size_t>(*last);
-                     if (a < K && b < K) {
-                       ++dense[a * K + b];  // rows belong to the owner of their part
-                     } else {
-                       uint64_t key = pair_key(*first, *last);
-                       auto& slot = ring[queued % kLag];
-                       if (queued >= kLag) ++parts[slot.first].pairs.at(slot.second);
-                       parts[p].pairs.prefetch(key);
-                       slot = {p, key};
-                       ++queued;
-                     }
-                   } else if (wide_ok && last - first <= 8) {
-                     uint64_t mid = 0;
-                     for (const int32_t* q = first + 1; q < last; ++q) mid = (mid << 8) | conn_idx[static_cast<size_t>(*q)];
-                     Wide key = (static_cast<Wide>(last - first + 1) << 118) | (static_cast<Wide>(static_cast<uint32_t>(*first)) << 87) |
-                                (static_cast<Wide>(mid) << 31) | static_cast<uint32_t>(*last);
-                     auto& slot = wring[wqueued % kLag];
-                     if (wqueued >= kLag) ++parts[slot.first].wide.at(slot.second);
-                     parts[p].wide.prefetch(key);
-                     slot = {p, key};
-                     ++wqueued;
-                   } else {
-                     ++parts[p].seqs.at(first, static_cast<size_t>(last - first) + 1);
-                   }
-                 });
+        scan_doc(
+            c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn, [](int32_t) {},
+            [&](const int32_t* first, const int32_t* last) {
+              size_t p = part_of[static_cast<size_t>(*first)];
+              if (p % W != o) return;
+              if (last == first + 1) {
+                auto a = static_cast<size_t>(*first), b = static_cast<size_t>(*last);
+                if (a < K && b < K) {
+                  ++dense[a * K + b];  // rows belong to the owner of their part
+                } else {
+                  uint64_t key = pair_key(*first, *last);
+                  auto& slot = ring[queued % kLag];
+                  if (queued >= kLag) ++parts[slot.first].pairs.at(slot.second);
+                  parts[p].pairs.prefetch(key);
+                  slot = {p, key};
+                  ++queued;
+                }
+              } else if (wide_ok && last - first <= 8) {
+                uint64_t mid = 0;
+                for (const int32_t* q = first + 1; q < last; ++q) mid = (mid << 8) | conn_idx[static_cast<size_t>(*q)];
+                Wide key = (static_cast<Wide>(last - first + 1) << 118) |
+                           (static_cast<Wide>(static_cast<uint32_t>(*first)) << 87) | (static_cast<Wide>(mid) << 31) |
+                           static_cast<uint32_t>(*last);
+                auto& slot = wring[wqueued % kLag];
+                if (wqueued >= kLag) ++parts[slot.first].wide.at(slot.second);
+                parts[p].wide.prefetch(key);
+                slot = {p, key};
+                ++wqueued;
+              } else {
+                ++parts[p].seqs.at(first, static_cast<size_t>(last - first) + 1);
+              }
+            });
       }
     }
-    for (size_t i = queued > kLag ? queued - kLag : 0; i < queued; ++i) ++parts[ring[i % kLag].first].pairs.at(ring[i % kLag].second);
+    for (size_t i = queued > kLag ? queued - kLag : 0; i < queued; ++i)
+      ++parts[ring[i % kLag].first].pairs.at(ring[i % kLag].second);
     for (size_t i = wqueued > kLag ? wqueued - kLag : 0; i < wqueued; ++i)
       ++parts[wring[i % kLag].first].wide.at(wring[i % kLag].second);
   });
@@ -724,7 +732,8 @@ Tuples collect_tuples(const IdCorpus& c, const uint8_t* conn, const std::vector<
       for (size_t a = part_begin[p]; a < std::min(part_begin[p + 1], K); ++a) {
         const uint32_t* row = dense.data() + a * K;
         for (size_t bb = 0; bb < K; ++bb)
-          if (row[bb]) ps.push_back(PairTable::Entry{pair_key(static_cast<int32_t>(a), static_cast<int32_t>(bb)), row[bb]});
+          if (row[bb])
+            ps.push_back(PairTable::Entry{pair_key(static_cast<int32_t>(a), static_cast<int32_t>(bb)), row[bb]});
         for (; j < hashed.size() && (hashed[j].key >> 32) == a; ++j) ps.push_back(hashed[j]);  // b >= K
       }
       ps.insert(ps.end(), hashed.begin() + static_cast<std::ptrdiff_t>(j), hashed.end());
@@ -873,8 +882,8 @@ CorpusData build_corpus(const std::string_view* texts, size_t n, Tokenizer tok, 
 
 // =================================================================== phrase scores
 
-double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count,
-                    int64_t len_vocab, int64_t min_count, int64_t corpus_word_count) {
+double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count, int64_t len_vocab,
+                    int64_t min_count, int64_t corpus_word_count) {
   if (scoring == Scoring::Default) {
     __int128 denom = static_cast<__int128>(worda_count) * static_cast<__int128>(wordb_count);
     if (denom == 0) return -std::numeric_limits<double>::infinity();
@@ -980,8 +989,8 @@ PhraseCounts count_phrases(const IdCorpus& c, const std::string_view* connectors
     for (size_t i = 0; i < n_pair; ++i) pair_class.at(tup.pair_keys[i]) = cls(n_uni + i);
     SeqTable seq_class(n_seq);
     for (size_t i = 0; i < n_seq; ++i)
-      seq_class.at(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i])) =
-          cls(n_uni + n_pair + i);
+      seq_class.at(tup.seq_terms.data() + tup.seq_offsets[i],
+                   static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i])) = cls(n_uni + n_pair + i);
     emulated.assign(n_classes, 0);
     std::vector<int32_t> live;
     int64_t present = 0, min_reduce = 1;
@@ -992,15 +1001,16 @@ PhraseCounts count_phrases(const IdCorpus& c, const std::string_view* connectors
       }
     };
     for (size_t d = 0; d < c.n_docs; ++d) {
-      scan_doc(c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn.data(),
-               [&](int32_t t) { bump(uni_class[static_cast<size_t>(t)]); },
-               [&](const int32_t* first, const int32_t* last) {
-                 if (last == first + 1) {
-                   bump(static_cast<int32_t>(*pair_class.find(pair_key(*first, *last))));
-                 } else {
-                   bump(static_cast<int32_t>(*seq_class.find(first, static_cast<size_t>(last - first) + 1)));
-                 }
-               });
+      scan_doc(
+          c.ids + c.offsets[d], c.ids + c.offsets[d + 1], conn.data(),
+          [&](int32_t t) { bump(uni_class[static_cast<size_t>(t)]); },
+          [&](const int32_t* first, const int32_t* last) {
+            if (last == first + 1) {
+              bump(static_cast<int32_t>(*pair_class.find(pair_key(*first, *last))));
+            } else {
+              bump(static_cast<int32_t>(*seq_class.find(first, static_cast<size_t>(last - first) + 1)));
+            }
+          });
       if (present > max_vocab_size) {
         size_t w = 0;
         for (int32_t k : live) {
@@ -1060,8 +1070,10 @@ void check_model(const PhraseModel& m) {
     auto la = m.key_offsets[k] - m.key_offsets[k - 1], lb = m.key_offsets[k + 1] - m.key_offsets[k];
     bool less = la != lb ? la < lb : std::lexicographical_compare(a, a + la, b, b + lb);
     if (!less)
-      throw std::invalid_argument("keys must be sorted by (number of terms, terms) without repeats, as count_phrases "
-                                  "returns them; key " + std::to_string(k) + " is out of order");
+      throw std::invalid_argument(
+          "keys must be sorted by (number of terms, terms) without repeats, as count_phrases "
+          "returns them; key " +
+          std::to_string(k) + " is out of order");
   }
   if (m.corpus_word_count < 0) throw std::invalid_argument("corpus_word_count must be >= 0");
 }
@@ -1075,14 +1087,15 @@ void index_model(const PhraseModel& m, std::string_view d, bool general, ModelIn
   std::string tmp;
   for (size_t k = 0; k < m.n_keys; ++k) {
     tmp.clear();
-    append_joined(tmp, m.vocab, m.key_terms + m.key_offsets[k], static_cast<size_t>(m.key_offsets[k + 1] - m.key_offsets[k]), d);
+    append_joined(tmp, m.vocab, m.key_terms + m.key_offsets[k],
+                  static_cast<size_t>(m.key_offsets[k + 1] - m.key_offsets[k]), d);
     ix.key_str.push_back(tmp);
   }
   ix.strings = StringInterner(m.n_keys);
   for (size_t k = 0; k < m.n_keys; ++k) {
     if (!ix.strings.intern(ix.key_str[k], false).second)
-      throw std::invalid_argument("keys " + std::to_string(ix.strings.find(ix.key_str[k])) + " and " + std::to_string(k) +
-                                  " join to the same string '" + std::string(ix.key_str[k]) + "'");
+      throw std::invalid_argument("keys " + std::to_string(ix.strings.find(ix.key_str[k])) + " and " +
+                                  std::to_string(k) + " join to the same string '" + std::string(ix.key_str[k]) + "'");
   }
 }
 
@@ -1198,15 +1211,14 @@ void export_phrases(const PhraseModel& m, std::string_view d, const ScoreParams&
   }
 }
 
-CorpusData apply_phrases(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors,
-                         std::string_view d, const PhraseModel& m, const ScoreParams& params, int workers) {
+CorpusData apply_phrases(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors, std::string_view d,
+                         const PhraseModel& m, const ScoreParams& params, int workers) {
   workers = resolve_workers(workers);
   if (d.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
   check_ids(c, workers);
   check_model(m);
   std::vector<uint8_t> conn = connector_flags(c.vocab, c.n_terms, connectors, n_connectors);
-  const bool general =
-      !borderless(d) || any_contains(c.vocab, c.n_terms, d) || any_contains(m.vocab, m.n_terms, d);
+  const bool general = !borderless(d) || any_contains(c.vocab, c.n_terms, d) || any_contains(m.vocab, m.n_terms, d);
   ModelIndex ix;
   index_model(m, d, general, ix);
   const auto len_vocab = static_cast<int64_t>(m.n_keys);
@@ -1229,7 +1241,8 @@ CorpusData apply_phrases(const IdCorpus& c, const std::string_view* connectors, 
       for (size_t i = 0; i < n && buf.size() == i; ++i)
         if (to_corpus[static_cast<size_t>(t[i])] >= 0) buf.push_back(to_corpus[static_cast<size_t>(t[i])]);
       if (buf.size() != n) continue;  // a term the corpus lacks: never a candidate there
-      double sc = phrase_score(params.scoring, ca, cb, m.key_counts[k], len_vocab, params.min_count, m.corpus_word_count);
+      double sc =
+          phrase_score(params.scoring, ca, cb, m.key_counts[k], len_vocab, params.min_count, m.corpus_word_count);
       if (sc <= params.threshold) continue;
       tmp.clear();
       append_joined(tmp, m.vocab, t, n, d);
@@ -1253,18 +1266,20 @@ CorpusData apply_phrases(const IdCorpus& c, const std::string_view* connectors, 
       acc.add(t, n, tmp);
     };
     for (size_t i = 0; i < tup.n_pairs(); ++i) {
-      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32), static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
+      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32),
+                      static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
       decide(t, 2);
     }
     for (size_t i = 0; i < tup.n_seqs(); ++i)
-      decide(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
+      decide(tup.seq_terms.data() + tup.seq_offsets[i],
+             static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
   }
   return greedy_apply(c, conn.data(), acc, general, workers);
 }
 
-CorpusData apply_frozen(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors,
-                        std::string_view d, const std::string_view* phrases, const double* scores, size_t n_phrases,
-                        double threshold, int workers) {
+CorpusData apply_frozen(const IdCorpus& c, const std::string_view* connectors, size_t n_connectors, std::string_view d,
+                        const std::string_view* phrases, const double* scores, size_t n_phrases, double threshold,
+                        int workers) {
   workers = resolve_workers(workers);
   if (d.empty()) throw std::invalid_argument("delimiter must be a non-empty string");
   check_ids(c, workers);
@@ -1305,11 +1320,13 @@ CorpusData apply_frozen(const IdCorpus& c, const std::string_view* connectors, s
       if (i >= 0 && scores[i] > threshold) acc.add(t, n, tmp);
     };
     for (size_t i = 0; i < tup.n_pairs(); ++i) {
-      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32), static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
+      int32_t t[2] = {static_cast<int32_t>(tup.pair_keys[i] >> 32),
+                      static_cast<int32_t>(tup.pair_keys[i] & 0xffffffffu)};
       decide(t, 2);
     }
     for (size_t i = 0; i < tup.n_seqs(); ++i)
-      decide(tup.seq_terms.data() + tup.seq_offsets[i], static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
+      decide(tup.seq_terms.data() + tup.seq_offsets[i],
+             static_cast<size_t>(tup.seq_offsets[i + 1] - tup.seq_offsets[i]));
   }
   return greedy_apply(c, conn.data(), acc, general, workers);
 }

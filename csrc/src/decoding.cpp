@@ -29,8 +29,8 @@ struct Cand {
 inline bool better(const Cand& a, const Cand& b) { return a.v > b.v || (a.v == b.v && a.c < b.c); }
 
 [[noreturn]] void nan_error(std::size_t row, std::int64_t col) {
-  throw std::invalid_argument("topk_from_parts: NaN log-probability at row " + std::to_string(row) +
-                              ", column " + std::to_string(col) + " (ls, shift or touched)");
+  throw std::invalid_argument("topk_from_parts: NaN log-probability at row " + std::to_string(row) + ", column " +
+                              std::to_string(col) + " (ls, shift or touched)");
 }
 
 constexpr std::size_t kBlock = 16;
@@ -47,8 +47,7 @@ bool block_maxima(const float* x, std::size_t n_blocks, float s, float floor, fl
   __m128 nan = _mm_setzero_ps();
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const float* p = x + b * kBlock;
-    const __m128 v0 = _mm_loadu_ps(p), v1 = _mm_loadu_ps(p + 4), v2 = _mm_loadu_ps(p + 8),
-                 v3 = _mm_loadu_ps(p + 12);
+    const __m128 v0 = _mm_loadu_ps(p), v1 = _mm_loadu_ps(p + 4), v2 = _mm_loadu_ps(p + 8), v3 = _mm_loadu_ps(p + 12);
     nan = _mm_or_ps(nan, _mm_or_ps(_mm_cmpunord_ps(v0, v1), _mm_cmpunord_ps(v2, v3)));
     __m128 m = _mm_max_ps(_mm_max_ps(v0, v1), _mm_max_ps(v2, v3));
     m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
@@ -161,14 +160,13 @@ void plain_top(const float* x, std::size_t vocab, float s, float floor, std::siz
 
 }  // namespace
 
-void topk_from_parts(const float* ls, const float* shift, const float* touched,
-                     const std::int64_t* src_ext, std::size_t n_rows, std::size_t vocab,
-                     std::size_t src_len, std::size_t n_ext, std::size_t k, float floor,
-                     int workers, float* out_vals, std::int64_t* out_idx) {
+void topk_from_parts(const float* ls, const float* shift, const float* touched, const std::int64_t* src_ext,
+                     std::size_t n_rows, std::size_t vocab, std::size_t src_len, std::size_t n_ext, std::size_t k,
+                     float floor, int workers, float* out_vals, std::int64_t* out_idx) {
   const std::size_t width = vocab + n_ext;
   if (k < 1 || k > width) {
-    throw std::invalid_argument("topk_from_parts: k must be in [1, vocab + n_ext] = [1, " +
-                                std::to_string(width) + "], got " + std::to_string(k));
+    throw std::invalid_argument("topk_from_parts: k must be in [1, vocab + n_ext] = [1, " + std::to_string(width) +
+                                "], got " + std::to_string(k));
   }
   if (floor != floor) throw std::invalid_argument("topk_from_parts: floor is NaN");
   for (std::size_t i = 0; i < n_rows * src_len; ++i) {
@@ -206,8 +204,8 @@ void topk_from_parts(const float* ls, const float* shift, const float* touched,
       const std::size_t m = std::min(vocab, k + n_over_vocab);
       plain_top(ls + r * vocab, vocab, shift[r], floor, m, r, top, maxima, scratch);
       auto overridden = [&](std::int64_t c) {
-        auto it = std::lower_bound(over.begin(), over.end(), c,
-                                   [](const Cand& a, std::int64_t col) { return a.c < col; });
+        auto it =
+            std::lower_bound(over.begin(), over.end(), c, [](const Cand& a, std::int64_t col) { return a.c < col; });
         return it != over.end() && it->c == c;
       };
       // the source columns (their values) and the extended columns no source word takes

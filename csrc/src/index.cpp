@@ -69,8 +69,9 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
   if (offsets[0] != 0) fail("offsets[0] must be 0, got " + std::to_string(offsets[0]));
   for (std::size_t d = 0; d < n_docs; ++d) {
     std::int64_t len = offsets[d + 1] - offsets[d];
-    if (len < 0) fail("offsets must be non-decreasing; offsets[" + std::to_string(d + 1) + "] < offsets[" +
-                      std::to_string(d) + "]");
+    if (len < 0)
+      fail("offsets must be non-decreasing; offsets[" + std::to_string(d + 1) + "] < offsets[" + std::to_string(d) +
+           "]");
     if (len > kInt32Max) fail("document " + std::to_string(d) + " is longer than 2**31 - 1 tokens");
   }
   const std::int64_t T = offsets[n_docs];
@@ -193,8 +194,7 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
     }
   });
   a.doc_lengths.resize(n_docs);
-  for (std::size_t d = 0; d < n_docs; ++d)
-    a.doc_lengths[d] = static_cast<std::int32_t>(offsets[d + 1] - offsets[d]);
+  for (std::size_t d = 0; d < n_docs; ++d) a.doc_lengths[d] = static_cast<std::int32_t>(offsets[d + 1] - offsets[d]);
   // impact order: per term, sort (tf desc, |D| asc, position in the term's list asc)
   a.impact.resize(static_cast<std::size_t>(nnz));
   parallel_for(V, n_workers, 1 << 10, [&](std::size_t, std::size_t tb, std::size_t te) {
@@ -272,7 +272,8 @@ void build_pair_table(IndexArrays& a, std::int64_t vocab_size, int workers) {
   if (P == 0) return;
   std::vector<std::int32_t> slot(static_cast<std::size_t>(vocab_size), -1);
   for (std::size_t i = 0; i < P; ++i) slot[static_cast<std::size_t>(a.pair_terms[i])] = static_cast<std::int32_t>(i);
-  const std::size_t n_parts = std::min<std::size_t>({static_cast<std::size_t>(workers), 4, static_cast<std::size_t>(N)});
+  const std::size_t n_parts =
+      std::min<std::size_t>({static_cast<std::size_t>(workers), 4, static_cast<std::size_t>(N)});
   struct Cell {  // one cache access per update (the four counts side by side)
     std::int64_t cf_od, cf_uw;
     std::int32_t mx_od, mx_uw;
@@ -356,11 +357,9 @@ void validate_index(const IndexView& v, int workers) {
   // 1. Offsets arrays (sequential, O(V + N + nnz)); after this every range below is in bounds.
   if (v.indptr[0] != 0) fail("index: indptr[0] must be 0, got " + std::to_string(v.indptr[0]));
   for (std::int64_t t = 0; t < V; ++t)
-    if (v.indptr[t + 1] < v.indptr[t])
-      fail("index: indptr is not non-decreasing at term " + std::to_string(t));
+    if (v.indptr[t + 1] < v.indptr[t]) fail("index: indptr is not non-decreasing at term " + std::to_string(t));
   if (v.indptr[V] != nnz)
-    fail("index: indptr[-1] = " + std::to_string(v.indptr[V]) + " but there are " + std::to_string(nnz) +
-         " postings");
+    fail("index: indptr[-1] = " + std::to_string(v.indptr[V]) + " but there are " + std::to_string(nnz) + " postings");
   if (v.doc_offsets[0] != 0) fail("index: doc_offsets[0] must be 0");
   for (std::int64_t d = 0; d < N; ++d) {
     std::int64_t len = v.doc_offsets[d + 1] - v.doc_offsets[d];
@@ -382,7 +381,8 @@ void validate_index(const IndexView& v, int workers) {
   // 1b. High layer: per term, exactly its postings with tf >= 2, in order.
   if (v.hi_indptr[0] != 0 || v.hi_indptr[V] != v.n_hi) fail("index: hi_indptr does not span the high layer");
   for (std::int64_t t = 0; t < V; ++t)
-    if (v.hi_indptr[t + 1] < v.hi_indptr[t]) fail("index: hi_indptr is not non-decreasing at term " + std::to_string(t));
+    if (v.hi_indptr[t + 1] < v.hi_indptr[t])
+      fail("index: hi_indptr is not non-decreasing at term " + std::to_string(t));
   for (std::int64_t t = 0; t < V; ++t) {
     std::int64_t h = v.hi_indptr[t];
     for (std::int64_t p = v.indptr[t]; p < v.indptr[t + 1]; ++p) {
@@ -418,8 +418,8 @@ void validate_index(const IndexView& v, int workers) {
         for (std::int64_t j = v.pos_indptr[p]; j < v.pos_indptr[p + 1]; ++j) {
           const std::int64_t pos = v.positions[j];
           if (pos <= last || pos >= L || v.doc_tokens[base + pos] != t) {
-            why = "positions[" + std::to_string(j) + "] = " + std::to_string(pos) +
-                  " does not point at term " + std::to_string(t) + " in document " + std::to_string(d);
+            why = "positions[" + std::to_string(j) + "] = " + std::to_string(pos) + " does not point at term " +
+                  std::to_string(t) + " in document " + std::to_string(d);
             break;
           }
           last = pos;
@@ -475,8 +475,7 @@ void validate_index(const IndexView& v, int workers) {
   // 3. Pair table: the selected terms, counts within range.
   {
     const std::vector<std::int32_t> want = select_pair_terms(v.indptr, V, N);
-    if (v.n_pair_terms != static_cast<std::int64_t>(want.size()) ||
-        !std::equal(want.begin(), want.end(), v.pair_terms))
+    if (v.n_pair_terms != static_cast<std::int64_t>(want.size()) || !std::equal(want.begin(), want.end(), v.pair_terms))
       fail("index: pair_terms are not the frequent terms of the index");
     const std::int64_t PP = v.n_pair_terms * v.n_pair_terms;
     for (std::int64_t i = 0; i < PP; ++i) {

@@ -12,8 +12,6 @@
 namespace pysynth {
 namespace {
 
-
-
 // First 8 bytes (zero padded) with the length in the top byte for words shorter than 8
 // bytes, where it identifies the word exactly; longer words set the top bit and need a
 // byte comparison on key equality.
@@ -120,7 +118,7 @@ struct Seq {
 
 struct Workspace {
   std::string tmp;
-  std::vector<std::string> tbuf;  // per text of the group: tokenized bytes
+  std::vector<std::string> tbuf;        // per text of the group: tokenized bytes
   std::vector<std::string_view> views;  // all tokens of the group
   std::vector<size_t> view_off;         // per text: first view
   std::unordered_map<std::string, std::string> stems;
@@ -190,9 +188,7 @@ void tokenize_one(std::string_view s, Mode mode, bool stem, size_t k, Workspace&
       }
       break;
     }
-    case Mode::Whitespace:
-      split_whitespace(s, ws.views);
-      break;
+    case Mode::Whitespace: split_whitespace(s, ws.views); break;
     case Mode::T13a:
       tokenize_13a(s, buf, ws.tmp);
       split_whitespace(buf, ws.views);
@@ -221,8 +217,8 @@ void tokenize_one(std::string_view s, Mode mode, bool stem, size_t k, Workspace&
 
 // The texts are scattered Python objects: touching them is a cache miss each. Prefetch the
 // group a few items ahead (about 20% faster on question-length pairs).
-inline void prefetch_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                           size_t i, size_t end) {
+inline void prefetch_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, size_t i,
+                           size_t end) {
   constexpr size_t kAhead = 6;
   if (hyps.is_ids() || i + kAhead >= end) return;
   size_t k = i + kAhead;
@@ -232,8 +228,8 @@ inline void prefetch_group(const TextColumn& hyps, const TextColumn& refs, const
 
 // Phase 1: tokenize hyp `i` and its references. Strings become views (ws.views, one range
 // per text in ws.view_off); ids are copied raw into seqs[t].ids. Returns the text count.
-size_t read_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                  size_t i, Mode mode, bool stem, Workspace& ws) {
+size_t read_group(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, size_t i, Mode mode,
+                  bool stem, Workspace& ws) {
   size_t r0 = static_cast<size_t>(ref_offsets[i]), r1 = static_cast<size_t>(ref_offsets[i + 1]);
   size_t n_texts = 1 + (r1 - r0);
   if (ws.seqs.size() < n_texts) ws.seqs.resize(n_texts);
@@ -299,8 +295,8 @@ size_t intern_group(bool ids, size_t n_texts, int max_order, Workspace& ws) {
       size_t len = seq.ids.size();
       cur.resize(len >= static_cast<size_t>(k) ? len - k + 1 : 0);
       for (size_t q = 0; q < cur.size(); ++q) {
-        uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(prev[q])) << 32) |
-                       static_cast<uint32_t>(seq.ids[q + k - 1]);
+        uint64_t key =
+            (static_cast<uint64_t>(static_cast<uint32_t>(prev[q])) << 32) | static_cast<uint32_t>(seq.ids[q + k - 1]);
         cur[q] = ws.grams.key(key);
       }
     }
@@ -443,8 +439,8 @@ void lcs_table(const int32_t* x, size_t n, const int32_t* y, size_t m, std::vect
   t.assign((n + 1) * cols, 0);
   for (size_t i = 1; i <= n; ++i)
     for (size_t j = 1; j <= m; ++j)
-      t[i * cols + j] = x[i - 1] == y[j - 1] ? t[(i - 1) * cols + j - 1] + 1
-                                             : std::max(t[(i - 1) * cols + j], t[i * cols + j - 1]);
+      t[i * cols + j] =
+          x[i - 1] == y[j - 1] ? t[(i - 1) * cols + j - 1] + 1 : std::max(t[(i - 1) * cols + j], t[i * cols + j - 1]);
 }
 
 // rouge-score Lsum: summary-level union LCS with ROUGE-1.5.5's clamping by token counts.
@@ -542,14 +538,13 @@ void check_offsets(const TextColumn& hyps, const TextColumn& refs, const int64_t
   if (ref_offsets[0] != 0 || ref_offsets[hyps.size] != static_cast<int64_t>(refs.size))
     throw std::invalid_argument("ref_offsets must start at 0 and end at len(refs)");
   for (size_t i = 0; i < hyps.size; ++i)
-    if (ref_offsets[i + 1] < ref_offsets[i])
-      throw std::invalid_argument("ref_offsets must be non-decreasing");
+    if (ref_offsets[i + 1] < ref_offsets[i]) throw std::invalid_argument("ref_offsets must be non-decreasing");
 }
 
 }  // namespace
 
-void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                 const RougeConfig& cfg, int workers, int64_t* out) {
+void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, const RougeConfig& cfg,
+                 int workers, int64_t* out) {
   check_offsets(hyps, refs, ref_offsets);
   bool pltrdy = cfg.flavor == RougeFlavor::Pltrdy;
   bool lsum = false;
@@ -616,7 +611,10 @@ void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* 
               for (int32_t g : hg) ws.mark[g] |= 1;
               int64_t nh = 0, nr = 0, both = 0;
               for (int32_t g : hg)
-                if (!(ws.mark[g] & 4)) { ws.mark[g] |= 4; ++nh; }
+                if (!(ws.mark[g] & 4)) {
+                  ws.mark[g] |= 4;
+                  ++nh;
+                }
               for (int32_t g : rg)
                 if (!(ws.mark[g] & 2)) {
                   ws.mark[g] |= 2;
@@ -681,8 +679,8 @@ void rouge_score_prf(const int64_t* stats, size_t rows, size_t T, double* out) {
   }
 }
 
-void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                BleuTokenize tokenize, int max_order, int workers, int64_t* out) {
+void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, BleuTokenize tokenize,
+                int max_order, int workers, int64_t* out) {
   check_offsets(hyps, refs, ref_offsets);
   if (max_order < 1) throw std::invalid_argument("max_order must be >= 1");
   for (size_t i = 0; i < hyps.size; ++i)
@@ -754,9 +752,8 @@ void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* r
   });
 }
 
-void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth,
-                               double smooth_value, bool effective_order, bool compensated_sum,
-                               double* out) {
+void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth, double smooth_value,
+                               bool effective_order, bool compensated_sum, double* out) {
   const size_t width = 2 + 2 * static_cast<size_t>(max_order);
   std::vector<double> correct(max_order), total(max_order), prec(max_order);
   for (size_t i = 0; i < n; ++i) {
@@ -834,8 +831,8 @@ void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double*
   }
 }
 
-std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n,
-                                                     TokenizerKind kind, int workers) {
+std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n, TokenizerKind kind,
+                                                     int workers) {
   std::vector<std::vector<std::string>> result(n);
   Mode mode = kind == TokenizerKind::T13a         ? Mode::T13a
               : kind == TokenizerKind::Whitespace ? Mode::Whitespace

@@ -105,13 +105,11 @@ void first_failure(std::size_t n, int workers, Check&& check) {
   if (best < n) throw std::invalid_argument(msg);
 }
 
-void check_offsets(const std::int64_t* off, std::size_t n_rows, std::size_t total,
-                   const char* name) {
+void check_offsets(const std::int64_t* off, std::size_t n_rows, std::size_t total, const char* name) {
   if (off == nullptr) throw std::invalid_argument(std::string(name) + " must have length n + 1 >= 1");
   if (off[0] != 0 || off[n_rows] != static_cast<std::int64_t>(total))
-    throw std::invalid_argument(std::string(name) + " must start at 0 and end at " +
-                                std::to_string(total) + " (the number of ids), got " +
-                                num(off[0]) + " .. " + num(off[n_rows]));
+    throw std::invalid_argument(std::string(name) + " must start at 0 and end at " + std::to_string(total) +
+                                " (the number of ids), got " + num(off[0]) + " .. " + num(off[n_rows]));
   for (std::size_t i = 0; i < n_rows; ++i)
     if (off[i + 1] < off[i]) throw std::invalid_argument(std::string(name) + " must be non-decreasing");
 }
@@ -119,9 +117,8 @@ void check_offsets(const std::int64_t* off, std::size_t n_rows, std::size_t tota
 void check_ids(const std::int32_t* ids, std::size_t n, std::size_t vocab, const char* name) {
   for (std::size_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || static_cast<std::size_t>(ids[i]) >= vocab)
-      throw std::invalid_argument(std::string(name) + " contains id " + num(ids[i]) +
-                                  " outside the vocabulary [0, " + std::to_string(vocab) +
-                                  ") of cf");
+      throw std::invalid_argument(std::string(name) + " contains id " + num(ids[i]) + " outside the vocabulary [0, " +
+                                  std::to_string(vocab) + ") of cf");
   }
 }
 
@@ -131,12 +128,11 @@ Strategy parse_strategy(const std::string& name) {
   if (name == "popular") return Strategy::Popular;
   if (name == "discriminative") return Strategy::Discriminative;
   if (name == "combination") return Strategy::Combination;
-  throw std::invalid_argument("strategy must be one of popular, discriminative, combination; got '" +
-                              name + "'");
+  throw std::invalid_argument("strategy must be one of popular, discriminative, combination; got '" + name + "'");
 }
 
-void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64_t candidate,
-                  std::size_t count, std::uint64_t* out) {
+void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64_t candidate, std::size_t count,
+                  std::uint64_t* out) {
   std::uint64_t state = candidate_key(question_key(seed_key(seed), global_question), candidate);
   for (std::size_t k = 0; k < count; ++k) {
     state += kGamma;
@@ -217,8 +213,8 @@ struct Doc {
   std::int32_t last = -1;
   DocView view() const {
     const std::uint32_t n = static_cast<std::uint32_t>(terms.size());
-    return DocView{terms.data(), cum.data(), n > kGuideMin ? guide.data() : nullptr, n, last, total,
-                   static_cast<double>(n) / total};
+    return DocView{terms.data(), cum.data(), n > kGuideMin ? guide.data() : nullptr, n,
+                   last,         total,      static_cast<double>(n) / total};
   }
 };
 
@@ -279,8 +275,8 @@ inline double remaining(const Doc& d, const std::int32_t* chosen, std::size_t nc
   return r;
 }
 
-inline std::int32_t draw_doc_explicit(const Doc& d, double rem, const std::int32_t* chosen,
-                                      std::size_t nc, std::uint64_t w) {
+inline std::int32_t draw_doc_explicit(const Doc& d, double rem, const std::int32_t* chosen, std::size_t nc,
+                                      std::uint64_t w) {
   const double x = unif(w) * rem;
   double acc = 0.0;
   std::int32_t last = -1;
@@ -348,12 +344,11 @@ struct Sampler::Impl {
   void prefetch_question(const QRef& q) const;
   void build_doc(const std::int32_t* tok, std::size_t len, Doc& d, Dedupe& dd) const;
   const Doc& full_cluster(Workspace& ws, std::int64_t row) const;
-  std::int32_t draw_collection_explicit(std::uint64_t rem, const std::int32_t* chosen, std::size_t nc,
-                                        std::uint64_t w, Workspace& ws) const;
+  std::int32_t draw_collection_explicit(std::uint64_t rem, const std::int32_t* chosen, std::size_t nc, std::uint64_t w,
+                                        Workspace& ws) const;
   template <class E>
-  std::size_t sample_candidate(const E* alias, std::uint64_t key, std::int64_t s, const DocView& dq,
-                               const DocView& dc, std::int64_t crow, std::int32_t* out,
-                               Workspace& ws) const;
+  std::size_t sample_candidate(const E* alias, std::uint64_t key, std::int64_t s, const DocView& dq, const DocView& dc,
+                               std::int64_t crow, std::int32_t* out, Workspace& ws) const;
   template <class E>
   void sample_range(const E* alias, std::size_t b, std::size_t e, std::int64_t* offsets, std::int32_t* ids,
                     Workspace& ws) const;
@@ -423,8 +418,7 @@ void Sampler::Impl::validate() {
     throw std::invalid_argument(
         "the collection model (Eq. 2) is empty: cf is 0 for every non-excluded term, but "
         "w_collection > 0");
-  if (V > 1 && total > (kLimit62 - 1) / V)
-    throw std::invalid_argument("sum(cf) * (vocabulary size) must be < 2**62");
+  if (V > 1 && total > (kLimit62 - 1) / V) throw std::invalid_argument("sum(cf) * (vocabulary size) must be < 2**62");
   T = total;
 
   // questions, then the cluster rows in use
@@ -648,8 +642,8 @@ void Sampler::Impl::build_doc(const std::int32_t* tok, std::size_t len, Doc& d, 
 
 const Doc& Sampler::Impl::full_cluster(Workspace& ws, std::int64_t row) const {
   if (ws.cached_cluster != row) {
-    build_doc(c.c_ids + c.c_offsets[row], static_cast<std::size_t>(c.c_offsets[row + 1] - c.c_offsets[row]),
-              ws.c, ws.dd);
+    build_doc(c.c_ids + c.c_offsets[row], static_cast<std::size_t>(c.c_offsets[row + 1] - c.c_offsets[row]), ws.c,
+              ws.dd);
     ws.cached_cluster = row;
   }
   return ws.c;
@@ -658,8 +652,8 @@ const Doc& Sampler::Impl::full_cluster(Workspace& ws, std::int64_t row) const {
 // The first id (ascending, chosen ones skipped) whose running sum of cfB exceeds r =
 // below(w, remaining): binary searches over the full prefix sums, shifting the target
 // past each chosen term at or before the current answer.
-std::int32_t Sampler::Impl::draw_collection_explicit(std::uint64_t rem, const std::int32_t* chosen,
-                                                     std::size_t nc, std::uint64_t w, Workspace& ws) const {
+std::int32_t Sampler::Impl::draw_collection_explicit(std::uint64_t rem, const std::int32_t* chosen, std::size_t nc,
+                                                     std::uint64_t w, Workspace& ws) const {
   std::int64_t target = static_cast<std::int64_t>(below(w, rem));
   auto& pos = ws.chosen_pos;
   pos.clear();
@@ -685,9 +679,9 @@ std::int32_t Sampler::Impl::draw_collection_explicit(std::uint64_t rem, const st
 }
 
 template <class E>
-std::size_t Sampler::Impl::sample_candidate(const E* alias, std::uint64_t key, std::int64_t s,
-                                            const DocView& dq, const DocView& dc, std::int64_t crow,
-                                            std::int32_t* out, Workspace& ws) const {
+std::size_t Sampler::Impl::sample_candidate(const E* alias, std::uint64_t key, std::int64_t s, const DocView& dq,
+                                            const DocView& dc, std::int64_t crow, std::int32_t* out,
+                                            Workspace& ws) const {
   std::uint64_t state = key + kGamma;  // word 0 (the length) was drawn by plan()
   auto next = [&state]() {
     state += kGamma;
@@ -704,9 +698,7 @@ std::size_t Sampler::Impl::sample_candidate(const E* alias, std::uint64_t key, s
   alignas(32) std::int32_t local[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   const bool small = s <= 8;
   std::int32_t* ch = small ? local : out;
-  auto chosen = [&](std::int32_t t, std::size_t nc) {
-    return small ? in8(local, t) : contains(out, nc, t);
-  };
+  auto chosen = [&](std::int32_t t, std::size_t nc) { return small ? in8(local, t) : contains(out, nc, t); };
   std::size_t nc = 0;
   while (static_cast<std::int64_t>(nc) < s) {
     std::int32_t t = -1;
@@ -773,8 +765,10 @@ void Sampler::Impl::prefetch_question(const QRef& q) const {
   for (std::int64_t k = b; k < e; ++k) {
     const std::int32_t t = c.q_ids[k];
     __builtin_prefetch(c.exclude + t);
-    if (wt) __builtin_prefetch(wt + t);
-    else if (cfg.strategy == Strategy::Discriminative) __builtin_prefetch(c.cf + t);
+    if (wt)
+      __builtin_prefetch(wt + t);
+    else if (cfg.strategy == Strategy::Discriminative)
+      __builtin_prefetch(c.cf + t);
   }
   const std::int64_t j = q.cluster;
   if (j < 0) return;
@@ -784,8 +778,8 @@ void Sampler::Impl::prefetch_question(const QRef& q) const {
 }
 
 template <class E>
-void Sampler::Impl::sample_range(const E* alias, std::size_t b, std::size_t e, std::int64_t* offsets,
-                                 std::int32_t* ids, Workspace& ws) const {
+void Sampler::Impl::sample_range(const E* alias, std::size_t b, std::size_t e, std::int64_t* offsets, std::int32_t* ids,
+                                 Workspace& ws) const {
   const std::size_t m = static_cast<std::size_t>(cfg.m);
   const std::uint64_t skey = seed_key(cfg.seed);
   const bool use_cluster = cfg.w_cluster > 0.0;

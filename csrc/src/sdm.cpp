@@ -51,7 +51,7 @@ constexpr std::int64_t kSplitList = 256;
 constexpr std::size_t kPairListMax = 8192;
 // Queries per sub-batch: the window lists of one sub-batch's distinct pairs are kept in memory.
 constexpr std::size_t kSubBatch = 1 << 14;
-constexpr int kLogLen = 256;     // log(L + mu) is tabulated for lengths below this
+constexpr int kLogLen = 256;   // log(L + mu) is tabulated for lengths below this
 constexpr int kGainTable = 8;  // gains of tf = 1..8 are tabulated per query term
 
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
@@ -168,7 +168,8 @@ bool table_pair(const IndexView& ix, const std::vector<std::int32_t>& slot, std:
   if (slot.empty()) return false;
   const std::int32_t sa = slot[static_cast<std::size_t>(a)], sb = slot[static_cast<std::size_t>(b)];
   if (sa < 0 || sb < 0) return false;
-  const std::size_t i = static_cast<std::size_t>(sa) * static_cast<std::size_t>(ix.n_pair_terms) + static_cast<std::size_t>(sb);
+  const std::size_t i =
+      static_cast<std::size_t>(sa) * static_cast<std::size_t>(ix.n_pair_terms) + static_cast<std::size_t>(sb);
   out->cf_od = ix.pair_cf_od[i];
   out->cf_uw = ix.pair_cf_uw[i];
   out->max_od = ix.pair_max_od[i];
@@ -177,12 +178,12 @@ bool table_pair(const IndexView& ix, const std::vector<std::int32_t>& slot, std:
   return true;
 }
 
-void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe,
-                      int workers, std::unordered_map<std::uint64_t, PairStat>& big,
-                      const std::vector<std::int32_t>& slot) {
+void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe, int workers,
+                      std::unordered_map<std::uint64_t, PairStat>& big, const std::vector<std::int32_t>& slot) {
   t.keys.clear();
   for (std::size_t i = qb; i < qe; ++i)
-    for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j) t.keys.push_back(pair_key(q.ids[j], q.ids[j + 1]));
+    for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j)
+      t.keys.push_back(pair_key(q.ids[j], q.ids[j + 1]));
   std::sort(t.keys.begin(), t.keys.end());
   t.keys.erase(std::unique(t.keys.begin(), t.keys.end()), t.keys.end());
   t.stats.assign(t.keys.size(), PairStat());
@@ -261,15 +262,30 @@ struct Plan {
 
   void clear() {
     n = m = np = 0;
-    term.clear(); mult.clear(); occ_slot.clear(); mu_p.clear(); idf.clear(); ub.clear(); gain_tab.clear();
-    pa.clear(); pb.clear(); pmult.clear(); pair_of.clear(); plist.clear();
-    mu_p_od.clear(); mu_p_uw.clear(); pair_ub.clear();
+    term.clear();
+    mult.clear();
+    occ_slot.clear();
+    mu_p.clear();
+    idf.clear();
+    ub.clear();
+    gain_tab.clear();
+    pa.clear();
+    pb.clear();
+    pmult.clear();
+    pair_of.clear();
+    plist.clear();
+    mu_p_od.clear();
+    mu_p_uw.clear();
+    pair_ub.clear();
   }
 
   double gain_raw(int s, std::int32_t tf) const {
     const double t = static_cast<double>(tf);
-    if (sdm) return static_cast<double>(mult[static_cast<std::size_t>(s)]) * alpha_t * std::log1p(t / mu_p[static_cast<std::size_t>(s)]);
-    return static_cast<double>(mult[static_cast<std::size_t>(s)]) * idf[static_cast<std::size_t>(s)] * (t / (norm_min + t));
+    if (sdm)
+      return static_cast<double>(mult[static_cast<std::size_t>(s)]) * alpha_t *
+             std::log1p(t / mu_p[static_cast<std::size_t>(s)]);
+    return static_cast<double>(mult[static_cast<std::size_t>(s)]) * idf[static_cast<std::size_t>(s)] *
+           (t / (norm_min + t));
   }
   double gain(int s, std::int32_t tf) const {
     return tf <= kGainTable ? gain_tab[static_cast<std::size_t>(s) * kGainTable + static_cast<std::size_t>(tf - 1)]
@@ -383,8 +399,8 @@ void count_windows(const IndexView& ix, Worker& W, int u) {
   const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
   const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
   W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
-  W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
-                             kUnorderedWidth);
+  W.uw[uu] =
+      unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb, kUnorderedWidth);
 }
 
 inline bool better(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) {
@@ -397,9 +413,7 @@ struct Better {
   }
 };
 
-inline double cut_of(double theta, double K) {
-  return theta - kMargin * (1.0 + std::fabs(theta) + std::fabs(K));
-}
+inline double cut_of(double theta, double K) { return theta - kMargin * (1.0 + std::fabs(theta) + std::fabs(K)); }
 
 void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
   Plan& P = W.plan;
@@ -417,7 +431,10 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
     int s = -1;
     if (n <= 16) {
       for (int j = 0; j < P.m; ++j)
-        if (P.term[static_cast<std::size_t>(j)] == t) { s = j; break; }
+        if (P.term[static_cast<std::size_t>(j)] == t) {
+          s = j;
+          break;
+        }
     } else {
       auto it = W.slot_map.find(t);
       if (it != W.slot_map.end()) s = it->second;
@@ -455,7 +472,10 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
       int u = -1;
       if (n <= 16) {
         for (int v = 0; v < P.np; ++v)
-          if (P.pa[static_cast<std::size_t>(v)] == sa && P.pb[static_cast<std::size_t>(v)] == sb) { u = v; break; }
+          if (P.pa[static_cast<std::size_t>(v)] == sa && P.pb[static_cast<std::size_t>(v)] == sb) {
+            u = v;
+            break;
+          }
       } else {
         auto it = seen.find(pair_key(sa, sb));
         if (it != seen.end()) u = it->second;
@@ -474,12 +494,13 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
         P.mu_p_uw.push_back(mu * p_uw);
         P.plist.push_back(st.listed ? &ctx.pairs->lists[at] : nullptr);
         P.pair_ub.push_back(P.alpha_o * std::log1p(static_cast<double>(st.max_od) / (mu * p_od)) +
-                           P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
+                            P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
       }
       ++P.pmult[static_cast<std::size_t>(u)];
       P.pair_of[static_cast<std::size_t>(j)] = u;
     }
-    for (int u = 0; u < P.np; ++u) P.pair_ub[static_cast<std::size_t>(u)] *= static_cast<double>(P.pmult[static_cast<std::size_t>(u)]);
+    for (int u = 0; u < P.np; ++u)
+      P.pair_ub[static_cast<std::size_t>(u)] *= static_cast<double>(P.pmult[static_cast<std::size_t>(u)]);
     double K = 0.0;
     for (int i = 0; i < n; ++i)
       K += P.alpha_t * std::log(P.mu_p[static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)])]);
@@ -513,7 +534,8 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
       P.gain_tab[static_cast<std::size_t>(s) * kGainTable + static_cast<std::size_t>(t - 1)] = P.gain_raw(s, t);
   }
   if (n > 16) {
-    if (W.slot_of.size() != static_cast<std::size_t>(ix.vocab_size)) W.slot_of.assign(static_cast<std::size_t>(ix.vocab_size), -1);
+    if (W.slot_of.size() != static_cast<std::size_t>(ix.vocab_size))
+      W.slot_of.assign(static_cast<std::size_t>(ix.vocab_size), -1);
     for (int s = 0; s < m; ++s) W.slot_of[static_cast<std::size_t>(P.term[static_cast<std::size_t>(s)])] = s;
   }
   W.tf.assign(static_cast<std::size_t>(m), 0);
@@ -531,7 +553,8 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
 
 void unprepare(Worker& W) {
   if (W.plan.n > 16)
-    for (int s = 0; s < W.plan.m; ++s) W.slot_of[static_cast<std::size_t>(W.plan.term[static_cast<std::size_t>(s)])] = -1;
+    for (int s = 0; s < W.plan.m; ++s)
+      W.slot_of[static_cast<std::size_t>(W.plan.term[static_cast<std::size_t>(s)])] = -1;
 }
 
 // The exact score from the counts of document of length L (tf per slot, od / uw per distinct
@@ -543,8 +566,8 @@ double canonical(const Context& ctx, Worker& W, std::int32_t L) {
     const double mu = ctx.p.mu;
     W.f_slot.resize(static_cast<std::size_t>(m));
     for (int s = 0; s < m; ++s)
-      W.f_slot[static_cast<std::size_t>(s)] =
-          W.flog(static_cast<std::size_t>(s), W.tf[static_cast<std::size_t>(s)], L, P.mu_p[static_cast<std::size_t>(s)], mu);
+      W.f_slot[static_cast<std::size_t>(s)] = W.flog(static_cast<std::size_t>(s), W.tf[static_cast<std::size_t>(s)], L,
+                                                     P.mu_p[static_cast<std::size_t>(s)], mu);
     double st = 0.0;
     for (int i = 0; i < n; ++i) st += W.f_slot[static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)])];
     if (n == 1) return st / n;
@@ -597,7 +620,10 @@ double eval(const Context& ctx, Worker& W, std::int32_t d, bool* matched) {
     int s = -1;
     if (n <= 16) {
       for (int j = 0; j < m; ++j)
-        if (P.term[static_cast<std::size_t>(j)] == t) { s = j; break; }
+        if (P.term[static_cast<std::size_t>(j)] == t) {
+          s = j;
+          break;
+        }
     } else {
       s = W.slot_of[static_cast<std::size_t>(t)];
     }
@@ -616,7 +642,8 @@ double eval(const Context& ctx, Worker& W, std::int32_t d, bool* matched) {
     if (any_pair) {
       W.pos_start.assign(static_cast<std::size_t>(m) + 1, 0);
       for (int s = 0; s < m; ++s)
-        W.pos_start[static_cast<std::size_t>(s) + 1] = W.pos_start[static_cast<std::size_t>(s)] + W.tf[static_cast<std::size_t>(s)];
+        W.pos_start[static_cast<std::size_t>(s) + 1] =
+            W.pos_start[static_cast<std::size_t>(s)] + W.tf[static_cast<std::size_t>(s)];
       W.pos_fill.assign(W.pos_start.begin(), W.pos_start.end() - 1);
       W.pos_flat.resize(static_cast<std::size_t>(hits));
       for (std::int32_t i = 0; i < L; ++i) {
@@ -648,7 +675,9 @@ struct TopK {
   double K;
   double cut_value = -kInf;
 
-  TopK(std::vector<std::pair<double, std::int32_t>>& h, std::size_t kk, double KK) : heap(h), k(kk), K(KK) { heap.clear(); }
+  TopK(std::vector<std::pair<double, std::int32_t>>& h, std::size_t kk, double KK) : heap(h), k(kk), K(KK) {
+    heap.clear();
+  }
   bool full() const { return heap.size() >= k; }
   double cut() const { return cut_value; }
   bool done() const { return false; }
@@ -667,7 +696,7 @@ struct TopK {
         std::size_t c = 2 * i + 1;
         if (c >= n) break;
         if (c + 1 < n && better(heap[c], heap[c + 1])) ++c;  // the worse child
-        if (!better(x, heap[c])) break;                        // x is no better than it: stays above
+        if (!better(x, heap[c])) break;                      // x is no better than it: stays above
         heap[i] = heap[c];
         i = c;
       }
@@ -717,9 +746,8 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
   std::vector<int>& order = W.order;
   order.resize(static_cast<std::size_t>(m));
   for (int s = 0; s < m; ++s) order[static_cast<std::size_t>(s)] = s;
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return P.ub[static_cast<std::size_t>(x)] > P.ub[static_cast<std::size_t>(y)];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return P.ub[static_cast<std::size_t>(x)] > P.ub[static_cast<std::size_t>(y)]; });
   std::vector<int> rank(static_cast<std::size_t>(m));
   for (int r = 0; r < m; ++r) rank[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = r;
   // rest[r]: bound of the components a document can have when it holds terms of order[r..] only
@@ -727,14 +755,16 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
   std::vector<char> self_pair(static_cast<std::size_t>(m), 0);
   {
     std::vector<double> add(static_cast<std::size_t>(m), 0.0);
-    for (int r = 0; r < m; ++r) add[static_cast<std::size_t>(r)] = P.ub[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
+    for (int r = 0; r < m; ++r)
+      add[static_cast<std::size_t>(r)] = P.ub[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
     for (int u = 0; u < P.np; ++u) {
       const int sa = P.pa[static_cast<std::size_t>(u)], sb = P.pb[static_cast<std::size_t>(u)];
       add[static_cast<std::size_t>(std::min(rank[static_cast<std::size_t>(sa)], rank[static_cast<std::size_t>(sb)]))] +=
           P.pair_ub[static_cast<std::size_t>(u)];
       if (sa == sb && P.pair_ub[static_cast<std::size_t>(u)] > 0) self_pair[static_cast<std::size_t>(sa)] = 1;
     }
-    for (int r = m - 1; r >= 0; --r) rest[static_cast<std::size_t>(r)] = rest[static_cast<std::size_t>(r) + 1] + add[static_cast<std::size_t>(r)];
+    for (int r = m - 1; r >= 0; --r)
+      rest[static_cast<std::size_t>(r)] = rest[static_cast<std::size_t>(r) + 1] + add[static_cast<std::size_t>(r)];
   }
   int last = -1;  // rank of the last non-empty list
   for (int r = 0; r < m; ++r) {
@@ -864,7 +894,10 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       std::int64_t lo = j, hi = df;
       while (lo < hi) {
         std::int64_t mid = lo + (hi - lo) / 2;
-        if (tf_at(mid) >= tf) lo = mid + 1; else hi = mid;
+        if (tf_at(mid) >= tf)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       return lo;
     };
@@ -874,7 +907,10 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       while (lo < hi) {
         std::int64_t mid = lo + (hi - lo) / 2;
         const std::int32_t tm = tf_at(mid);
-        if (tm > tf || (tm == tf && len_at(mid) <= len)) lo = mid + 1; else hi = mid;
+        if (tm > tf || (tm == tf && len_at(mid) <= len))
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       return lo;
     };
@@ -893,7 +929,10 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
         std::int64_t lo = j, hi = g_end;
         while (lo < hi) {
           std::int64_t mid = lo + (hi - lo) / 2;
-          if (bound_at(mid) >= cut) lo = mid + 1; else hi = mid;
+          if (bound_at(mid) >= cut)
+            lo = mid + 1;
+          else
+            hi = mid;
         }
         n += lo - j;
         if (out)
@@ -938,8 +977,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
       const std::int64_t p = p0 + imp[j];
       const std::int32_t tf = ix.tfs[p], d = ix.doc_ids[p];
       const std::int32_t len = ix.doc_lengths[d];
-      if (sink.full() &&
-          P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl) + rest_after < sink.cut()) {
+      if (sink.full() && P.K + P.prior(len, mu) + P.gain_len(s, tf, len, k1, b, ctx.avgdl) + rest_after < sink.cut()) {
         j = next_tf(j, tf);
         continue;
       }
@@ -996,7 +1034,8 @@ inline double comp_gain_len(const Context& ctx, const Plan& P, const Comp& c, st
     case Kind::Term: return P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl);
     case Kind::TermLow: return P.gain_len(c.id, 1, len, k1, b, ctx.avgdl);
     case Kind::TermHigh:
-      return std::max(0.0, P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
+      return std::max(
+          0.0, P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
     case Kind::Pair: return P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]);
   }
   return 0.0;
@@ -1273,19 +1312,20 @@ void check_queries(const IndexView& ix, const Queries& q) {
   if (q.offsets[0] != 0) fail("query offsets[0] must be 0, got " + std::to_string(q.offsets[0]));
   for (std::size_t i = 0; i < q.n; ++i) {
     if (q.offsets[i + 1] < q.offsets[i])
-      fail("query offsets must be non-decreasing; offsets[" + std::to_string(i + 1) + "] < offsets[" + std::to_string(i) + "]");
+      fail("query offsets must be non-decreasing; offsets[" + std::to_string(i + 1) + "] < offsets[" +
+           std::to_string(i) + "]");
     if (q.offsets[i + 1] - q.offsets[i] > std::numeric_limits<std::int32_t>::max())
       fail("query " + std::to_string(i) + " is too long");
   }
   for (std::int64_t j = 0; j < q.offsets[q.n]; ++j)
     if (q.ids[j] < 0 || q.ids[j] >= ix.vocab_size)
-      fail("query ids[" + std::to_string(j) + "] = " + std::to_string(q.ids[j]) + " is outside [0, vocab_size = " +
-           std::to_string(ix.vocab_size) + ")");
+      fail("query ids[" + std::to_string(j) + "] = " + std::to_string(q.ids[j]) +
+           " is outside [0, vocab_size = " + std::to_string(ix.vocab_size) + ")");
 }
 
 template <class Score>
-void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers,
-            std::int32_t* docs, Score* scores, std::int32_t* counts) {
+void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers, std::int32_t* docs,
+            Score* scores, std::int32_t* counts) {
   if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
   check_params(p);
   check_queries(ix, q);
@@ -1392,7 +1432,8 @@ void window_stats(const IndexView& ix, const std::int32_t* a, const std::int32_t
                   std::int64_t* cf_od, std::int64_t* cf_uw) {
   for (std::size_t i = 0; i < n; ++i)
     if (a[i] < 0 || a[i] >= ix.vocab_size || b[i] < 0 || b[i] >= ix.vocab_size)
-      fail("term ids of pair " + std::to_string(i) + " are outside [0, vocab_size = " + std::to_string(ix.vocab_size) + ")");
+      fail("term ids of pair " + std::to_string(i) + " are outside [0, vocab_size = " + std::to_string(ix.vocab_size) +
+           ")");
   parallel_for(n, workers, 16, [&](std::size_t, std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
       PairStat s = compute_pair(ix, a[i], b[i], nullptr, 0);

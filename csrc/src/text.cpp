@@ -84,7 +84,7 @@ inline void classify16(const unsigned char* p, uint32_t& word, uint32_t& upper, 
 // Fast tokenizer: builds word/upper bitmaps 16 bytes at a time, then walks the runs of word
 // bits. Returns false (and emits nothing) if the text holds U+0130 or U+212A.
 bool tokenize_rouge_simd(std::string_view s, std::string& buf, std::vector<std::string_view>& out,
-                          std::vector<uint64_t>& bits) {
+                         std::vector<uint64_t>& bits) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size(), nw = (n + 63) / 64;
   bits.assign(2 * nw, 0);
@@ -244,8 +244,8 @@ inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 // [\{-\~\[-\` -\&\(-\+\:-\@\/]
 inline bool is_13a_punct(unsigned char c) {
-  return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
-         (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == 0x2F;
+  return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) || (c >= 0x28 && c <= 0x2B) ||
+         (c >= 0x3A && c <= 0x40) || c == 0x2F;
 }
 
 }  // namespace

@@ -14,11 +14,12 @@
 
 using namespace pysynth::corpus;
 
-
 struct Built {
   CorpusData data;
   std::vector<std::string_view> vocab;
-  IdCorpus view() const { return IdCorpus{data.ids.data(), data.offsets.data(), data.offsets.size() - 1, vocab.data(), vocab.size()}; }
+  IdCorpus view() const {
+    return IdCorpus{data.ids.data(), data.offsets.data(), data.offsets.size() - 1, vocab.data(), vocab.size()};
+  }
 };
 
 static Built build(const std::vector<std::string_view>& texts, Tokenizer tok, int workers = 1) {
@@ -38,7 +39,8 @@ static void test_build_corpus() {
   Built b = build({"Who is the author of the Pooh?", "who is winnie the pooh's creator", "..."}, Tokenizer::Rouge);
   const CorpusData& c = b.data;
   CHECK(c.offsets == (std::vector<int64_t>{0, 7, 14, 14}));
-  CHECK(b.vocab.size() == 9 && b.vocab[0] == "the" && b.vocab[1] == "is" && b.vocab[2] == "pooh" && b.vocab[3] == "who");
+  CHECK(b.vocab.size() == 9 && b.vocab[0] == "the" && b.vocab[1] == "is" && b.vocab[2] == "pooh" &&
+        b.vocab[3] == "who");
   CHECK(c.cf[0] == 3 && c.df[0] == 2 && c.cf[8] == 1);
   CHECK((doc_terms(c, 1) == std::vector<std::string>{"who", "is", "winnie", "the", "pooh", "s", "creator"}));
   Built w = build({"New  York\u00a0new", ""}, Tokenizer::Whitespace);
@@ -65,8 +67,8 @@ static void test_threads_agree() {
   PhraseCounts b = count_phrases(one.view(), conn.data(), conn.size(), "_", 1000000000, 4);
   CHECK(a.key_offsets == b.key_offsets && a.key_terms == b.key_terms && a.key_counts == b.key_counts);
   // tokens contain the delimiter ("w3_x"): general mode everywhere
-  PhraseModel m{one.vocab.data(), one.vocab.size(), a.key_offsets.data(), a.key_terms.data(), a.key_counts.data(),
-                a.key_counts.size(), a.corpus_word_count};
+  PhraseModel m{one.vocab.data(),    one.vocab.size(),    a.key_offsets.data(), a.key_terms.data(),
+                a.key_counts.data(), a.key_counts.size(), a.corpus_word_count};
   ScoreParams sp{Scoring::Npmi, 2, 0.1};
   StringList phrases;
   std::vector<double> scores;
@@ -89,8 +91,8 @@ static void test_phrases() {
   Built b = build({"new york city", "new york times", "in new york"}, Tokenizer::Whitespace);
   PhraseCounts pc = count_phrases(b.view(), nullptr, 0, "_", 40000000, 1);
   CHECK(pc.key_counts.size() == 9 && pc.corpus_word_count == 9 && pc.min_reduce == 1);  // 5 words + 4 bigrams
-  PhraseModel m{b.vocab.data(), b.vocab.size(), pc.key_offsets.data(), pc.key_terms.data(), pc.key_counts.data(),
-                pc.key_counts.size(), pc.corpus_word_count};
+  PhraseModel m{b.vocab.data(),       b.vocab.size(),       pc.key_offsets.data(), pc.key_terms.data(),
+                pc.key_counts.data(), pc.key_counts.size(), pc.corpus_word_count};
   StringList phrases;
   std::vector<double> scores;
   export_phrases(m, "_", ScoreParams{Scoring::Default, 1, 1.0}, phrases, scores);
@@ -105,8 +107,8 @@ static void test_phrases() {
   Built c = build({"bank of america", "the bank of america", "bank of america online"}, Tokenizer::Whitespace);
   std::vector<std::string_view> conn = {"of", "the"};
   PhraseCounts cc = count_phrases(c.view(), conn.data(), conn.size(), "_", 40000000, 1);
-  PhraseModel cm{c.vocab.data(), c.vocab.size(), cc.key_offsets.data(), cc.key_terms.data(), cc.key_counts.data(),
-                 cc.key_counts.size(), cc.corpus_word_count};
+  PhraseModel cm{c.vocab.data(),       c.vocab.size(),       cc.key_offsets.data(), cc.key_terms.data(),
+                 cc.key_counts.data(), cc.key_counts.size(), cc.corpus_word_count};
   CorpusData co = apply_phrases(c.view(), conn.data(), conn.size(), "_", cm, ScoreParams{Scoring::Default, 1, 0.5}, 1);
   CHECK((doc_terms(co, 1) == std::vector<std::string>{"the", "bank_of_america"}));
 }

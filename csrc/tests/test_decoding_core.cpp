@@ -25,8 +25,8 @@ struct Case {
   std::vector<std::int64_t> src_ext;
 };
 
-Case make_case(std::mt19937& g, std::size_t n, std::size_t vocab, std::size_t src_len, std::size_t n_ext,
-               std::size_t k, float floor, bool ties) {
+Case make_case(std::mt19937& g, std::size_t n, std::size_t vocab, std::size_t src_len, std::size_t n_ext, std::size_t k,
+               float floor, bool ties) {
   Case c{n, vocab, src_len, n_ext, k, floor, {}, {}, {}, {}};
   std::normal_distribution<float> normal(-8.0f, 3.0f);
   std::uniform_int_distribution<int> small(-6, 0);
@@ -102,12 +102,40 @@ int main() {
   Case c = make_case(g, 2, 4000, 3, 2, 5, log_eps, false);
   std::vector<float> v;
   std::vector<std::int64_t> i;
-  CHECK(throws_invalid([&] { Case d = c; d.k = 0; run(d, 1, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.k = 4003; run(d, 1, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.src_ext[4] = 4002; run(d, 1, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.src_ext[0] = -1; run(d, 1, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.ls[4000 + 3001] = std::nanf(""); run(d, 2, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.touched[5] = std::nanf(""); run(d, 1, v, i); }));
-  CHECK(throws_invalid([&] { Case d = c; d.floor = std::nanf(""); run(d, 1, v, i); }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.k = 0;
+    run(d, 1, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.k = 4003;
+    run(d, 1, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.src_ext[4] = 4002;
+    run(d, 1, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.src_ext[0] = -1;
+    run(d, 1, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.ls[4000 + 3001] = std::nanf("");
+    run(d, 2, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.touched[5] = std::nanf("");
+    run(d, 1, v, i);
+  }));
+  CHECK(throws_invalid([&] {
+    Case d = c;
+    d.floor = std::nanf("");
+    run(d, 1, v, i);
+  }));
   return pysynth_test::finish("test_decoding_core");
 }

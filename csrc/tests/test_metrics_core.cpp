@@ -15,20 +15,23 @@
 
 using namespace pysynth;
 
-
-static std::vector<std::string> toks(std::string_view s, TokenizerKind k) {
-  return tokenize_texts(&s, 1, k, 1)[0];
-}
+static std::vector<std::string> toks(std::string_view s, TokenizerKind k) { return tokenize_texts(&s, 1, k, 1)[0]; }
 
 static void test_tokenizers() {
   using V = std::vector<std::string>;
   CHECK((toks("Hello, World! 3.14", TokenizerKind::Rouge) == V{"hello", "world", "3", "14"}));
-  CHECK((toks("\xC4\xB0stanbul \xE2\x84\xAA" "elvin", TokenizerKind::Rouge) == V{"i", "stanbul", "kelvin"}));
+  CHECK((toks("\xC4\xB0stanbul \xE2\x84\xAA"
+              "elvin",
+              TokenizerKind::Rouge) == V{"i", "stanbul", "kelvin"}));
   CHECK((toks("na\xC3\xAFve", TokenizerKind::Rouge) == V{"na", "ve"}));
   CHECK((toks("running flies", TokenizerKind::RougeStem) == V{"run", "fli"}));
   CHECK((toks("Hello, world! 3.14 a-b 1-2 &amp;lt;", TokenizerKind::T13a) ==
          V{"Hello", ",", "world", "!", "3.14", "a-b", "1", "-", "2", "<"}));
-  CHECK((toks("a\xC2\xA0" "b\xE3\x80\x80" "c\x1c" "d", TokenizerKind::Whitespace) == V{"a", "b", "c", "d"}));
+  CHECK((toks("a\xC2\xA0"
+              "b\xE3\x80\x80"
+              "c\x1c"
+              "d",
+              TokenizerKind::Whitespace) == V{"a", "b", "c", "d"}));
   CHECK(toks("", TokenizerKind::T13a).empty());
   CHECK(rstrip_whitespace("ab \xE2\x80\xA8") == "ab");
 }

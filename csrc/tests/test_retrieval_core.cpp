@@ -16,7 +16,6 @@
 
 using namespace pysynth;
 
-
 struct Corpus {
   std::vector<std::int32_t> ids;
   std::vector<std::int64_t> off{0};

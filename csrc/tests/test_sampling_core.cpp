@@ -13,7 +13,6 @@
 
 using namespace pysynth::sampling;
 
-
 namespace {
 
 // A deterministic small corpus: question i has tokens (i * 7 + k * 3) % V for k < len_i.

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import numpy as np
 
 from pysynth._dispatch import backend
+from pysynth._validate import ragged as _ragged
 from pysynth._validate import workers as _workers
 
 __all__ = [
@@ -319,8 +320,6 @@ def vocabulary_coverage(
     >>> vocabulary_coverage([[0, 1], [1, 2], [3]], order=[2, 0, 1], sizes=[0, 1, 2, 3]).tolist()
     [0.0, 0.25, 0.75, 1.0]
     """
-    from pysynth.retrieval import _ragged
-
     t, o = _ragged(tokens, offsets, "tokens")
     n_rows = o.shape[0] - 1
     ordr = _ints(order, "order")

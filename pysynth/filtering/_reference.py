@@ -11,13 +11,10 @@ from typing import Tuple
 
 import numpy as np
 
+from pysynth import _validate as _v
+from pysynth._validate import workers as _workers
+
 __all__ = ["kqf_select", "tdf_precision", "first_rank"]
-
-
-def _workers(workers) -> None:
-    workers = operator.index(workers)
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
 
 
 def _vec(x, dtype, name: str) -> np.ndarray:
@@ -28,15 +25,7 @@ def _vec(x, dtype, name: str) -> np.ndarray:
 
 
 def _offsets(off: np.ndarray, total: int, name: str, what: str) -> None:
-    if off.shape[0] < 1:
-        raise ValueError(f"{name} must have length n + 1 >= 1")
-    if off[0] != 0:
-        raise ValueError(f"{name}[0] must be 0, got {int(off[0])}")
-    for i in range(off.shape[0] - 1):
-        if off[i + 1] < off[i]:
-            raise ValueError(f"{name} must be non-decreasing; {name}[{i + 1}] < {name}[{i}]")
-    if off[-1] != total:
-        raise ValueError(f"{name}[-1] = {int(off[-1])} but there are {total} {what}")
+    _v.offsets(off, total, name, f"the number of {what}")
 
 
 def kqf_select(

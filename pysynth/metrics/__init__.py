@@ -19,13 +19,13 @@ input is a :class:`TokenIds` (flat int32 ids + int64 offsets).
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth._dispatch import backend
 from pysynth.metrics import _formulas
 from pysynth.metrics._reference import tokenize_intl
@@ -72,8 +72,7 @@ class TokenIds:
             raise TypeError("TokenIds.offsets must be a 1-d integer array of length n + 1")
         if v.size and (v.min() < 0 or v.max() > np.iinfo(np.int32).max):
             raise ValueError("TokenIds.values must be ids in [0, 2**31)")
-        if o[0] != 0 or o[-1] != v.size or np.any(np.diff(o) < 0):
-            raise ValueError("TokenIds.offsets must start at 0, end at len(values) and be non-decreasing")
+        _v.offsets(o, v.size, "TokenIds.offsets", "len(values)")
         object.__setattr__(self, "values", v.astype(np.int32, copy=False))
         object.__setattr__(self, "offsets", o.astype(np.int64, copy=False))
 
@@ -159,11 +158,7 @@ class BLEUScore:
 
 
 def _check_workers(workers) -> int:
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)):
-        raise TypeError(f"workers must be an int (>= 1, or -1 for all cores), got {type(workers).__name__}")
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
-    return int(workers)
+    return _v.workers(workers)
 
 
 def _check_hyps(hyps, name: str = "hyps") -> int:
@@ -332,8 +327,7 @@ def rouge(
     >>> round(s["rougeL"].fmeasure[0], 4)
     0.8571
     """
-    if flavor not in ROUGE_FLAVORS:
-        raise ValueError(f"flavor must be one of {ROUGE_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", ROUGE_FLAVORS)
     if isinstance(types, str):
         types = [types]
     types = list(types)
@@ -408,8 +402,7 @@ def avg_max_rouge_l(
     -------
     (avg, max) : two float64 arrays of length len(hyps)
     """
-    if flavor not in ROUGE_FLAVORS:
-        raise ValueError(f"flavor must be one of {ROUGE_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", ROUGE_FLAVORS)
     workers = _check_workers(workers)
     n = _check_hyps(hyps)
     if ref_sets is None or isinstance(ref_sets, (str, bytes)) or len(ref_sets) != n:
@@ -449,8 +442,7 @@ def avg_max_rouge_l(
 
 
 def _bleu_inputs(hyps, refs, flavor, tokenize, lowercase, max_order, workers):
-    if flavor not in BLEU_FLAVORS:
-        raise ValueError(f"flavor must be one of {BLEU_FLAVORS}, got {flavor!r}")
+    _v.choice(flavor, "flavor", BLEU_FLAVORS)
     if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)):
         raise TypeError(f"max_order must be an int >= 1, got {type(max_order).__name__}")
     if max_order < 1:

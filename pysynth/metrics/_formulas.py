@@ -167,6 +167,6 @@ def _method6(p_n, nums, hyp, alpha):
         if i in (0, 1):
             continue
         pi0 = 0 if out[i - 2] == 0 else out[i - 1] ** 2 / out[i - 2]
-        l = max(len(hyp) - i, 0)  # number of (i+1)-grams of the last hypothesis
-        out[i] = (nums[i] + alpha * pi0) / (l + alpha)
+        n_grams = max(len(hyp) - i, 0)  # number of (i+1)-grams of the last hypothesis
+        out[i] = (nums[i] + alpha * pi0) / (n_grams + alpha)
     return out

@@ -23,6 +23,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth._validate import strings
 from pysynth.metrics._porter import porter_stem as _stem_one
 
@@ -53,13 +54,9 @@ def _is_ids(obj) -> bool:
 
 def _offsets(obj, n: int, total: int, name: str) -> np.ndarray:
     off = np.asarray(obj, dtype=np.int64)
-    if off.ndim != 1 or off.shape[0] != n + 1:
-        raise ValueError(f"{name} must be a 1-d integer array of length {n + 1}")
-    if off[0] != 0 or off[n] != total:
-        raise ValueError(f"{name} must start at 0 and end at {total}")
-    if np.any(np.diff(off) < 0):
-        raise ValueError(f"{name} must be non-decreasing")
-    return off
+    if off.ndim == 1 and off.shape[0] != n + 1:
+        raise ValueError(f"{name} must have {n + 1} entries, got {off.shape[0]}")
+    return _v.offsets(off, total, name)
 
 
 def _id_rows(obj, name: str) -> List[List[int]]:
@@ -82,8 +79,7 @@ def _column(obj, name: str):
 
 
 def _check_workers(workers: int) -> None:
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
+    _v.workers(workers)
 
 
 # ------------------------------------------------------------------------ tokenizers

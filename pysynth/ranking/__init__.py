@@ -93,6 +93,7 @@ from typing import Any
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth._dispatch import backend
 
 __all__ = [
@@ -162,29 +163,9 @@ def _labels_1d(x: Any, n: int, name: str = "labels") -> np.ndarray:
 def _offsets_1d(x: Any, n: int) -> np.ndarray:
     hint = "pass int64 offsets of length Q + 1 (query q owns scores[offsets[q]:offsets[q+1]])"
     arr = _numeric(x, "offsets", hint)
-    if arr.size == 0:
-        raise ValueError(f"offsets must have at least one entry (offsets[0] = 0); {hint}")
-    if arr.dtype.kind not in "iu":
+    if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"offsets must be integers, got dtype {arr.dtype}; {hint}")
-    if arr.ndim != 1 or arr.shape[0] < 1:
-        raise ValueError(
-            f"offsets must be 1-D with at least one entry, got shape {arr.shape}; {hint}"
-        )
-    if arr[0] != 0:
-        raise ValueError(f"offsets must start at 0, got offsets[0] = {arr[0]}; {hint}")
-    steps = np.diff(arr.astype(np.int64))
-    bad = np.flatnonzero(steps < 0)
-    if bad.size:
-        q = int(bad[0])
-        raise ValueError(
-            f"offsets must be non-decreasing, but offsets[{q + 1}] = {arr[q + 1]} < "
-            f"offsets[{q}] = {arr[q]}; {hint}"
-        )
-    if arr[-1] != n:
-        raise ValueError(
-            f"offsets must end at len(scores) = {n}, got offsets[-1] = {arr[-1]}; {hint}"
-        )
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return _v.offsets(arr, n, "offsets", "len(scores)", f"; {hint}")
 
 
 def _flatten_nested(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -282,11 +263,7 @@ def _check_max_fpr(max_fpr: Any) -> float:
 
 
 def _check_truncation(truncation: Any) -> bool:
-    if truncation not in _TRUNCATIONS:
-        raise ValueError(
-            f"truncation must be one of {', '.join(map(repr, _TRUNCATIONS))}, got {truncation!r}"
-        )
-    return truncation == "interpolate"
+    return _v.choice(truncation, "truncation", _TRUNCATIONS) == "interpolate"
 
 
 def _stats(scores: Any, labels: Any, offsets: Any, k: Any) -> np.ndarray:

@@ -44,6 +44,8 @@ import operator
 
 import numpy as np
 
+from pysynth import _validate as _v
+
 __all__ = ["auc_at", "ranking_stats"]
 
 
@@ -74,17 +76,7 @@ def ranking_stats(scores, labels, offsets, k: int) -> np.ndarray:
         raise ValueError(f"k must be >= 1, got {k}")
     s, lab = _flat(scores, labels)
     off = np.asarray(offsets, dtype=np.int64)
-    if off.ndim != 1 or off.shape[0] < 1:
-        raise ValueError("offsets must be a 1-D array of length Q + 1 >= 1")
-    if off[0] != 0:
-        raise ValueError(f"offsets[0] must be 0, got {int(off[0])}")
-    for q in range(off.shape[0] - 1):
-        if off[q + 1] < off[q]:
-            raise ValueError(f"offsets must be non-decreasing; offsets[{q + 1}] < offsets[{q}]")
-    if off[-1] != s.shape[0]:
-        raise ValueError(
-            f"offsets[-1] must equal the number of scores ({s.shape[0]}), got {int(off[-1])}"
-        )
+    _v.offsets(off, s.shape[0], "offsets", "the number of scores")
 
     n_queries = off.shape[0] - 1
     out = np.zeros((n_queries, 4), dtype=np.float64)

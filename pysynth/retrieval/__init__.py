@@ -37,10 +37,11 @@ upper bounds, impact-ordered postings and a relative safety margin of 1e-9, whic
 documents proven to rank below the k-th result: its results are those of exhaustive scoring,
 bit for bit equal to the Python twin's.
 
-Index format (``FORMAT_VERSION`` 1)
+Index format (``FORMAT_VERSION`` 2)
 -----------------------------------
-A directory with ``meta.json`` (format name and version, sizes, and per array its dtype, shape
-and CRC-32) and one ``.npy`` file per array (layout in :mod:`pysynth.retrieval._reference`).
+A :mod:`pysynth.store` directory: ``meta.json`` (format name and version, sizes, and per array
+its dtype, shape and CRC-32) and one ``.npy`` file per array (layout in
+:mod:`pysynth.retrieval._reference`).
 :meth:`Index.load` memory-maps the arrays and refuses (``ValueError``) a missing, truncated,
 corrupt or version-mismatched index: sizes and checksums are compared with ``meta.json`` and
 every array is checked for consistency before the first search.
@@ -58,24 +59,24 @@ Examples
 """
 from __future__ import annotations
 
-import json
-import operator
 import os
-import tempfile
-import zlib
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pysynth import _validate as _v
+from pysynth import store
 from pysynth._dispatch import backend
+from pysynth._validate import positive_int as _positive
+from pysynth._validate import ragged as _ragged
 from pysynth._validate import workers as _workers
 
 __all__ = ["Index", "Hits", "FORMAT", "FORMAT_VERSION", "ARRAYS"]
 
 FORMAT = "pysynth.retrieval.index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1: the layout before pysynth.store (refused: rebuild the index)
 #: array name -> dtype, in file order
 ARRAYS = {
     "indptr": np.dtype("<i8"),
@@ -125,60 +126,8 @@ def _int_array(x: Any, name: str) -> np.ndarray:
     return a
 
 
-def _ragged(ids: Any, offsets: Any, name: str) -> Tuple[np.ndarray, np.ndarray]:
-    """(int32 ids, int64 offsets) from flat ids + offsets, a .values/.offsets object or id lists."""
-    if offsets is None:
-        if hasattr(ids, "values") and hasattr(ids, "offsets") and not isinstance(ids, (list, tuple)):
-            ids, offsets = ids.values, ids.offsets
-        elif isinstance(ids, np.ndarray) and ids.ndim == 1 and ids.dtype != object:
-            raise ValueError(
-                f"{name} is a flat array: pass its offsets too (row i = ids[offsets[i]:offsets[i+1]]),"
-                " or pass a list of id lists"
-            )
-        else:
-            try:
-                rows = [np.asarray(r) for r in ids]
-            except TypeError:
-                raise TypeError(f"{name} must be a list of id lists, or flat ids with offsets") from None
-            for i, r in enumerate(rows):
-                if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
-                    raise TypeError(f"{name}[{i}] must be a 1-D sequence of integer ids")
-            lens = np.fromiter((r.size for r in rows), dtype=np.int64, count=len(rows))
-            offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-            np.cumsum(lens, out=offsets[1:])
-            ids = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
-    ids = _int_array(ids, name)
-    off = _int_array(offsets, f"{name} offsets")
-    if ids.ndim != 1:
-        raise ValueError(f"{name} must be 1-D flat ids, got shape {ids.shape}")
-    if off.ndim != 1 or off.shape[0] < 1:
-        raise ValueError(f"{name} offsets must be 1-D of length n + 1 >= 1, got shape {off.shape}")
-    if off[0] != 0 or off[-1] != ids.shape[0] or (off.shape[0] > 1 and np.any(np.diff(off) < 0)):
-        raise ValueError(
-            f"{name} offsets must start at 0, never decrease and end at len(ids) = {ids.shape[0]}"
-        )
-    if ids.size and (ids.min() < 0 or ids.max() > _I32_MAX):
-        raise ValueError(f"{name} ids must lie in [0, 2**31 - 1]")
-    return np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(off, dtype=np.int64)
-
-
-def _positive(x: Any, name: str) -> int:
-    try:
-        v = operator.index(x)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}") from None
-    if v < 1:
-        raise ValueError(f"{name} must be >= 1, got {v}")
-    if v > _I32_MAX:
-        raise ValueError(f"{name} must be < 2**31, got {v}")
-    return v
-
-
-
-
 def _model_params(model: Any, mu: Any, weights: Any, k1: Any, b: Any) -> tuple:
-    if model not in _MODELS:
-        raise ValueError(f"model must be one of {_MODELS}, got {model!r}")
+    _v.choice(model, "model", _MODELS)
     try:
         w = tuple(float(x) for x in weights)
     except (TypeError, ValueError):
@@ -195,15 +144,6 @@ def _model_params(model: Any, mu: Any, weights: Any, k1: Any, b: Any) -> tuple:
     if not 0 <= b <= 1:
         raise ValueError(f"b must be in [0, 1], got {b}")
     return model, mu, w, k1, b
-
-
-def _crc32(a: np.ndarray) -> int:
-    crc = 0
-    view = memoryview(np.ascontiguousarray(a)).cast("B")
-    step = 1 << 26
-    for i in range(0, len(view), step):
-        crc = zlib.crc32(view[i : i + step], crc)
-    return crc & 0xFFFFFFFF
 
 
 # --------------------------------------------------------------------------
@@ -272,36 +212,17 @@ class Index:
         return cls(arrays, _checked=True)
 
     def save(self, path: PathLike) -> None:
-        """Write the index to directory ``path`` (created if needed): ``.npy`` arrays + ``meta.json``.
-
-        ``meta.json`` is written last (atomically), so a directory whose save was interrupted is
-        refused by :meth:`load`.
+        """Write the index to directory ``path``: a :mod:`pysynth.store` (one ``.npy`` per array
+        + ``meta.json`` with sizes and CRC-32 checksums), written beside ``path`` and swapped in
+        atomically, so an interrupted save leaves the old index (or nothing) there.  An
+        existing directory that is neither empty nor a store is refused (ValueError).
         """
-        d = Path(path)
-        d.mkdir(parents=True, exist_ok=True)
-        meta_path = d / "meta.json"
-        if meta_path.exists():
-            meta_path.unlink()
-        entries = {}
-        for name, dt in ARRAYS.items():
-            a = np.ascontiguousarray(self._arrays[name], dtype=dt)
-            np.save(d / f"{name}.npy", a, allow_pickle=False)
-            entries[name] = {"dtype": dt.str, "shape": list(a.shape), "crc32": _crc32(a)}
-        meta = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "n_docs": self.n_docs,
-            "vocab_size": self.vocab_size,
-            "n_postings": self.n_postings,
-            "n_tokens": self.n_tokens,
-            "n_pair_terms": int(self._arrays["pair_terms"].shape[0]),
-            "n_hi": int(self._arrays["hi_doc_ids"].shape[0]),
-            "arrays": entries,
-        }
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".meta.", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-        os.replace(tmp, meta_path)
+        a = self._arrays
+        store.save(path, FORMAT, FORMAT_VERSION,
+                   arrays={name: np.ascontiguousarray(a[name], dtype=dt) for name, dt in ARRAYS.items()},
+                   meta={"n_docs": self.n_docs, "vocab_size": self.vocab_size, "n_postings": self.n_postings,
+                         "n_tokens": self.n_tokens, "n_pair_terms": int(a["pair_terms"].shape[0]),
+                         "n_hi": int(a["hi_doc_ids"].shape[0])})
 
     @classmethod
     def load(cls, path: PathLike, *, mmap: bool = True, workers: int = 1) -> "Index":
@@ -310,9 +231,9 @@ class Index:
         Raises
         ------
         ValueError
-            when ``path`` is not an index directory, was written by another format version, or
-            any file is missing, truncated or corrupt (sizes, CRC-32 checksums and the full
-            consistency of the arrays are checked before returning).
+            when ``path`` is not an index directory, was written by another format version
+            (rebuild it), or any file is missing, truncated or corrupt (sizes, CRC-32 checksums
+            and the full consistency of the arrays are checked before returning).
 
         Examples
         --------
@@ -324,60 +245,27 @@ class Index:
         [[0, 1, -1, -1, -1]]
         """
         d = Path(path)
-        meta_path = d / "meta.json"
-        if not meta_path.is_file():
-            raise ValueError(f"{d} is not a pysynth index: {meta_path.name} is missing (was the save interrupted?)")
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{meta_path} is corrupt: {exc}") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ValueError(f"{meta_path} does not describe a {FORMAT} directory")
-        version = meta.get("version")
-        if version != FORMAT_VERSION:
-            raise ValueError(
-                f"{d} holds index format version {version!r}; this pysynth reads version "
-                f"{FORMAT_VERSION}: rebuild the index with Index.build(...).save(...)"
-            )
+            meta = store.read_meta(d, FORMAT, (FORMAT_VERSION,))["meta"]
+        except FileNotFoundError:
+            raise ValueError(f"{d} is not a pysynth index: it does not exist") from None
         try:
-            sizes = {k: int(meta[k]) for k in ("n_docs", "vocab_size", "n_postings", "n_tokens", "n_pair_terms", "n_hi")}
-            pp = sizes["n_pair_terms"] ** 2
-            entries = meta["arrays"]
-            expect_len = {
-                "indptr": sizes["vocab_size"] + 1, "doc_ids": sizes["n_postings"], "tfs": sizes["n_postings"],
-                "pos_indptr": sizes["n_postings"] + 1, "positions": sizes["n_tokens"],
-                "doc_offsets": sizes["n_docs"] + 1, "doc_tokens": sizes["n_tokens"],
-                "doc_lengths": sizes["n_docs"], "cf": sizes["vocab_size"], "max_tf": sizes["vocab_size"],
-                "impact": sizes["n_postings"], "pair_terms": sizes["n_pair_terms"],
-                "hi_indptr": sizes["vocab_size"] + 1, "hi_doc_ids": sizes["n_hi"], "hi_tfs": sizes["n_hi"],
-                "pair_cf_od": pp, "pair_cf_uw": pp, "pair_max_od": pp, "pair_max_uw": pp,
-            }
-            for name in ARRAYS:
-                e = entries[name]
-                if e["dtype"] != ARRAYS[name].str or list(e["shape"]) != [expect_len[name]]:
-                    raise ValueError(f"{name}: dtype/shape in meta.json do not match the sizes")
-                int(e["crc32"])
+            n = {k: int(meta[k]) for k in ("n_docs", "vocab_size", "n_postings", "n_tokens", "n_pair_terms", "n_hi")}
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{meta_path} is corrupt or incomplete: {exc}") from None
-        arrays = {}
-        for name, dt in ARRAYS.items():
-            f = d / f"{name}.npy"
-            if not f.is_file():
-                raise ValueError(f"index file {f} is missing")
-            try:
-                a = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
-            except Exception as exc:  # noqa: BLE001 - any failure to read means a corrupt file
-                raise ValueError(f"index file {f} is truncated or corrupt: {exc}") from None
-            if a.dtype != dt or a.shape != (expect_len[name],):
-                raise ValueError(
-                    f"index file {f} holds {a.dtype}{a.shape}, expected {dt}({expect_len[name]},) "
-                    "(truncated or from another index)"
-                )
-            if _crc32(a) != int(entries[name]["crc32"]):
-                raise ValueError(f"index file {f} is corrupt: its CRC-32 does not match meta.json")
-            if not a.dtype.isnative:  # big-endian machine: native copy for the compiled code
-                a = a.astype(a.dtype.newbyteorder("="))
-            arrays[name] = a
+            raise ValueError(f"{d / store.META} is corrupt or incomplete: a size is missing or not an int ({exc})") from None
+        pp = n["n_pair_terms"] ** 2
+        length = {
+            "indptr": n["vocab_size"] + 1, "doc_ids": n["n_postings"], "tfs": n["n_postings"],
+            "pos_indptr": n["n_postings"] + 1, "positions": n["n_tokens"],
+            "doc_offsets": n["n_docs"] + 1, "doc_tokens": n["n_tokens"],
+            "doc_lengths": n["n_docs"], "cf": n["vocab_size"], "max_tf": n["vocab_size"],
+            "impact": n["n_postings"], "pair_terms": n["n_pair_terms"],
+            "hi_indptr": n["vocab_size"] + 1, "hi_doc_ids": n["n_hi"], "hi_tfs": n["n_hi"],
+            "pair_cf_od": pp, "pair_cf_uw": pp, "pair_max_od": pp, "pair_max_uw": pp,
+        }
+        st = store.load(d, FORMAT, (FORMAT_VERSION,), mmap=mmap,
+                        expect={name: (dt, (length[name],)) for name, dt in ARRAYS.items()})
+        arrays = {name: st.arrays[name] for name in ARRAYS}
         try:
             backend("retrieval").validate_index(arrays, _workers(workers))
         except ValueError as exc:

@@ -95,6 +95,8 @@ from typing import Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from pysynth import _validate as _v
+
 __all__ = [
     "build_index",
     "validate_index",
@@ -147,15 +149,7 @@ def select_pair_terms(df: Sequence[int], n_docs: int) -> list:
 # building and checking the index
 # --------------------------------------------------------------------------
 def _check_offsets(offsets: np.ndarray, n_ids: int, name: str) -> None:
-    if offsets.ndim != 1 or offsets.shape[0] < 1:
-        raise ValueError(f"{name} must be a 1-D array of length n + 1 >= 1")
-    if int(offsets[0]) != 0:
-        raise ValueError(f"{name}[0] must be 0, got {int(offsets[0])}")
-    for i in range(offsets.shape[0] - 1):
-        if offsets[i + 1] < offsets[i]:
-            raise ValueError(f"{name} must be non-decreasing; {name}[{i + 1}] < {name}[{i}]")
-    if int(offsets[-1]) != n_ids:
-        raise ValueError(f"{name}[-1] = {int(offsets[-1])} but there are {n_ids} ids")
+    _v.offsets(offsets, n_ids, name, "the number of ids")
 
 
 def build_index(ids, offsets, vocab_size: int, workers: int) -> Dict[str, np.ndarray]:
@@ -516,11 +510,7 @@ def window_stats(index: Mapping[str, np.ndarray], a, b, workers: int) -> Tuple[n
 # --------------------------------------------------------------------------
 # scoring
 # --------------------------------------------------------------------------
-def _workers(workers) -> int:
-    workers = operator.index(workers)
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
-    return workers
+_workers = _v.workers
 
 
 def _check_params(model: str, mu: float, weights, k1: float, b: float):

@@ -88,6 +88,7 @@ from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth._dispatch import backend
 
 __all__ = [
@@ -256,11 +257,9 @@ def _ragged(obj, name: str) -> Tuple[np.ndarray, np.ndarray]:
     off = np.asarray(off)
     if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
         raise ValueError(f"{name}: ids must be a 1-D integer array, got {ids.dtype} with shape {ids.shape}")
-    if off.ndim != 1 or off.size < 1 or (off.dtype.kind not in "iu"):
-        raise ValueError(f"{name}: offsets must be a 1-D integer array of length n + 1")
-    if off[0] != 0 or off[-1] != ids.size or (off.size > 1 and np.any(off[1:] < off[:-1])):
-        raise ValueError(f"{name}: offsets must start at 0, end at len(ids) = {ids.size} and be "
-                         f"non-decreasing (got {int(off[0])} .. {int(off[-1])})")
+    if off.size and off.dtype.kind not in "iu":
+        raise ValueError(f"{name}: offsets must be a 1-D integer array of length n + 1, got dtype {off.dtype}")
+    off = _v.offsets(off, ids.size, f"{name} offsets")
     if ids.size and (ids.min() < 0 or ids.max() > np.iinfo(np.int32).max):
         raise ValueError(f"{name}: ids must be in [0, 2**31)")
     return np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(off, dtype=np.int64)
@@ -524,12 +523,8 @@ class KeywordModel:
     def __init__(self, model: str = "paraphrase", strategy: str = "combination", lam: float = 0.1,
                  alpha: float = 0.5, beta: float = 0.4, length_dist=None,
                  exclude_words: Iterable[str] = QUESTION_WORDS, max_rejections: int = 8):
-        if model not in MODELS:
-            raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-        self.model = model
-        self.strategy = strategy
+        self.model = _v.choice(model, "model", MODELS)
+        self.strategy = _v.choice(strategy, "strategy", STRATEGIES)
         self.lam = _unit("lam", lam)
         self.alpha = _unit("alpha", alpha)
         self.beta = _unit("beta", beta)
@@ -671,14 +666,12 @@ class KeywordModel:
         Candidates
             ``(ids, offsets)``, int32 / int64; ``n * m`` candidates, question-major.
         """
-        for name, v, lo in (("m", m, 1), ("first_index", first_index, 0)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        # ValueError for every bad argument, as the compiled core raises
+        m = _v.int_range(m, "m", 1, wrong_type=ValueError)
+        first_index = _v.int_range(first_index, "first_index", 0, wrong_type=ValueError)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or \
-                (workers != -1 and workers < 1):
-            raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers!r}")
+        workers = _v.workers(workers, wrong_type=ValueError)
         q_ids, q_off, c_ids, c_off, c_idx, stats, mask = self._inputs(questions, clusters, stats,
                                                                        exclude, vocab)
         wq, wc, wb = self.weights

@@ -114,11 +114,12 @@ from __future__ import annotations
 
 import bisect
 import math
-import operator
 from itertools import accumulate
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from pysynth import _validate as _v
 
 __all__ = ["generate", "random_words", "STRATEGIES", "mix64"]
 
@@ -182,18 +183,12 @@ def _check_seed(seed) -> int:
 
 
 def _check_int(name: str, value, lo: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
-    value = int(value)
-    if value < lo or value >= (1 << 63):
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value}")
-    return value
+    # the compiled core raises ValueError for a wrong type too
+    return _v.int_range(value, name, lo, (1 << 63) - 1, wrong_type=ValueError)
 
 
 def _check_workers(workers) -> None:
-    w = operator.index(workers)
-    if w != -1 and w < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {w}")
+    _v.workers(workers)
 
 
 def random_words(seed: int, question_index: int, candidate_index: int, count: int) -> np.ndarray:
@@ -228,13 +223,7 @@ def _as(a, dtype, name: str) -> np.ndarray:
 
 
 def _check_offsets(off: np.ndarray, total: int, name: str) -> None:
-    if off.shape[0] < 1:
-        raise ValueError(f"{name} must have length n + 1 >= 1")
-    if off[0] != 0 or off[-1] != total:
-        raise ValueError(f"{name} must start at 0 and end at {total} (the number of ids), "
-                         f"got {int(off[0])} .. {int(off[-1])}")
-    if off.shape[0] > 1 and np.any(off[1:] < off[:-1]):
-        raise ValueError(f"{name} must be non-decreasing")
+    _v.offsets(off, total, name, "the number of ids")
 
 
 def _check_ids(ids: np.ndarray, vocab: int, name: str) -> None:

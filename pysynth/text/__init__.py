@@ -34,7 +34,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -42,6 +41,8 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from pysynth import _validate as _v
+from pysynth import store
 from pysynth._dispatch import backend
 
 __all__ = [
@@ -65,8 +66,9 @@ ENGLISH_CONNECTOR_WORDS = frozenset(
 )
 TOKENIZERS = ("rouge", "whitespace")
 SCORINGS = ("default", "npmi")
-#: Version of the on-disk formats written by :meth:`Corpus.save` and :meth:`Phrases.save`.
-FORMAT_VERSION = 1
+#: Version of the :mod:`pysynth.store` formats written by :meth:`Corpus.save`,
+#: :meth:`Phrases.save` and :meth:`FrozenPhrases.save` (1: the pre-store layout, refused).
+FORMAT_VERSION = 2
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -79,25 +81,11 @@ def _impl():
 
 
 def _check_int(value, name: str, minimum: Optional[int] = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def _check_workers(workers) -> int:
-    workers = _check_int(workers, "workers")
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
-    return workers
+    return _v.int_range(value, name, minimum)
 
 
 def _check_tokenizer(tokenizer) -> str:
-    if tokenizer not in TOKENIZERS:
-        raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}; got {tokenizer!r}")
-    return tokenizer
+    return _v.choice(tokenizer, "tokenizer", TOKENIZERS)
 
 
 def _check_delimiter(delimiter) -> str:
@@ -162,80 +150,25 @@ def _texts(texts, name: str = "texts") -> List[str]:
 # ------------------------------------------------------------------------ storage
 
 
-def _write_json(path: Path, obj) -> None:
-    path.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+def _load(path: PathLike, kind: str, mmap: bool, arrays: Mapping[str, type]) -> store.Stored:
+    """The store of a ``pysynth.text.<kind>`` with 1-d ``arrays`` (name -> dtype)."""
+    return store.load(path, f"pysynth.text.{kind}", (FORMAT_VERSION,), mmap=mmap,
+                      expect={name: (dt, (None,)) for name, dt in arrays.items()})
 
 
-def _write_lines(path: Path, items: Sequence[str], what: str) -> None:
-    for s in items:
-        if "\n" in s:
-            raise ValueError(f"cannot save {what} {s!r}: it contains a newline")
-    data = "".join(s + "\n" for s in items)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(data)
-
-
-def _read_meta(directory: Path, kind: str) -> dict:
-    if not directory.exists():
-        raise FileNotFoundError(f"{directory} does not exist")
-    meta_path = directory / "meta.json"
-    if not directory.is_dir() or not meta_path.is_file():
-        raise ValueError(f"{directory} is not a saved pysynth {kind}: meta.json is missing")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{meta_path} is corrupt: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != f"pysynth.text.{kind}":
-        raise ValueError(f"{meta_path} does not describe a pysynth.text.{kind} (format={meta.get('format') if isinstance(meta, dict) else None!r})")
-    version = meta.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ValueError(
-            f"{directory} has format version {version!r}; this pysynth reads version {FORMAT_VERSION}. "
-            "Rebuild it with this version of pysynth."
-        )
-    return meta
-
-
-def _meta_int(meta: dict, key: str, directory: Path) -> int:
-    v = meta.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{directory}/meta.json: {key} must be a non-negative int, got {v!r}")
-    return v
-
-
-def _load_array(directory: Path, name: str, dtype, length: int, mmap: bool) -> np.ndarray:
-    path = directory / name
-    if not path.is_file():
-        raise ValueError(f"{directory} is incomplete: {name} is missing")
-    try:
-        a = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except Exception as exc:  # noqa: BLE001 - numpy raises many types for broken files
-        raise ValueError(f"{path} is corrupt or truncated: {exc}") from None
-    if not isinstance(a, np.ndarray) or a.dtype != np.dtype(dtype) or a.ndim != 1:
-        raise ValueError(f"{path} must hold a 1-d {np.dtype(dtype)} array, got {getattr(a, 'dtype', None)} with shape {getattr(a, 'shape', None)}")
-    if a.shape[0] != length:
-        raise ValueError(f"{path} has {a.shape[0]} entries; meta.json says {length}")
-    return a
-
-
-def _load_lines(directory: Path, name: str, count: int) -> List[str]:
-    path = directory / name
-    if not path.is_file():
-        raise ValueError(f"{directory} is incomplete: {name} is missing")
-    try:
-        data = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is corrupt: {exc}") from None
-    if count == 0:
-        if data:
-            raise ValueError(f"{path} should be empty; meta.json says 0 entries")
-        return []
-    if not data.endswith("\n"):
-        raise ValueError(f"{path} is truncated (no final newline)")
-    items = data[:-1].split("\n")
+def _lines(st: store.Stored, name: str, count: int, of: str) -> List[str]:
+    """The lines of file ``name``: ``count`` of them, one per entry of array ``of``."""
+    items = st.read_lines(name)
     if len(items) != count:
-        raise ValueError(f"{path} has {len(items)} lines; meta.json says {count}")
+        raise ValueError(f"{st.path / name} has {len(items)} lines; {of} has {count} entries")
     return items
+
+
+def _meta_params(st: store.Stored, keys: Sequence[str]) -> dict:
+    missing = [k for k in keys if k not in st.meta]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} missing")
+    return {k: st.meta[k] for k in keys}
 
 
 # ------------------------------------------------------------------------- corpus
@@ -300,13 +233,7 @@ class Corpus:
             self._validate()
 
     def _validate(self) -> None:
-        o = self.offsets
-        if o.shape[0] < 1:
-            raise ValueError("offsets must have n_docs + 1 >= 1 entries")
-        if o[0] != 0 or o[-1] != self.ids.shape[0]:
-            raise ValueError(f"offsets must start at 0 and end at len(ids) = {self.ids.shape[0]}")
-        if o.shape[0] > 1 and np.any(o[1:] < o[:-1]):
-            raise ValueError("offsets must be non-decreasing")
+        _v.offsets(self.offsets, self.ids.shape[0], "offsets")
         V = len(self.vocab)
         if self.cf.shape[0] != V or self.df.shape[0] != V:
             raise ValueError(f"cf and df need one entry per vocabulary term ({V}); got {self.cf.shape[0]} and {self.df.shape[0]}")
@@ -390,7 +317,7 @@ class Corpus:
     @classmethod
     def from_tokens(cls, sentences: Iterable[Sequence[str]], workers: int = 1) -> "Corpus":
         """A corpus from already tokenized questions (lists of non-empty str tokens)."""
-        workers = _check_workers(workers)
+        workers = _v.workers(workers)
         sents = _texts(sentences, "sentences")
         joined = []
         simple = True
@@ -423,36 +350,20 @@ class Corpus:
 
     # -- storage
     def save(self, path: PathLike) -> Path:
-        """Save to directory ``path`` (created; an existing saved corpus there is replaced).
+        """Save to directory ``path`` (a :mod:`pysynth.store`, written atomically; an existing
+        store there is replaced, any other non-empty directory refused).
 
-        Layout (format version :data:`FORMAT_VERSION`): ``meta.json`` (format, version,
-        counts, tokenizer, phrase history), ``ids.npy`` (int32), ``offsets.npy``, ``cf.npy``,
-        ``df.npy`` (int64) and ``vocab.txt`` (UTF-8, one term per line). ``meta.json`` is
-        written last, so an interrupted save does not load.
+        Layout (format ``pysynth.text.Corpus``, version :data:`FORMAT_VERSION`): ``ids.npy``
+        (int32), ``offsets.npy``, ``cf.npy``, ``df.npy`` (int64), ``vocab.txt`` (UTF-8, one
+        term per line) and ``meta.json`` (checksums, tokenizer, phrase history).
         """
-        d = Path(path)
-        d.mkdir(parents=True, exist_ok=True)
-        meta_path = d / "meta.json"
-        if meta_path.exists():
-            meta_path.unlink()
-        np.save(d / "ids.npy", np.ascontiguousarray(self.ids, dtype=np.int32), allow_pickle=False)
-        np.save(d / "offsets.npy", np.ascontiguousarray(self.offsets, dtype=np.int64), allow_pickle=False)
-        np.save(d / "cf.npy", np.ascontiguousarray(self.cf, dtype=np.int64), allow_pickle=False)
-        np.save(d / "df.npy", np.ascontiguousarray(self.df, dtype=np.int64), allow_pickle=False)
-        _write_lines(d / "vocab.txt", self.vocab, "vocabulary term")
-        _write_json(
-            meta_path,
-            {
-                "format": "pysynth.text.Corpus",
-                "format_version": FORMAT_VERSION,
-                "n_docs": self.n_docs,
-                "n_tokens": self.n_tokens,
-                "n_terms": self.n_terms,
-                "tokenizer": self.tokenizer,
-                "history": self.history,
-            },
+        return store.save(
+            path, "pysynth.text.Corpus", FORMAT_VERSION,
+            arrays={"ids": self.ids.astype(np.int32, copy=False), "offsets": self.offsets.astype(np.int64, copy=False),
+                    "cf": self.cf.astype(np.int64, copy=False), "df": self.df.astype(np.int64, copy=False)},
+            files={"vocab.txt": store.lines_to_bytes(self.vocab, "vocabulary term")},
+            meta={"tokenizer": self.tokenizer, "history": self.history},
         )
-        return d
 
     @classmethod
     def load(cls, path: PathLike, mmap: bool = True, validate: bool = True) -> "Corpus":
@@ -466,37 +377,33 @@ class Corpus:
             Memory-map the arrays (``np.load(mmap_mode="r")``, read-only): a large corpus is
             analysed once and loaded in milliseconds.
         validate : bool
-            Check offsets, id ranges and cf totals (one pass over the arrays).
+            Check offsets, id ranges and cf totals (one pass over the arrays).  Sizes and
+            CRC-32 checksums are always checked.
 
         Raises
         ------
         FileNotFoundError
             ``path`` does not exist.
         ValueError
-            Not a saved corpus, another format version, or missing, truncated or inconsistent
-            files.
+            Not a saved corpus, another format version (rebuild it), or missing, truncated,
+            corrupt or inconsistent files.
         """
-        d = Path(path)
-        meta = _read_meta(d, "Corpus")
-        n_docs = _meta_int(meta, "n_docs", d)
-        n_tokens = _meta_int(meta, "n_tokens", d)
-        n_terms = _meta_int(meta, "n_terms", d)
-        ids = _load_array(d, "ids.npy", np.int32, n_tokens, mmap)
-        offsets = _load_array(d, "offsets.npy", np.int64, n_docs + 1, mmap)
-        cf = _load_array(d, "cf.npy", np.int64, n_terms, mmap)
-        df = _load_array(d, "df.npy", np.int64, n_terms, mmap)
-        vocab = _load_lines(d, "vocab.txt", n_terms)
-        history = meta.get("history", [])
+        st = _load(path, "Corpus", mmap, {"ids": np.int32, "offsets": np.int64, "cf": np.int64, "df": np.int64})
+        a = st.arrays
+        vocab = _lines(st, "vocab.txt", a["cf"].shape[0], "cf.npy")
+        history = st.meta.get("history", [])
         if not isinstance(history, list):
-            raise ValueError(f"{d}/meta.json: history must be a list")
-        corpus = cls(ids, offsets, cf, df, vocab, tokenizer=str(meta.get("tokenizer", "")), history=history, validate=False)
+            raise ValueError(f"{st.path / store.META}: history must be a list")
+        corpus = cls(a["ids"], a["offsets"], a["cf"], a["df"], vocab, tokenizer=str(st.meta.get("tokenizer", "")),
+                     history=history, validate=False)
         if validate:
             try:
                 corpus._validate()
             except (ValueError, TypeError) as exc:
-                raise ValueError(f"{d} is inconsistent: {exc}") from None
-            if int(cf.sum()) != n_tokens:
-                raise ValueError(f"{d} is inconsistent: cf sums to {int(cf.sum())}, not n_tokens = {n_tokens}")
+                raise ValueError(f"{st.path} is inconsistent: {exc}") from None
+            if int(corpus.cf.sum()) != corpus.n_tokens:
+                raise ValueError(f"{st.path} is inconsistent: cf sums to {int(corpus.cf.sum())}, "
+                                 f"not n_tokens = {corpus.n_tokens}")
         return corpus
 
 
@@ -537,7 +444,7 @@ def tokenize(texts: Sequence[str], tokenizer: str = "rouge", workers: int = 1) -
     >>> tokenize(["How fast is a 2004 Honda CRF-230?"])
     [['how', 'fast', 'is', 'a', '2004', 'honda', 'crf', '230']]
     """
-    return _impl().tokenize(_texts(texts), _check_tokenizer(tokenizer), _check_workers(workers))
+    return _impl().tokenize(_texts(texts), _check_tokenizer(tokenizer), _v.workers(workers))
 
 
 def build_corpus(texts: Sequence[str], tokenizer: str = "rouge", workers: int = 1) -> Corpus:
@@ -572,7 +479,7 @@ def build_corpus(texts: Sequence[str], tokenizer: str = "rouge", workers: int = 
     """
     texts = _texts(texts)
     tokenizer = _check_tokenizer(tokenizer)
-    workers = _check_workers(workers)
+    workers = _v.workers(workers)
     if len(texts) == 0:
         raise ValueError("texts is empty: a corpus needs at least one question")
     ids, offsets, cf, df, vocab = _impl().build_corpus(texts, tokenizer, workers)
@@ -701,7 +608,7 @@ class Phrases:
         Phrases
             ``self``, with the counts of this corpus (replacing earlier ones).
         """
-        workers = _check_workers(workers)
+        workers = _v.workers(workers)
         corpus = _as_corpus(corpus, workers)
         ko, kt, kc, cwc, mr = _impl().count_phrases(
             corpus.ids, corpus.offsets, corpus.vocab, sorted(self.connector_words), self.delimiter,
@@ -771,7 +678,7 @@ class Phrases:
             A new corpus; its vocabulary holds the phrases that occur and drops the words
             that no longer occur on their own; ids are re-ordered by cf.
         """
-        workers = _check_workers(workers)
+        workers = _v.workers(workers)
         corpus = _as_corpus(corpus, workers)
         out = _impl().apply_phrases(
             corpus.ids, corpus.offsets, corpus.vocab, sorted(self.connector_words), self.delimiter,
@@ -792,59 +699,41 @@ class Phrases:
 
     # -- storage
     def save(self, path: PathLike) -> Path:
-        """Save to directory ``path``: ``meta.json`` (parameters, counts, format version),
+        """Save to directory ``path`` (a :mod:`pysynth.store`, format ``pysynth.text.Phrases``):
         ``terms.txt`` (one term per line), ``key_offsets.npy``, ``key_terms.npy``,
-        ``key_counts.npy``."""
-        d = Path(path)
-        d.mkdir(parents=True, exist_ok=True)
-        meta_path = d / "meta.json"
-        if meta_path.exists():
-            meta_path.unlink()
-        np.save(d / "key_offsets.npy", np.ascontiguousarray(self.key_offsets, dtype=np.int64), allow_pickle=False)
-        np.save(d / "key_terms.npy", np.ascontiguousarray(self.key_terms, dtype=np.int32), allow_pickle=False)
-        np.save(d / "key_counts.npy", np.ascontiguousarray(self.key_counts, dtype=np.int64), allow_pickle=False)
-        _write_lines(d / "terms.txt", self.terms, "term")
-        _write_json(
-            meta_path,
-            dict(
-                self.params(),
-                format="pysynth.text.Phrases",
-                format_version=FORMAT_VERSION,
-                n_terms=len(self.terms),
-                n_keys=self.n_keys,
-                n_key_terms=int(self.key_terms.shape[0]),
-                corpus_word_count=self.corpus_word_count,
-                min_reduce=self.min_reduce,
-            ),
+        ``key_counts.npy`` and ``meta.json`` (parameters, counts, checksums)."""
+        return store.save(
+            path, "pysynth.text.Phrases", FORMAT_VERSION,
+            arrays={"key_offsets": self.key_offsets.astype(np.int64, copy=False),
+                    "key_terms": self.key_terms.astype(np.int32, copy=False),
+                    "key_counts": self.key_counts.astype(np.int64, copy=False)},
+            files={"terms.txt": store.lines_to_bytes(self.terms, "term")},
+            meta=dict(self.params(), corpus_word_count=self.corpus_word_count, min_reduce=self.min_reduce),
         )
-        return d
 
     @classmethod
     def load(cls, path: PathLike, mmap: bool = True) -> "Phrases":
         """Load a model saved by :meth:`save` (``ValueError`` for broken or other-version files)."""
-        d = Path(path)
-        meta = _read_meta(d, "Phrases")
+        st = _load(path, "Phrases", mmap, {"key_offsets": np.int64, "key_terms": np.int32, "key_counts": np.int64})
+        d = st.path
         try:
-            model = cls(
-                min_count=meta["min_count"], threshold=meta["threshold"], max_vocab_size=meta["max_vocab_size"],
-                delimiter=meta["delimiter"], scoring=meta["scoring"], connector_words=meta["connector_words"],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{d}/meta.json has invalid parameters: {exc}") from None
-        n_keys = _meta_int(meta, "n_keys", d)
-        model.terms = _load_lines(d, "terms.txt", _meta_int(meta, "n_terms", d))
-        model.key_offsets = _load_array(d, "key_offsets.npy", np.int64, n_keys + 1, mmap)
-        model.key_terms = _load_array(d, "key_terms.npy", np.int32, _meta_int(meta, "n_key_terms", d), mmap)
-        model.key_counts = _load_array(d, "key_counts.npy", np.int64, n_keys, mmap)
-        model.corpus_word_count = _meta_int(meta, "corpus_word_count", d)
-        model.min_reduce = _meta_int(meta, "min_reduce", d)
-        ko = model.key_offsets
-        if ko[0] != 0 or ko[-1] != model.key_terms.shape[0] or (n_keys and np.any(ko[1:] <= ko[:-1])):
-            raise ValueError(f"{d} is inconsistent: key_offsets must increase from 0 to len(key_terms)")
-        if model.key_terms.size and (int(model.key_terms.min()) < 0 or int(model.key_terms.max()) >= len(model.terms)):
+            model = cls(**_meta_params(st, ("min_count", "threshold", "max_vocab_size", "delimiter", "scoring",
+                                            "connector_words")))
+            model.corpus_word_count = _v.int_range(st.meta.get("corpus_word_count"), "corpus_word_count", 0)
+            model.min_reduce = _v.int_range(st.meta.get("min_reduce"), "min_reduce", 0)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{d / store.META} has invalid parameters: {exc}") from None
+        model.terms = st.read_lines("terms.txt")
+        ko, kt, kc = st.arrays["key_offsets"], st.arrays["key_terms"], st.arrays["key_counts"]
+        model.key_offsets, model.key_terms, model.key_counts = ko, kt, kc
+        n_keys = kc.shape[0]
+        if ko.shape[0] != n_keys + 1 or ko[0] != 0 or ko[-1] != kt.shape[0] or (n_keys and np.any(ko[1:] <= ko[:-1])):
+            raise ValueError(f"{d} is inconsistent: key_offsets must increase from 0 to len(key_terms) "
+                             "with one entry per key count + 1")
+        if kt.size and (int(kt.min()) < 0 or int(kt.max()) >= len(model.terms)):
             raise ValueError(f"{d} is inconsistent: key_terms outside the vocabulary")
         if len(set(model.terms)) != len(model.terms):
-            raise ValueError(f"{d}/terms.txt repeats a term")
+            raise ValueError(f"{d / 'terms.txt'} repeats a term")
         return model
 
 
@@ -918,7 +807,7 @@ class FrozenPhrases:
 
     def apply(self, corpus, workers: int = 1) -> Corpus:
         """``corpus`` with phrases joined (gensim ``frozen[sentences]``); see :meth:`Phrases.apply`."""
-        workers = _check_workers(workers)
+        workers = _v.workers(workers)
         corpus = _as_corpus(corpus, workers)
         names = list(self.phrasegrams)
         scores = np.fromiter(self.phrasegrams.values(), dtype=np.float64, count=len(names))
@@ -934,39 +823,27 @@ class FrozenPhrases:
         return _getitem(self, sentence)
 
     def save(self, path: PathLike) -> Path:
-        """Save to directory ``path``: ``meta.json``, ``phrases.txt`` (one per line),
-        ``scores.npy`` (float64)."""
-        d = Path(path)
-        d.mkdir(parents=True, exist_ok=True)
-        meta_path = d / "meta.json"
-        if meta_path.exists():
-            meta_path.unlink()
+        """Save to directory ``path`` (a :mod:`pysynth.store`, format
+        ``pysynth.text.FrozenPhrases``): ``phrases.txt`` (one per line), ``scores.npy``
+        (float64) and ``meta.json`` (parameters, checksums)."""
         names = list(self.phrasegrams)
-        np.save(d / "scores.npy", np.fromiter(self.phrasegrams.values(), dtype=np.float64, count=len(names)), allow_pickle=False)
-        _write_lines(d / "phrases.txt", names, "phrase")
-        _write_json(
-            meta_path,
-            dict(self.params(), format="pysynth.text.FrozenPhrases", format_version=FORMAT_VERSION, n_phrases=len(names)),
-        )
-        return d
+        scores = np.fromiter(self.phrasegrams.values(), dtype=np.float64, count=len(names))
+        return store.save(path, "pysynth.text.FrozenPhrases", FORMAT_VERSION, arrays={"scores": scores},
+                          files={"phrases.txt": store.lines_to_bytes(names, "phrase")}, meta=self.params())
 
     @classmethod
     def load(cls, path: PathLike) -> "FrozenPhrases":
         """Load a table saved by :meth:`save` (``ValueError`` for broken or other-version files)."""
-        d = Path(path)
-        meta = _read_meta(d, "FrozenPhrases")
-        n = _meta_int(meta, "n_phrases", d)
-        names = _load_lines(d, "phrases.txt", n)
-        scores = _load_array(d, "scores.npy", np.float64, n, mmap=False)
-        if len(set(names)) != n:
-            raise ValueError(f"{d}/phrases.txt repeats a phrase")
+        st = _load(path, "FrozenPhrases", False, {"scores": np.float64})
+        scores = st.arrays["scores"]
+        names = _lines(st, "phrases.txt", scores.shape[0], "scores.npy")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{st.path / 'phrases.txt'} repeats a phrase")
         try:
-            return cls(
-                dict(zip(names, scores.tolist())), threshold=meta["threshold"], delimiter=meta["delimiter"],
-                connector_words=meta["connector_words"], min_count=meta["min_count"], scoring=meta["scoring"],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{d}/meta.json has invalid parameters: {exc}") from None
+            return cls(dict(zip(names, scores.tolist())),
+                       **_meta_params(st, ("threshold", "delimiter", "connector_words", "min_count", "scoring")))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{st.path / store.META} has invalid parameters: {exc}") from None
 
 
 def _getitem(model, sentence):
@@ -1017,7 +894,7 @@ def phrase_passes(
         The final corpus and the model of each pass.
     """
     passes = _check_int(passes, "passes", 1)
-    workers = _check_workers(workers)
+    workers = _v.workers(workers)
     corpus = _as_corpus(corpus, workers)
     models: List[Union[Phrases, FrozenPhrases]] = []
     for _ in range(passes):

@@ -50,6 +50,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pysynth import _validate as _v
 from pysynth._validate import strings
 
 __all__ = [
@@ -72,10 +73,7 @@ _strings = strings  # shared with every twin: pysynth/_validate.py
 
 
 def _check_workers(workers) -> None:
-    if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool):
-        raise TypeError(f"workers must be an int, got {type(workers).__name__}")
-    if workers != -1 and workers < 1:
-        raise ValueError(f"workers must be >= 1 or -1 (all cores), got {workers}")
+    _v.workers(workers)
 
 
 def _int64(x, name: str) -> int:
@@ -117,13 +115,9 @@ def _int_array(obj, name: str, dtype) -> np.ndarray:
 
 def _offsets(obj, n: int, total: int, name: str) -> np.ndarray:
     off = np.asarray(obj, dtype=np.int64)
-    if off.ndim != 1 or off.shape[0] != n + 1:
-        raise ValueError(f"{name} must be a 1-d integer array of length {n + 1}")
-    if off[0] != 0 or off[n] != total:
-        raise ValueError(f"{name} must start at 0 and end at {total}")
-    if np.any(np.diff(off) < 0):
-        raise ValueError(f"{name} must be non-decreasing")
-    return off
+    if off.ndim == 1 and off.shape[0] != n + 1:
+        raise ValueError(f"{name} must have {n + 1} entries, got {off.shape[0]}")
+    return _v.offsets(off, total, name)
 
 
 def _docs(ids, offsets, vocab) -> Tuple[List[List[int]], List[str]]:

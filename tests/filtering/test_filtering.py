@@ -13,31 +13,14 @@ from hypothesis import strategies as st
 from pysynth import _dispatch, filtering
 from pysynth.retrieval import Index
 
+from _parity import run_all
+
 BACKENDS = _dispatch.available("filtering")
 
 
 def each_backend(fn, *args, **kwargs):
-    """fn under every backend; assert equal results (or the same error type); return one."""
-    out = {}
-    for name in sorted(BACKENDS):
-        with _dispatch.force(name, "filtering"):
-            try:
-                out[name] = ("ok", fn(*args, **kwargs))
-            except Exception as exc:  # noqa: BLE001 - compared below
-                out[name] = ("err", exc)
-    first = out["python"]
-    for name, got in out.items():
-        assert got[0] == first[0], f"{name}: {got[1]!r} vs python: {first[1]!r}"
-        if got[0] == "err":
-            assert type(got[1]) is type(first[1])
-        else:
-            for a, b in zip(np.atleast_1d(got[1]) if not isinstance(got[1], tuple) else got[1],
-                            np.atleast_1d(first[1]) if not isinstance(first[1], tuple) else first[1]):
-                a, b = np.asarray(a), np.asarray(b)
-                assert a.dtype == b.dtype and np.array_equal(a, b), f"{name} differs from python"
-    if first[0] == "err":
-        raise first[1]
-    return first[1]
+    """fn under every backend, equal to the twin's result (:func:`_parity.run_all`)."""
+    return run_all("filtering", fn, *args, **kwargs)
 
 
 # --------------------------------------------------------------------------

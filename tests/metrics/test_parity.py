@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from pysynth import _dispatch
 from pysynth.metrics import TokenIds
 
+from _parity import call_all
+
 BACKENDS = _dispatch.available("metrics")
 PY = BACKENDS["python"]
 CPP = BACKENDS.get("cpp")
@@ -135,31 +137,9 @@ def grouped_ids(draw, min_refs=1, max_refs=3, max_hyps=5):
     return TokenIds.from_lists(hyps), TokenIds.from_lists(refs), offsets
 
 
-def call(mod, name, *args):
-    try:
-        return "ok", getattr(mod, name)(*args)
-    except Exception as exc:  # noqa: BLE001  (the caller compares errors)
-        return "err", exc
-
-
 def same(name, *args):
     """Run ``name`` on both backends; assert identical results; return the python result."""
-    a = call(PY, name, *args)
-    b = call(CPP, name, *args)
-    if a[0] == "err" or b[0] == "err":
-        assert (a[0], type(a[1])) == (b[0], type(b[1])), f"python -> {a[1]!r}; cpp -> {b[1]!r}"
-        raise AssertionError(f"unexpected error on valid input: {a[1]!r}")
-    x, y = a[1], b[1]
-    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-        assert isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
-        assert x.dtype == y.dtype, (x.dtype, y.dtype)
-        assert x.shape == y.shape, (x.shape, y.shape)
-        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (name, args, x, y)
-        if x.dtype.kind == "f":  # also -0.0 vs 0.0
-            assert np.array_equal(np.signbit(x), np.signbit(y)), (name, args)
-    else:
-        assert x == y, (name, args, x, y)
-    return x
+    return call_all("metrics", name, *args)
 
 
 ROUGE_TYPES = ["rouge1", "rouge2", "rouge3", "rouge4", "rougeL", "rouge5", "rouge12"]

@@ -15,13 +15,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pysynth.ranking as R
 from pysynth._dispatch import available, force
+
+from _parity import call_all, run_all
 
 BACKENDS = available("ranking")
 NAMES = sorted(BACKENDS)
@@ -41,40 +41,13 @@ def _same(a, b) -> bool:
 
 
 def call_backends(func: str, *args, **kwargs):
-    """Call ``func`` of every backend; assert bitwise-equal results or equal error types."""
-    outcomes = {}
-    for name, mod in BACKENDS.items():
-        try:
-            outcomes[name] = ("ok", getattr(mod, func)(*args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - compared below
-            outcomes[name] = ("error", type(exc))
-    first = outcomes["python"]
-    for name, got in outcomes.items():
-        assert got[0] == first[0], f"{name}: {got} vs python: {first}"
-        if got[0] == "ok":
-            assert _same(got[1], first[1]), f"{func}: {name} {got[1]!r} != python {first[1]!r}"
-        else:
-            assert got[1] is first[1], f"{func}: {name} raised {got[1]} but python {first[1]}"
-    if first[0] == "error":
-        raise first[1]("raised by every backend")
-    return first[1]
+    """``func`` of every backend, bitwise equal to the twin's (:func:`_parity.call_all`)."""
+    return call_all("ranking", func, *args, **kwargs)
 
 
 def public_all(func, *args, **kwargs):
-    """Call a public function under every backend; assert bitwise-equal results."""
-    results = {}
-    for name in NAMES:
-        with force(name, "ranking"):
-            results[name] = func(*args, **kwargs)
-    ref = results["python"]
-    for name, got in results.items():
-        if isinstance(ref, dict):
-            assert list(got) == list(ref)
-            for key in ref:
-                assert _same(got[key], ref[key]), (name, key, got[key], ref[key])
-        else:
-            assert _same(got, ref), (name, got, ref)
-    return ref
+    """A public function under every backend, bitwise equal to the twin's (:func:`_parity.run_all`)."""
+    return run_all("ranking", func, *args, **kwargs)
 
 
 def public_raises(exc, match, func, *args, **kwargs):

@@ -1,9 +1,12 @@
-"""Shared helpers of the retrieval tests: small random corpora and a parity caller."""
+"""Shared helpers of the retrieval tests: small random corpora; parity through tests/_parity.py."""
 from __future__ import annotations
 
 import numpy as np
 
 from pysynth import _dispatch
+
+import _parity
+from _parity import assert_same  # noqa: F401 - re-exported for the retrieval tests
 
 BACKENDS = _dispatch.available("retrieval")
 
@@ -32,36 +35,5 @@ def queries_of(rng: np.random.Generator, n: int, vocab: int, max_len: int = 7, s
 
 
 def call_all(func: str, *args):
-    """Call ``func`` of every retrieval backend; assert identical results (or the same error type)."""
-    out = {}
-    for name, mod in BACKENDS.items():
-        try:
-            out[name] = ("ok", getattr(mod, func)(*args))
-        except Exception as exc:  # noqa: BLE001 - compared below
-            out[name] = ("err", exc)
-    ref = out["python"]
-    for name, got in out.items():
-        assert got[0] == ref[0], f"{func}: {name} -> {got[1]!r}, python -> {ref[1]!r}"
-        if got[0] == "err":
-            assert type(got[1]) is type(ref[1]), f"{func}: {name} raised {got[1]!r}, python {ref[1]!r}"
-        else:
-            assert_same(got[1], ref[1], f"{func}[{name}]")
-    if ref[0] == "err":
-        raise ref[1]
-    return ref[1]
-
-
-def assert_same(a, b, where="result"):
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for k in a:
-            assert_same(a[k], b[k], f"{where}[{k!r}]")
-    elif isinstance(a, (tuple, list)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"{where}: arrays differ"
-    else:
-        assert a == b and type(a) is type(b), f"{where}: {a!r} != {b!r}"
+    """``func`` of every retrieval backend, compared with the twin (:func:`_parity.call_all`)."""
+    return _parity.call_all("retrieval", func, *args)

@@ -16,6 +16,7 @@ import pytest
 
 from pysynth import _dispatch
 from pysynth.retrieval import Index
+
 from retrieval_helpers import BACKENDS
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "bm25s_lucene.json.gz"

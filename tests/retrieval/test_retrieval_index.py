@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from pysynth import _dispatch
 from pysynth.retrieval import ARRAYS, FORMAT_VERSION, Index
+
+from _stores import restamp_array
 from retrieval_helpers import BACKENDS, assert_same, call_all, queries_of, zipf_corpus
 
 HAS_CPP = "cpp" in BACKENDS
@@ -149,7 +151,7 @@ def test_save_load_round_trip(saved, mmap):
     for model in ("sdm", "bm25"):
         assert_same(tuple(back.search(q, qo, model=model, k=7)), tuple(ix.search(q, qo, model=model, k=7)))
     meta = json.loads((d / "meta.json").read_text())
-    assert meta["version"] == FORMAT_VERSION and meta["n_docs"] == 300
+    assert meta["format_version"] == FORMAT_VERSION and meta["meta"]["n_docs"] == 300
     # saving a loaded (memory-mapped) index again works and gives the same files
     d2 = d.parent / (d.name + "_again")
     back.save(d2)
@@ -190,9 +192,10 @@ def test_missing_meta_version_and_files(saved, tmp_path):
     _, d = saved
     c = _copy(d, tmp_path)
     meta = json.loads((c / "meta.json").read_text())
-    (c / "meta.json").write_text(json.dumps(dict(meta, version=FORMAT_VERSION + 1)))
-    with pytest.raises(ValueError, match="version"):
-        Index.load(c)
+    for v in (FORMAT_VERSION + 1, 1):  # 1: an index saved before pysynth.store
+        (c / "meta.json").write_text(json.dumps(dict(meta, format_version=v)))
+        with pytest.raises(ValueError, match=f"format version {v}; .*rebuild"):
+            Index.load(c)
     (c / "meta.json").write_text(json.dumps(dict(meta, format="other")))
     with pytest.raises(ValueError, match="does not describe"):
         Index.load(c)
@@ -202,16 +205,26 @@ def test_missing_meta_version_and_files(saved, tmp_path):
     bad = json.loads(json.dumps(meta))
     bad["arrays"]["tfs"]["shape"] = [1]
     (c / "meta.json").write_text(json.dumps(bad))
-    with pytest.raises(ValueError, match="meta.json"):
+    with pytest.raises(ValueError, match=r"tfs is int32\[1\] in meta.json, expected int32\["):
+        Index.load(c)
+    bad = json.loads(json.dumps(meta))
+    bad["meta"]["n_postings"] = "many"
+    (c / "meta.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="meta.json is corrupt or incomplete: a size"):
+        Index.load(c)
+    bad = json.loads(json.dumps(meta))
+    bad["meta"]["n_docs"] += 1  # sizes disagree with the arrays
+    (c / "meta.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"doc_offsets is int64\[\d+\] in meta.json, expected int64"):
         Index.load(c)
     (c / "meta.json").write_text(json.dumps(meta))
     (c / "impact.npy").unlink()
-    with pytest.raises(ValueError, match="missing"):
+    with pytest.raises(ValueError, match="incomplete: impact.npy is missing"):
         Index.load(c)
     (c / "meta.json").unlink()
-    with pytest.raises(ValueError, match="not a pysynth index"):
+    with pytest.raises(ValueError, match="is not a saved pysynth.retrieval.index: meta.json is missing"):
         Index.load(c)
-    with pytest.raises(ValueError, match="not a pysynth index"):
+    with pytest.raises(ValueError, match="not a pysynth index: it does not exist"):
         Index.load(tmp_path / "nowhere")
 
 
@@ -255,18 +268,36 @@ def test_inconsistent_arrays_are_refused_without_crashing(saved, case):
 
 
 def test_inconsistent_file_with_matching_checksum_is_refused(saved, tmp_path):
-    from pysynth.retrieval import _crc32
-
     ix, d = saved
     c = _copy(d, tmp_path)
     bad = np.array(ix.arrays["doc_ids"])
     bad[0] = ix.n_docs + 5
-    np.save(c / "doc_ids.npy", bad)
-    meta = json.loads((c / "meta.json").read_text())
-    meta["arrays"]["doc_ids"]["crc32"] = _crc32(bad)
-    (c / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(ValueError, match="inconsistent index"):
-        Index.load(c)
+    restamp_array(c, "doc_ids", bad)
+    for mmap in (True, False):
+        with pytest.raises(ValueError, match="inconsistent index"):
+            Index.load(c, mmap=mmap)
+
+
+def test_save_is_atomic_and_refuses_foreign_directories(saved, tmp_path, monkeypatch):
+    ix, d = saved
+    c = _copy(d, tmp_path)
+    before = {p.name: p.read_bytes() for p in c.iterdir()}
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "save", killed)  # the writer dies after creating its temporary dir
+    with pytest.raises(KeyboardInterrupt):
+        ix.save(c)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in c.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # no temporary left behind
+    Index.load(c)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a pysynth store: refusing to replace it"):
+        ix.save(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
 def test_validate_rejects_wrong_dtypes_and_sizes(saved):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pysynth import _dispatch
 from pysynth.retrieval import Index
+
 from retrieval_helpers import BACKENDS, assert_same, call_all, queries_of, zipf_corpus
 
 HAS_CPP = "cpp" in BACKENDS

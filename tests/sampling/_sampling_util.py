@@ -7,63 +7,22 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from pysynth import _dispatch
-from pysynth.sampling import CollectionStats, Clusters
+from pysynth.sampling import Clusters, CollectionStats
+
+import _parity
 
 BACKENDS = _dispatch.available("sampling")
 NAMES = sorted(BACKENDS)
 
 
-def _same(a, b, path="result"):
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-        return
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
-    assert np.array_equal(a, b), f"{path}: arrays differ"
-
-
 def core_all(func: str, *args, **kwargs):
-    """Call ``pysynth._core.sampling.<func>`` and its twin; assert identical results (==)
-    or the same exception type; return the twin's result (or raise its exception)."""
-    out = {}
-    for name, mod in BACKENDS.items():
-        try:
-            out[name] = ("ok", getattr(mod, func)(*args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - compared below
-            out[name] = ("err", exc)
-    first = out["python"]
-    for name, got in out.items():
-        assert got[0] == first[0], f"{name}: {got[1]!r} vs python: {first[1]!r}"
-        if got[0] == "ok":
-            _same(got[1], first[1], f"{func}[{name}]")
-        else:
-            assert type(got[1]) is type(first[1]), f"{name} raised {got[1]!r}, python {first[1]!r}"
-    if first[0] == "err":
-        raise first[1]
-    return first[1]
+    """``pysynth._core.sampling.<func>`` and its twin, compared (:func:`_parity.call_all`)."""
+    return _parity.call_all("sampling", func, *args, **kwargs)
 
 
 def api_all(fn, *args, **kwargs):
-    """Run a public-API call under every backend; same checks as :func:`core_all`."""
-    out = {}
-    for name in NAMES:
-        with _dispatch.force(name, "sampling"):
-            try:
-                out[name] = ("ok", fn(*args, **kwargs))
-            except Exception as exc:  # noqa: BLE001
-                out[name] = ("err", exc)
-    first = out["python"]
-    for name, got in out.items():
-        assert got[0] == first[0], f"{name}: {got[1]!r} vs python: {first[1]!r}"
-        if got[0] == "ok":
-            _same(tuple(got[1]), tuple(first[1]), name)
-        else:
-            assert type(got[1]) is type(first[1]), f"{name} raised {got[1]!r}, python {first[1]!r}"
-    if first[0] == "err":
-        raise first[1]
-    return first[1]
+    """A public-API call under every backend, compared (:func:`_parity.run_all`)."""
+    return _parity.run_all("sampling", fn, *args, **kwargs)
 
 
 # ----------------------------------------------------------------------------------

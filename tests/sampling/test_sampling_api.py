@@ -8,11 +8,19 @@ import json
 import numpy as np
 import pytest
 
-from _sampling_util import BACKENDS, NAMES, api_all, core_all, core_args, ragged
 from pysynth import sampling
-from pysynth.sampling import (Clusters, CollectionStats, KeywordModel, default_length_dist,
-                              estimate_length_dist, exclusion_mask, length_dist_from_counts,
-                              poisson_length_dist)
+from pysynth.sampling import (
+    Clusters,
+    CollectionStats,
+    KeywordModel,
+    default_length_dist,
+    estimate_length_dist,
+    exclusion_mask,
+    length_dist_from_counts,
+    poisson_length_dist,
+)
+
+from _sampling_util import BACKENDS, api_all, core_all, core_args, ragged
 
 VOCAB = ["what", "is", "the", "capital", "of", "france", "who", "wrote", "hamlet", "how",
          "paris", "shakespeare"]

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from _sampling_util import BACKENDS, NAMES, core_all, core_args, ragged
 from pysynth import sampling
 from pysynth.sampling import _reference as ref
+
+from _sampling_util import BACKENDS, NAMES, core_all, core_args
 
 needs_cpp = pytest.mark.skipif("cpp" not in BACKENDS, reason="compiled extension not built")
 

@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from _sampling_util import NAMES, chi2_sf, chi2_test, ragged
 from pysynth import _dispatch, sampling
+
+from _sampling_util import NAMES, chi2_sf, chi2_test, ragged
 
 P_MIN = 1e-3
 
@@ -116,7 +117,6 @@ def test_without_replacement_pairs(impl, max_rejections):
 def test_exhausting_the_support(impl):
     """Three draws from a three-term support: all permutations, with the sequential law."""
     n = 60_000 if impl == "cpp" else 20_000
-    V = 5
     q = [[0, 1, 2, 3, 3, 3, 2, 4]]
     stats = sampling.CollectionStats(np.array([5, 1, 1, 2, 1]), np.array([1, 1, 1, 1, 1]), 2)
     model = sampling.KeywordModel("baseline", "popular", lam=0.0, length_dist=[0, 0, 0, 1.0],

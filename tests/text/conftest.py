@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ import pytest
 from pysynth import _dispatch
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests/: the parity shim
 
 GOLDEN = HERE.parent / "golden" / "phrases_gensim.json.gz"
 BACKENDS = ["python", "cpp"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _parity import run_all
 from pysynth import text
 from pysynth._dispatch import backend
+
+from _parity import run_all
 
 C = text.Corpus([0, 1, 0], [0, 3], [2, 1], [1, 1], ["a", "b"], validate=False)
 IDS, OFF, VOC = np.array([0, 1, 0], np.int32), np.array([0, 3], np.int64), ["a", "b"]

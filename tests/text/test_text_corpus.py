@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _parity import run_all
 from pysynth import _dispatch, text
 from pysynth._dispatch import backend
+
+from _parity import run_all
 
 
 def has_cpp() -> bool:

@@ -6,7 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from pysynth import text
+from pysynth import store, text
+
+from _stores import edit_meta, restamp_array, restamp_file
 
 TEXTS = [
     "How fast is a 2004 Honda CRF 230?", "honda crf 230 top speed", "is the honda crf 230 a good bike",
@@ -34,7 +36,7 @@ def test_corpus_round_trip(corpus, tmp_path, mmap):
     assert sorted(p.name for p in d.iterdir()) == ["cf.npy", "df.npy", "ids.npy", "meta.json", "offsets.npy", "vocab.txt"]
     meta = json.loads((d / "meta.json").read_text())
     assert meta["format"] == "pysynth.text.Corpus" and meta["format_version"] == text.FORMAT_VERSION
-    assert meta["n_docs"] == corpus.n_docs and meta["tokenizer"] == "rouge"
+    assert meta["arrays"]["offsets"]["shape"] == [corpus.n_docs + 1] and meta["meta"]["tokenizer"] == "rouge"
     back = text.Corpus.load(d, mmap=mmap)
     _same_corpus(corpus, back)
     if mmap:
@@ -72,9 +74,7 @@ def test_empty_round_trip(tmp_path, text_impl):
 
 
 def _edit_meta(d, **changes):
-    meta = json.loads((d / "meta.json").read_text())
-    meta.update(changes)
-    (d / "meta.json").write_text(json.dumps(meta))
+    edit_meta(d, owner=False, **changes)
 
 
 def _truncate(path, keep):
@@ -82,31 +82,51 @@ def _truncate(path, keep):
     path.write_bytes(data[:keep] if keep >= 0 else data[:keep])
 
 
+def _resave(name, fn):
+    """Rewrite array ``name`` as ``fn(old)`` with a matching checksum (a consistent store
+    holding wrong data): only the corpus's own checks can refuse it."""
+    return lambda d: restamp_array(d, name, fn(np.load(d / f"{name}.npy")))
+
+
+# Store-level damage (meta.json, sizes, checksums) and corpus-level inconsistency.
 BROKEN = {
     "no-meta": (lambda d: (d / "meta.json").unlink(), r"meta.json is missing"),
     "meta-not-json": (lambda d: (d / "meta.json").write_text("{oops"), r"meta.json is corrupt"),
     "meta-list": (lambda d: (d / "meta.json").write_text("[1, 2]"), r"does not describe"),
     "other-format": (lambda d: _edit_meta(d, format="pysynth.text.Phrases"), r"does not describe"),
-    "version-2": (lambda d: _edit_meta(d, format_version=2), r"format version 2.*reads version 1"),
+    "version-3": (lambda d: _edit_meta(d, format_version=3), r"format version 3.*reads version\(s\) 2.*rebuild"),
+    "version-1-old-layout": (lambda d: _edit_meta(d, format_version=1), r"format version 1.*rebuild"),
     "version-missing": (lambda d: _edit_meta(d, format_version=None), r"format version None"),
-    "count-not-int": (lambda d: _edit_meta(d, n_docs="6"), r"n_docs must be a non-negative int"),
-    "count-mismatch": (lambda d: _edit_meta(d, n_docs=5), r"offsets.npy has 7 entries; meta.json says 6"),
+    "arrays-not-object": (lambda d: _edit_meta(d, arrays=[1]), r"meta.json is corrupt or incomplete: 'arrays'"),
+    "shape-not-int": (lambda d: _edit_meta(d, arrays=dict(json.loads((d / "meta.json").read_text())["arrays"],
+                                                             ids={"dtype": "<i4", "shape": ["x"], "crc32": 0})),
+                      r"meta.json is corrupt or incomplete"),
+    "ids-not-recorded": (lambda d: _edit_meta(d, arrays={}), r"incomplete: array 'ids' is not in meta.json"),
     "ids-missing": (lambda d: (d / "ids.npy").unlink(), r"incomplete: ids.npy is missing"),
-    "ids-truncated": (lambda d: _truncate(d / "ids.npy", -7), r"ids.npy is corrupt or truncated"),
-    "ids-header-only": (lambda d: _truncate(d / "ids.npy", 20), r"ids.npy is corrupt or truncated"),
-    "ids-garbage": (lambda d: (d / "ids.npy").write_bytes(b"not an npy file at all"), r"ids.npy is corrupt"),
-    "ids-float": (lambda d: np.save(d / "ids.npy", np.zeros(32)), r"ids.npy must hold a 1-d int32 array"),
-    "ids-pickle": (lambda d: np.save(d / "ids.npy", np.array([{"a": 1}], dtype=object)), r"ids.npy is corrupt"),
-    "ids-out-of-range": (lambda d: np.save(d / "ids.npy", np.full(32, 99, np.int32)), r"inconsistent: ids must lie"),
+    "ids-truncated": (lambda d: _truncate(d / "ids.npy", -7), r"ids.npy (is truncated or corrupt|holds)"),
+    "ids-header-only": (lambda d: _truncate(d / "ids.npy", 20), r"ids.npy is truncated or corrupt"),
+    "ids-garbage": (lambda d: (d / "ids.npy").write_bytes(b"not an npy file at all"), r"ids.npy is truncated or corrupt"),
+    "ids-float": (lambda d: np.save(d / "ids.npy", np.zeros(32)), r"ids.npy holds float64\[32\], expected int32\[32\]"),
+    "ids-longer": (lambda d: np.save(d / "ids.npy", np.zeros(40, np.int32)), r"ids.npy holds int32\[40\], expected"),
+    "ids-pickle": (lambda d: np.save(d / "ids.npy", np.array([{"a": 1}], dtype=object)), r"ids.npy is truncated or corrupt"),
+    "ids-flipped": (lambda d: np.save(d / "ids.npy", np.full(32, 1, np.int32)), r"ids.npy is corrupt: its CRC-32"),
+    "ids-out-of-range": (_resave("ids", lambda a: np.full(32, 99, np.int32)), r"inconsistent: ids must lie"),
     "offsets-decreasing": (
-        lambda d: np.save(d / "offsets.npy", np.array([0, 9, 3, 20, 25, 30, 32], np.int64)),
+        _resave("offsets", lambda a: np.array([0, 9, 3, 20, 25, 30, 32], np.int64)),
         r"inconsistent: offsets must be non-decreasing",
     ),
-    "cf-wrong-total": (lambda d: np.save(d / "cf.npy", np.ones(np.load(d / "cf.npy").shape, np.int64)), r"cf sums"),
+    "offsets-end": (_resave("offsets", lambda a: np.array([0, 9, 13, 20, 25, 30], np.int64)),
+                    r"inconsistent: offsets must end at len\(ids\) = 32"),
+    "cf-wrong-total": (_resave("cf", lambda a: np.ones(a.shape, np.int64)), r"cf sums"),
     "vocab-missing": (lambda d: (d / "vocab.txt").unlink(), r"vocab.txt is missing"),
-    "vocab-short": (lambda d: (d / "vocab.txt").write_text("a\nb\n"), r"vocab.txt has 2 lines"),
+    "vocab-short": (lambda d: (d / "vocab.txt").write_text("a\nb\n"), r"vocab.txt is truncated or corrupt: 4 bytes"),
+    "vocab-short-restamped": (lambda d: restamp_file(d, "vocab.txt", b"a\nb\n"),
+                              r"vocab.txt has 2 lines; cf.npy has 20 entries"),
     "vocab-truncated": (lambda d: _truncate(d / "vocab.txt", -1), r"vocab.txt is truncated"),
-    "vocab-binary": (lambda d: (d / "vocab.txt").write_bytes(b"\xff\xfe\n"), r"vocab.txt is corrupt"),
+    "vocab-edited": (lambda d: (d / "vocab.txt").write_bytes(b"X" + (d / "vocab.txt").read_bytes()[1:]),
+                     r"vocab.txt is truncated or corrupt: its size/CRC-32"),
+    "vocab-binary": (lambda d: restamp_file(d, "vocab.txt", b"\xff\xfe\n"), r"vocab.txt is corrupt"),
+    "vocab-no-newline": (lambda d: restamp_file(d, "vocab.txt", b"a\nb"), r"vocab.txt is truncated \(no final newline"),
 }
 
 
@@ -134,24 +154,44 @@ def test_load_paths(tmp_path):
 def test_broken_models(corpus, tmp_path):
     p = text.Phrases(min_count=1, threshold=0.5).learn(corpus)
     d = p.save(tmp_path / "p")
-    _edit_meta(d, threshold=-3)
+    edit_meta(d, threshold=-3)
     with pytest.raises(ValueError, match="invalid parameters.*threshold"):
         text.Phrases.load(d)
+    edit_meta(d, threshold=0.5, min_reduce=None)
+    with pytest.raises(ValueError, match="invalid parameters.*min_reduce"):
+        text.Phrases.load(d)
+    doc = json.loads((d / "meta.json").read_text())
+    del doc["meta"]["scoring"]
+    (d / "meta.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="invalid parameters: scoring missing"):
+        text.Phrases.load(d)
     d = p.save(tmp_path / "p2")
-    np.save(d / "key_terms.npy", np.full(np.load(d / "key_terms.npy").shape, 10**6, np.int32))
+    restamp_array(d, "key_terms", np.full(np.load(d / "key_terms.npy").shape, 10**6, np.int32))
     with pytest.raises(ValueError, match="key_terms outside the vocabulary"):
+        text.Phrases.load(d)
+    restamp_array(d, "key_offsets", np.load(d / "key_offsets.npy")[:-1])
+    with pytest.raises(ValueError, match="inconsistent: key_offsets must increase"):
+        text.Phrases.load(d)
+    d = p.save(tmp_path / "p2b")
+    restamp_file(d, "terms.txt", (d / "terms.txt").read_bytes() * 2)
+    with pytest.raises(ValueError, match="terms.txt repeats a term"):
         text.Phrases.load(d)
     d = p.save(tmp_path / "p3")
     _truncate(d / "key_counts.npy", -3)
-    with pytest.raises(ValueError, match="key_counts.npy is corrupt or truncated"):
+    with pytest.raises(ValueError, match="key_counts.npy (is truncated or corrupt|holds)"):
         text.Phrases.load(d)
     with pytest.raises(ValueError, match="does not describe a pysynth.text.FrozenPhrases"):
         text.FrozenPhrases.load(p.save(tmp_path / "p4"))
     f = p.freeze().save(tmp_path / "f")
-    (f / "phrases.txt").write_text("a\na\n" * 50)
-    _edit_meta(f, n_phrases=100)
-    np.save(f / "scores.npy", np.ones(100))
-    with pytest.raises(ValueError, match="repeats a phrase"):
+    restamp_file(f, "phrases.txt", b"a\na\n" * 50)
+    with pytest.raises(ValueError, match=r"phrases.txt has 100 lines; scores.npy has \d+ entries"):
+        text.FrozenPhrases.load(f)
+    restamp_array(f, "scores", np.ones(100))
+    with pytest.raises(ValueError, match="phrases.txt repeats a phrase"):
+        text.FrozenPhrases.load(f)
+    f = p.freeze().save(tmp_path / "f2")
+    edit_meta(f, scoring="cosine")
+    with pytest.raises(ValueError, match="invalid parameters.*scoring"):
         text.FrozenPhrases.load(f)
 
 
@@ -159,3 +199,23 @@ def test_newline_cannot_be_saved(tmp_path):
     c = text.Corpus.from_tokens([["a\nb"]])
     with pytest.raises(ValueError, match="newline"):
         c.save(tmp_path / "c")
+
+
+def test_save_is_atomic_and_refuses_foreign_directories(corpus, tmp_path, monkeypatch):
+    d = corpus.save(tmp_path / "c")
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    # a writer killed half-way leaves the old corpus whole
+    monkeypatch.setattr(store, "lines_to_bytes", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        corpus.save(d)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["c"]
+    text.Corpus.load(d)
+    # a directory that is not a store is never replaced
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a pysynth store: refusing to replace it"):
+        corpus.save(other)
+    assert (other / "notes.txt").read_text() == "keep me"

@@ -28,8 +28,7 @@ inline int resolve_workers(int workers) {
     return hc == 0 ? 1 : static_cast<int>(hc);
   }
   if (workers < 1) {
-    throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " +
-                                std::to_string(workers));
+    throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " + std::to_string(workers));
   }
   return workers;
 }

@@ -89,8 +89,8 @@ enum class Scoring { Default, Npmi };
 //     log(pab / (pa * pb)) / -log(pab),  p* = count / double(corpus_word_count)
 //   with -inf where math.log raises ValueError (gensim catches it) and where Python would raise
 //   ZeroDivisionError (corpus_word_count == 0, pab == 1: never with counts learned from a corpus).
-double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count,
-                    int64_t len_vocab, int64_t min_count, int64_t corpus_word_count);
+double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count, int64_t len_vocab,
+                    int64_t min_count, int64_t corpus_word_count);
 
 struct ScoreParams {
   Scoring scoring = Scoring::Default;
@@ -117,8 +117,7 @@ void export_phrases(const PhraseModel& model, std::string_view delimiter, const 
 
 // gensim `Phrases[sentence]` (analyze_sentence + Phrases.score_candidate) on every document.
 CorpusData apply_phrases(const IdCorpus& corpus, const std::string_view* connectors, size_t n_connectors,
-                         std::string_view delimiter, const PhraseModel& model, const ScoreParams& params,
-                         int workers);
+                         std::string_view delimiter, const PhraseModel& model, const ScoreParams& params, int workers);
 
 // gensim `FrozenPhrases[sentence]`: a candidate is joined when phrases[i] == its string and
 // scores[i] > threshold. phrases must be distinct.

@@ -27,10 +27,9 @@ namespace decoding {
 // out_vals / out_idx[n_rows * k].
 // Throws std::invalid_argument for k outside [1, vocab + n_ext], a src_ext id outside
 // [0, vocab + n_ext) and a NaN among the values (message: row, column and sizes).
-void topk_from_parts(const float* ls, const float* shift, const float* touched,
-                     const std::int64_t* src_ext, std::size_t n_rows, std::size_t vocab,
-                     std::size_t src_len, std::size_t n_ext, std::size_t k, float floor,
-                     int workers, float* out_vals, std::int64_t* out_idx);
+void topk_from_parts(const float* ls, const float* shift, const float* touched, const std::int64_t* src_ext,
+                     std::size_t n_rows, std::size_t vocab, std::size_t src_len, std::size_t n_ext, std::size_t k,
+                     float floor, int workers, float* out_vals, std::int64_t* out_idx);
 
 }  // namespace decoding
 }  // namespace pysynth

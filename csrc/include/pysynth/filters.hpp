@@ -19,8 +19,8 @@ namespace pysynth::filtering {
 // Throws std::invalid_argument for malformed offsets.
 void kqf_select(const std::int32_t* questions, std::size_t n_questions, const std::int64_t* cand_offsets,
                 const std::int32_t* results, std::size_t n_results, const std::int64_t* result_offsets,
-                std::size_t n_candidates,
-                std::int64_t depth, int workers, std::int32_t* chosen, double* best_rr, double* rr);
+                std::size_t n_candidates, std::int64_t depth, int workers, std::int32_t* chosen, double* best_rr,
+                double* rr);
 
 // Training data filter quality score (Eq. 8). Pair i = (keyword query i, question questions[i]);
 // its retrieved list is results[result_offsets[i] : result_offsets[i + 1]] (entries < 0 are
@@ -29,8 +29,7 @@ void kqf_select(const std::int32_t* questions, std::size_t n_questions, const st
 //   out[i] = |C_q ∩ RR| / |RR| with RR the set of retrieved documents, 0 when RR is empty.
 // Throws std::invalid_argument for malformed offsets or doc ids >= n_docs.
 void tdf_precision(const std::int32_t* results, std::size_t n_results, const std::int64_t* result_offsets,
-                   std::size_t n_pairs,
-                   const std::int32_t* questions, const std::int64_t* clusters, std::size_t n_docs,
+                   std::size_t n_pairs, const std::int32_t* questions, const std::int64_t* clusters, std::size_t n_docs,
                    bool include_self, int workers, double* out);
 
 // Vocabulary coverage support (Fig. 8): rows r = tokens[offsets[r] : offsets[r + 1]] ranked by

@@ -39,8 +39,8 @@ struct RougeConfig {
 //   pltrdy L:         |union of LCS word sets|, |set(hyp words)|, |set(ref words)|
 // pltrdy rows whose hyp or ref has no sentence (the tool raises) get -1, -1, -1.
 // ref_offsets has hyps.size + 1 entries, starts at 0, ends at refs.size, non-decreasing.
-void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                 const RougeConfig& cfg, int workers, int64_t* out);
+void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, const RougeConfig& cfg,
+                 int workers, int64_t* out);
 
 // rouge-score's P/R/F from rouge_stats output (rows x T x 3) into out (3 x T x rows):
 // P = m / max(h, 1), R = m / max(r, 1), F = 2PR / (P + R) or 0 (IEEE operations in
@@ -52,16 +52,15 @@ enum class BleuTokenize { None, T13a };
 // Per hypothesis i, writes 2 + 2 * max_order integers at out[i * (2 + 2 * max_order)]:
 // hyp length, closest reference length (ties: the shorter), clipped matches per order
 // (clipped by the max count over the hypothesis' references), hyp n-grams per order.
-void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets,
-                BleuTokenize tokenize, int max_order, int workers, int64_t* out);
+void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, BleuTokenize tokenize,
+                int max_order, int workers, int64_t* out);
 
 enum class Smooth { None, Floor, AddK, Exp };
 
 // sacrebleu's BLEU.compute_bleu applied to each row of `stats` (n rows as above).
 // compensated_sum mirrors Python >= 3.12's sum() of floats (Neumaier summation).
-void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth,
-                               double smooth_value, bool effective_order, bool compensated_sum,
-                               double* out);
+void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth, double smooth_value,
+                               bool effective_order, bool compensated_sum, double* out);
 
 // pycocoevalcap BleuScorer's per-segment BLEU-1..max_order (n x max_order outputs).
 void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out);
@@ -69,7 +68,7 @@ void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double*
 enum class TokenizerKind { Rouge, RougeStem, T13a, Whitespace };
 
 // Tokens of each text under one of the tokenizers above (for inspection and tests).
-std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n,
-                                                     TokenizerKind kind, int workers);
+std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n, TokenizerKind kind,
+                                                     int workers);
 
 }  // namespace pysynth

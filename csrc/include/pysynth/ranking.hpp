@@ -32,9 +32,8 @@ constexpr std::size_t kStatColumns = 4;
 //
 // Throws std::invalid_argument on k < 1, NaN scores, labels other than 0/1,
 // or malformed offsets.
-void ranking_stats(const double* scores, const std::int8_t* labels, std::size_t n,
-                   const std::int64_t* offsets, std::size_t n_offsets, std::int64_t k,
-                   double* out);
+void ranking_stats(const double* scores, const std::int8_t* labels, std::size_t n, const std::int64_t* offsets,
+                   std::size_t n_offsets, std::int64_t k, double* out);
 
 // Partial area under the ROC curve of all (score, label) pairs pooled,
 // from fpr = 0 to max_fpr, divided by max_fpr (so a perfect ranking scores 1).
@@ -50,8 +49,7 @@ void ranking_stats(const double* scores, const std::int8_t* labels, std::size_t 
 //
 // Throws std::invalid_argument on NaN scores, labels other than 0/1,
 // max_fpr outside (0, 1], or when there is no positive or no negative pair.
-double auc_at(const double* scores, const std::int8_t* labels, std::size_t n,
-              double max_fpr, bool interpolate);
+double auc_at(const double* scores, const std::int8_t* labels, std::size_t n, double max_fpr, bool interpolate);
 
 }  // namespace ranking
 }  // namespace pysynth

@@ -44,8 +44,8 @@ inline std::uint64_t candidate_key(std::uint64_t question_key, std::uint64_t can
 }
 
 // Words 0 .. count-1 of one candidate's stream: word(k) = mix64(key + (k + 1) * kGamma).
-void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64_t candidate,
-                  std::size_t count, std::uint64_t* out);
+void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64_t candidate, std::size_t count,
+                  std::uint64_t* out);
 
 // The data: questions, the cluster table, statistics and the exclusion mask.
 struct Corpus {

@@ -65,23 +65,22 @@ void check_queries(const IndexView& ix, const Queries& q);
 
 // Top-k of every query: docs (n x k, -1 padded), scores (n x k, NaN padded), counts (n).
 template <class Score>
-void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers,
-            std::int32_t* docs, Score* scores, std::int32_t* counts);
+void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers, std::int32_t* docs,
+            Score* scores, std::int32_t* counts);
 
 // 1-based rank of targets[i] in the ranking of query i (the order `search` returns), or 0 when
 // the target is not among the first n results (or matches no query term). Exact, and much
 // cheaper than a top-n search: the target's own score prunes from the start.
-void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets,
-                  const ScoreParams& p, int n, int workers, std::int32_t* ranks);
+void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets, const ScoreParams& p, int n,
+                  int workers, std::int32_t* ranks);
 
 // Collection statistics of the windows of term pairs (a[i], b[i]): cf_od (#od:1 matches),
 // cf_uw (#uw:8 matches), summed over all documents.
-void window_stats(const IndexView& ix, const std::int32_t* a, const std::int32_t* b, std::size_t n,
-                  int workers, std::int64_t* cf_od, std::int64_t* cf_uw);
+void window_stats(const IndexView& ix, const std::int32_t* a, const std::int32_t* b, std::size_t n, int workers,
+                  std::int64_t* cf_od, std::int64_t* cf_uw);
 
 // Galago's window match counts in one document, from ascending position lists.
-std::int32_t ordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
-                           int width);
+std::int32_t ordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb, int width);
 std::int32_t unordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
                              bool same_term, int width);
 

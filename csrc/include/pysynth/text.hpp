@@ -17,8 +17,8 @@ inline size_t py_space_len(const char* p, const char* end) {
   size_t left = static_cast<size_t>(end - p);
   auto b1 = left > 1 ? static_cast<unsigned char>(p[1]) : 0;
   auto b2 = left > 2 ? static_cast<unsigned char>(p[2]) : 0;
-  if (c == 0xC2) return (b1 == 0x85 || b1 == 0xA0) ? 2 : 0;   // U+0085, U+00A0
-  if (c == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;   // U+1680
+  if (c == 0xC2) return (b1 == 0x85 || b1 == 0xA0) ? 2 : 0;  // U+0085, U+00A0
+  if (c == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;  // U+1680
   if (c == 0xE2) {
     if (b1 == 0x80)  // U+2000-U+200A, U+2028, U+2029, U+202F
       return ((b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF) ? 3 : 0;

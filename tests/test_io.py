@@ -1,0 +1,176 @@
+"""pysynth.io: atomic files and directories, streamed row reading and writing."""
+from __future__ import annotations
+
+import gzip
+import io as pyio
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pysynth import io
+
+ROWS = [{"id": i, "text": f"question {i} ünï", "score": i / 3} for i in range(25)]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ------------------------------------------------------------------------- atomic files
+
+
+def test_atomic_write_replaces_and_survives_a_failed_writer(tmp_path):
+    p = tmp_path / "sub" / "out.bin"
+    io.atomic_write(p, lambda f: f.write(b"first"))
+    assert p.read_bytes() == b"first"
+    assert stat.S_IMODE(p.stat().st_mode) == 0o644
+
+    def dies(f):
+        f.write(b"half of the new")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        io.atomic_write(p, dies)
+    assert p.read_bytes() == b"first"
+    assert [x.name for x in p.parent.iterdir()] == ["out.bin"]  # no temporary left
+    io.atomic_write_text(p, "zweite ✓")
+    assert p.read_text(encoding="utf-8") == "zweite ✓"
+
+
+def test_write_json(tmp_path):
+    io.write_json(tmp_path / "a.json", {"b": 1, "a": ["ü"]})
+    assert (tmp_path / "a.json").read_text(encoding="utf-8") == '{\n "a": [\n  "ü"\n ],\n "b": 1\n}\n'
+
+
+def test_atomic_dir(tmp_path):
+    d = tmp_path / "d"
+    with io.atomic_dir(d) as tmp:
+        assert tmp.parent == tmp_path and tmp.name.startswith(".d.") and not d.exists()
+        (tmp / "x").write_text("1")
+    assert (d / "x").read_text() == "1"
+    with io.atomic_dir(d) as tmp:
+        (tmp / "y").write_text("2")
+        assert (d / "x").exists()  # the old directory is there until the swap
+    assert sorted(p.name for p in d.iterdir()) == ["y"]
+    with pytest.raises(RuntimeError):
+        with io.atomic_dir(d) as tmp:
+            (tmp / "z").write_text("3")
+            raise RuntimeError("killed")
+    assert sorted(p.name for p in d.iterdir()) == ["y"]
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (tmp_path / f".d.{dead}.x1.tmp").mkdir()  # what a SIGKILLed writer leaves
+    live = tmp_path / f".d.{os.getppid()}.x2.tmp"  # a concurrent writer, still running
+    other = tmp_path / f".d.b.{dead}.x3.tmp"  # a killed writer of "d.b", not of "d"
+    live.mkdir()
+    other.mkdir()
+    with io.atomic_dir(d) as tmp:
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["d", live.name, other.name])
+    assert not any(d.iterdir())
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def test_read_rows_sources(tmp_path):
+    assert io.read_rows(ROWS) is ROWS  # iterables pass through
+    gen = (r for r in ROWS)
+    assert io.read_rows(gen) is gen
+    p = tmp_path / "rows.jsonl"
+    p.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in ROWS) + "\n\n  \n", encoding="utf-8")
+    assert list(io.read_rows(p)) == ROWS and list(io.read_rows(str(p))) == ROWS
+    with gzip.open(tmp_path / "rows.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(p.read_text(encoding="utf-8"))
+    assert list(io.read_rows(tmp_path / "rows.jsonl.gz")) == ROWS
+
+
+def test_read_rows_errors(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"a": 1}\n\n{"a": \n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:3: not valid JSON"):
+        list(io.read_rows(p))
+    with pytest.raises(ValueError, match=r"input: no such file"):
+        io.read_rows(tmp_path / "missing.jsonl")
+    with pytest.raises(ValueError, match="is a directory"):
+        io.read_rows(tmp_path, "--in")
+    with pytest.raises(TypeError, match="--in must be a path or an iterable of row dicts, got a mapping"):
+        io.read_rows({"a": 1}, "--in")
+    for bad in (b"x", 3, None):
+        with pytest.raises(TypeError, match="must be a path or an iterable"):
+            io.read_rows(bad)
+
+
+def test_stdin_and_stdout(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "stdin", pyio.StringIO("".join(json.dumps(r) + "\n" for r in ROWS[:3])))
+    assert list(io.read_rows("-")) == ROWS[:3]
+
+    class Out:
+        buffer = pyio.BytesIO()
+
+    monkeypatch.setattr(sys, "stdout", Out)
+    assert io.write_rows("-", ROWS[:2]) == 2
+    assert [json.loads(x) for x in Out.buffer.getvalue().decode().splitlines()] == ROWS[:2]
+
+
+def test_stdin_stdout_in_a_real_process():
+    code = "from pysynth import io; io.write_rows('-', ({**r, 'n': 1} for r in io.read_rows('-')))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", code], input='{"a": "ü"}\n{"a": 2}\n'.encode(), env=env,
+                       capture_output=True, timeout=120, check=True)
+    assert p.stdout.decode("utf-8") == '{"a": "ü", "n": 1}\n{"a": 2, "n": 1}\n'
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def test_write_jsonl_is_streamed_and_atomic(tmp_path):
+    p = tmp_path / "o.jsonl"
+    assert io.write_rows(p, iter(ROWS)) == len(ROWS)
+    assert list(io.read_rows(p)) == ROWS
+    assert "ünï" in p.read_text(encoding="utf-8")  # ensure_ascii=False
+
+    def rows_then_crash():
+        yield ROWS[0]
+        raise RuntimeError("upstream failed")
+
+    with pytest.raises(RuntimeError):
+        io.write_rows(p, rows_then_crash())
+    assert list(io.read_rows(p)) == ROWS  # the old file is intact
+    assert [x.name for x in tmp_path.iterdir()] == ["o.jsonl"]
+
+
+def test_parquet_streaming(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    p = tmp_path / "o.parquet"
+    assert io.write_rows(p, iter(ROWS), batch_size=10, metadata={"pysynth": "yes"}) == 25
+    f = pq.ParquetFile(p)
+    assert f.metadata.num_row_groups == 3  # 10 + 10 + 5: written batch by batch
+    assert f.schema_arrow.metadata[b"pysynth"] == b"yes"
+    rows = io.read_rows(p, batch_size=4)
+    assert not isinstance(rows, list) and list(rows) == ROWS  # a generator over record batches
+    # an explicit schema; exactly one batch; no rows
+    schema = pa.schema([("id", pa.int32()), ("text", pa.string())])
+    assert io.write_rows(p, [{"id": 1, "text": "a", "extra": 0}] * 10, schema=schema, batch_size=10) == 10
+    assert pq.read_table(p).schema.field("id").type == pa.int32()
+    assert list(io.read_rows(p))[0] == {"id": 1, "text": "a"}
+    assert io.write_rows(p, [], schema=schema) == 0 and list(io.read_rows(p)) == []
+
+
+def test_parquet_writer_failure_keeps_old_file(tmp_path):
+    pytest.importorskip("pyarrow")
+    p = tmp_path / "o.parquet"
+    io.write_rows(p, ROWS)
+
+    def crash():
+        yield from ROWS[:5]
+        raise RuntimeError("upstream failed")
+
+    with pytest.raises(RuntimeError):
+        io.write_rows(p, crash(), batch_size=2)
+    assert list(io.read_rows(p)) == ROWS and [x.name for x in tmp_path.iterdir()] == ["o.parquet"]

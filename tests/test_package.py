@@ -19,7 +19,9 @@ HEAVY = ("torch", "triton", "onnxruntime", "onnx", "ray", "transformers", "faiss
 #: submodules that must import without any of HEAVY (the models layer loads torch lazily)
 LIGHT = ("pysynth", "pysynth.io", "pysynth.store", "pysynth.signature", "pysynth.text", "pysynth.retrieval",
          "pysynth.metrics", "pysynth.ranking", "pysynth.sampling", "pysynth.filtering", "pysynth.models",
-         "pysynth.models.registry")
+         "pysynth.models.registry", "pysynth.models.config", "pysynth.models.vocab", "pysynth.models.io",
+         "pysynth.decoding", "pysynth.decoding.search", "pysynth.export", "pysynth.k2q.neural", "pysynth.cli",
+         "pysynth.pipelines")
 
 # Makes ``import pysynth._core`` raise ModuleNotFoundError(name="pysynth._core"), exactly as
 # when the extension was never built.
@@ -62,6 +64,24 @@ def test_lean_import(module):
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
     """))
     assert out.strip() == "[]", f"import {module} pulled in heavy modules: {out}"
+
+
+def test_onnxruntime_decoding_pulls_no_torch():
+    """The serving path: an onnxruntime decode of the shipped model (beam and sampling)."""
+    pytest.importorskip("onnxruntime")
+    out = ok(run_py("""
+        import sys
+        from pysynth.decoding.ort import OrtBackend
+        from pysynth.models.generate import Generator
+        from pysynth.models.registry import resolve
+        OrtBackend(resolve("k2q-copynet-small").path / "onnx", device="cpu", threads=1)
+        g = Generator.load("k2q-copynet-small", backend="onnx")
+        out = g.generate(["capital france"], beam=3, n=1)
+        out += g.generate(["capital france"], method="sample", n=2, top_k=5, seed=1)
+        assert out[0].texts, out
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "transformers")))
+    """))
+    assert out.strip() == "[]", f"an onnxruntime decode pulled in: {out}"
 
 
 def test_lean_import_after_scoring():

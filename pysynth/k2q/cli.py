@@ -175,7 +175,7 @@ def add_commands(sub) -> None:
 
     add_table2(sub)
 
-    from pysynth.k2q.synthetic import add_command as add_make_corpus
+    from pysynth.data.synthetic import add_command as add_make_corpus
 
     add_make_corpus(sub)
 

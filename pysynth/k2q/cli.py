@@ -103,9 +103,11 @@ def _cmd_synthesize(args) -> int:
             except ValueError:
                 raise ValueError(f"--weights must be three comma-separated numbers, got {args.weights!r}") from None
         cfg = base.replace(**changes)
+        from pysynth.pipelines import executor_from_args
+
         synthesize(args.inp, args.out, clusters=args.clusters, corpus=args.corpus, config=cfg,
                    workers=args.workers, chunk_size=args.chunk_size, resume=not args.restart,
-                   keep_parts=args.keep_parts, progress=not args.quiet)
+                   keep_parts=args.keep_parts, progress=not args.quiet, executor=executor_from_args(args))
     except (ValueError, TypeError, ImportError) as exc:
         raise SystemExit(f"pysynth: {exc}") from None
     return 0
@@ -169,6 +171,9 @@ def add_commands(sub) -> None:
     sy.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
     sy.add_argument("--keep-parts", dest="keep_parts", action="store_true")
     sy.add_argument("--quiet", action="store_true")
+    from pysynth.pipelines import add_executor_arguments
+
+    add_executor_arguments(sy)
     sy.set_defaults(func=_cmd_synthesize)
 
     from pysynth.k2q.table2 import add_command as add_table2

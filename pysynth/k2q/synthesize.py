@@ -623,37 +623,23 @@ def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N
     return prec
 
 
-def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool, batch: int = 100_000) -> None:
-    """Stream rows into a Parquet file in row groups of ``batch`` (memory stays bounded)."""
-    import itertools
-
+def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool) -> None:
+    """Stream rows into Parquet (row groups of 100k: memory stays bounded); ids and cluster ids
+    are strings unless all are integers."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = pa.schema([
         ("id", pa.int64() if int_ids else pa.string()), ("question", pa.string()),
         ("keywords", pa.string()), ("rr", pa.float64()), ("precision", pa.float64()),
         ("cluster_id", pa.int64() if int_clusters else pa.string()), ("tdf_rank", pa.int64()),
-    ], metadata={"pysynth": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+    ])
 
-    def cast(k, v):
-        if v is None or k not in ("id", "cluster_id") or (int_ids if k == "id" else int_clusters):
-            return v
-        return str(v)
+    def cast(r):
+        if not int_ids:
+            r["id"] = str(r["id"])
+        if not int_clusters and r["cluster_id"] is not None:
+            r["cluster_id"] = str(r["cluster_id"])
+        return r
 
-    rows = iter(rows)
-
-    def write(f):
-        with pq.ParquetWriter(f, schema) as w:
-            first = True
-            while True:
-                chunk = list(itertools.islice(rows, batch))
-                if not chunk and not first:
-                    break
-                first = False
-                cols = {k: [cast(k, r[k]) for r in chunk] for k in schema.names}
-                w.write_table(pa.Table.from_pydict(cols, schema=schema))
-                if len(chunk) < batch:
-                    break
-
-    atomic_write(path, write)
+    io.write_rows(path, (cast(r) for r in rows), schema=schema,
+                  metadata={"pysynth": json.dumps(meta, sort_keys=True, ensure_ascii=False)})

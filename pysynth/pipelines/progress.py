@@ -37,7 +37,7 @@ class Progress:
             except ImportError:
                 tqdm = None
             if tqdm is not None:
-                self.bar = tqdm(total=self.total, initial=self.done, desc=f"[{label}]", unit="q",
+                self.bar = tqdm(total=self.total, initial=self.done, desc=f"[{label}]", unit=" " + unit,
                                 unit_scale=True, file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
 
     def update(self, n_new: int, seconds: float = 0.0) -> None:

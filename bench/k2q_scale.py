@@ -1,7 +1,7 @@
 """Scale runs of the K2Q pipeline and SDM throughput vs corpus size (issue: WikiAnswers scale).
 
 Heavy (minutes to an hour), so a script rather than a pytest-benchmark test. Corpora come from
-the Zipfian generator fitted to the real question sets (``pysynth.k2q.synthetic``).
+the Zipfian generator fitted to the real question sets (``pysynth.data.synthetic``).
 
     python bench/k2q_scale.py pipeline --n 1000000 --workers 2     # full pipeline, m=20, N=100
     python bench/k2q_scale.py sdm --sizes 100000,1000000,3170000   # search / rank_of q/s vs size, workers
@@ -27,7 +27,7 @@ WORK = Path(os.environ.get("PYSYNTH_SCALE_DIR", "/tmp/pysynth_scale"))
 
 def corpus(n: int, seed: int = 0) -> Path:
     """The synthetic corpus of ``n`` questions (made once, cached in $PYSYNTH_SCALE_DIR)."""
-    from pysynth.k2q.synthetic import write_corpus
+    from pysynth.data.synthetic import write_corpus
 
     path = WORK / f"corpus_{n}_s{seed}.jsonl.gz"
     if not path.exists():

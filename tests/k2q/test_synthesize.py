@@ -228,6 +228,8 @@ def test_clusters_file_and_cli(tmp_path, capsys):
     assert meta["config"]["m"] == 5 and meta["config"]["weights"] == [0.8, 0.1, 0.1]
     err = capsys.readouterr().err
     assert "[2/3]" in err and "q/s" in err and "ETA" in err
+    with pytest.raises(SystemExit, match="--ray-address needs --executor ray"):
+        main(["k2q", "synthesize", "--in", str(inp), "--out", str(out), "--ray-address", "auto"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"cluster_id": "a", "ids": ["q0", "nope"]}) + "\n")
     with pytest.raises(SystemExit, match="unknown question id 'nope'"):
@@ -247,6 +249,8 @@ def test_clusters_file_and_cli(tmp_path, capsys):
     ([{"question": "what is x"}], {"chunk_size": 0}, "chunk_size must be"),
     ([{"question": "what is x"}], {"workers": 0}, "workers must be"),
     ([{"question": "what is x"}], {"preset": "nope"}, "preset must be one of"),
+    ([{"question": "what is x"}], {"executor": "dask"}, "executor must be 'local' or 'ray'"),
+    ([{"question": "what is x"}], {"ray_address": "auto"}, "ray_address"),
     ("/nonexistent/q.jsonl", {}, "no such file"),
 ])
 def test_bad_input(tmp_path, rows, kw, match):

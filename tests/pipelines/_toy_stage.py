@@ -2,8 +2,6 @@
 ragged, so parts have different shapes; ``finish`` writes JSON lines in input order."""
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 

@@ -3,7 +3,6 @@ different run, restart, atomic and checked parts, stale temporary files, SIGKILL
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -199,3 +198,11 @@ def test_sigkill_mid_run_then_rerun_is_byte_identical(tmp_path, reference):
     assert out.read_bytes() == reference[0]
     assert out.with_name("out.jsonl.meta.json").read_bytes() == reference[1]
     assert not run_dir.exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_importing_the_pipelines_imports_neither_ray_nor_tqdm():
+    code = ("import sys, pysynth, pysynth.pipelines, pysynth.k2q.synthesize, pysynth.k2q.cli; "
+            "print(sorted(m for m in ('ray', 'tqdm', 'torch') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

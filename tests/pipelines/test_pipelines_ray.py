@@ -47,6 +47,20 @@ def test_toy_stage_on_ray_equals_local(tmp_path, local_ray):
     assert ray.is_initialized()  # a Ray the executor did not start is left running
 
 
+def test_a_failing_chunk_on_ray_raises_and_keeps_the_finished_parts(tmp_path, local_ray):
+    values = np.arange(30) * 5 % 9
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(RuntimeError, match="toy failure"):
+        pipelines.run(ToyStage(values, out, fail_at=12), out, chunk_size=3, progress=False,
+                      executor=pipelines.RayExecutor(actors=1, max_in_flight=1))
+    assert len(list(pipelines.parts_dir(out).glob("part-*.npz"))) == 4  # chunks 0-3 landed in order
+    info = pipelines.run(ToyStage(values, out), out, chunk_size=3, progress=False)
+    assert (info.chunks_resumed, info.chunks_computed) == (4, 6)
+    ref = tmp_path / "ref.jsonl"
+    pipelines.run(ToyStage(values, ref), ref, chunk_size=30, progress=False)
+    assert out.read_bytes() == ref.read_bytes()
+
+
 def test_k2q_ray_is_byte_identical_to_local_and_resumes_a_local_run(tmp_path, local_ray):
     ref = tmp_path / "local.jsonl"
     synthesize(SMALL, ref, config=CFG, chunk_size=1200, progress=False)

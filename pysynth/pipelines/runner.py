@@ -96,7 +96,8 @@ class Stage:
 @dataclass
 class RunInfo:
     """What :meth:`Stage.finish` gets besides the parts: the item count, the executor's thread
-    count, a logger, the timings so far (``prepare_s``, ``chunks_s``) and counts."""
+    count, a logger, the timings so far (``prepare_s``, ``chunks_s``) and counts (chunks resumed
+    from disk, computed by this run, part files found damaged and computed again)."""
 
     n_items: int
     workers: int
@@ -104,6 +105,7 @@ class RunInfo:
     timings: Dict[str, float] = field(default_factory=dict)
     chunks_resumed: int = 0
     chunks_computed: int = 0
+    parts_redone: int = 0
     context_reused: bool = False
 
 
@@ -245,6 +247,9 @@ def run(stage: Stage, out: Union[str, os.PathLike], *, executor=None, chunk_size
         _load_part(_part_path(run_dir, c), a, b, stage.kernel) for c, (a, b) in enumerate(ranges)]
     todo = [c for c, p in enumerate(parts) if p is None]
     info.chunks_resumed = len(ranges) - len(todo)
+    info.parts_redone = sum(_part_path(run_dir, c).exists() for c in todo)
+    if info.parts_redone:
+        log(f"[resume] {info.parts_redone} part file(s) unreadable, damaged or of another range: computed again")
     if info.chunks_resumed:
         log(f"[resume] {info.chunks_resumed} of {len(ranges)} chunks already done in {run_dir}")
     bar = Progress(n, progress, stage.name, unit=stage.unit,

@@ -93,7 +93,7 @@ def test_damaged_or_foreign_parts_are_recomputed(tmp_path, reference):
     np.savez(p2, x=np.zeros(1), off=np.zeros(8, np.int64), __range__=np.array([0, 7]))  # another range
     calls = []
     _stage, info = _run(out, calls=calls)
-    assert (info.chunks_resumed, info.chunks_computed) == (1, 7)
+    assert (info.chunks_resumed, info.chunks_computed, info.parts_redone) == (1, 7, 3)
     assert (0, 7) in calls and (7, 14) in calls and (14, 21) in calls and (21, 28) not in calls
     assert out.read_bytes() == reference[0]
 

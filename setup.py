@@ -63,7 +63,6 @@ setup(
     package_data={
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
-        "pysynth.k2q": ["synthetic_profile.json"],
         "pysynth.models": ["assets/*/*.json", "assets/*/*.md", "assets/*/*.safetensors", "assets/*/*.jsonl", "assets/*/onnx/*"],
     },
     ext_modules=ext_modules,

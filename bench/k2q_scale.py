@@ -1,9 +1,10 @@
 """Scale runs of the K2Q pipeline and SDM throughput vs corpus size (issue: WikiAnswers scale).
 
 Heavy (minutes to an hour), so a script rather than a pytest-benchmark test. Corpora come from
-the Zipfian generator fitted to the real question sets (``pysynth.k2q.synthetic``).
+the Zipfian generator fitted to the real question sets (``pysynth.data.synthetic``).
 
     python bench/k2q_scale.py pipeline --n 1000000 --workers 2     # full pipeline, m=20, N=100
+                                                                   # [--executor ray]
     python bench/k2q_scale.py sdm --sizes 100000,1000000,3170000   # search / rank_of q/s vs size, workers
                                                                    # (KQGM and content-word queries)
 
@@ -27,7 +28,7 @@ WORK = Path(os.environ.get("PYSYNTH_SCALE_DIR", "/tmp/pysynth_scale"))
 
 def corpus(n: int, seed: int = 0) -> Path:
     """The synthetic corpus of ``n`` questions (made once, cached in $PYSYNTH_SCALE_DIR)."""
-    from pysynth.k2q.synthetic import write_corpus
+    from pysynth.data.synthetic import write_corpus
 
     path = WORK / f"corpus_{n}_s{seed}.jsonl.gz"
     if not path.exists():
@@ -54,7 +55,7 @@ def cmd_pipeline(args) -> None:
     code = (
         "import json, sys, time; from pysynth.k2q.synthesize import synthesize, SynthesisConfig; "
         f"r = synthesize({str(src)!r}, {str(out)!r}, workers={args.workers}, chunk_size={args.chunk_size}, "
-        f"config=SynthesisConfig(m={args.m}, n_results={args.N}), resume=False); "
+        f"config=SynthesisConfig(m={args.m}, n_results={args.N}), resume=False, executor={args.executor!r}); "
         "print('RESULT ' + json.dumps({'timings': r.timings, 'rows': r.meta['rows'], "
         "'coverage': r.meta['vocabulary_coverage']}))"
     )
@@ -67,6 +68,7 @@ def cmd_pipeline(args) -> None:
     res = json.loads(next(x for x in p.stdout.splitlines() if x.startswith("RESULT "))[7:])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB (Linux)
     _record({"bench": "k2q_pipeline", "n": args.n, "m": args.m, "N": args.N, "workers": args.workers,
+             "executor": args.executor,
              "wall_s": wall, "peak_rss_mib": peak, "sdm_queries": args.n * args.m + args.n,
              "questions_per_s": args.n / res["timings"]["chunks_s"], **res})
 
@@ -123,6 +125,8 @@ def main() -> None:
     p.add_argument("--N", type=int, default=100)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--chunk-size", type=int, default=50_000)
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="pysynth.pipelines executor (bench/pipelines_ray.py compares both)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_pipeline)
     s = sub.add_parser("sdm")

@@ -17,9 +17,13 @@ __all__ = ["signature", "fingerprint", "versions", "Fingerprint"]
 
 class Fingerprint:
     """Incremental SHA-256 over JSON records: a part's record count, then each record as
-    compact UTF-8 JSON (``ensure_ascii=False``) and a newline.  Records fed one by one with
-    :meth:`record` give the same digest however the stream was chunked; the newline keeps
-    records apart (``1, 2`` is not ``12``)."""
+    compact UTF-8 JSON (``ensure_ascii=False``).  Records fed one by one with :meth:`record`
+    give the same digest however the stream was chunked.
+
+    A list or dict record is written as it is: its brackets keep it apart from the next one
+    (the encoding of the K2Q run signatures, which must not change).  A scalar record is
+    written as the one-element list ``[x]``, so ``1, 2`` is not ``12``.
+    """
 
     def __init__(self) -> None:
         self._h = hashlib.sha256()
@@ -32,8 +36,10 @@ class Fingerprint:
         return self
 
     def record(self, record: Any) -> "Fingerprint":
-        """Add one record (compact JSON never holds a raw newline, so it is the separator)."""
-        self._h.update(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+        """Add one record (see the class doc for the encoding)."""
+        if not isinstance(record, (list, tuple, dict)):
+            record = [record]
+        self._h.update(json.dumps(record, ensure_ascii=False).encode())
         return self
 
     def hexdigest(self) -> str:

@@ -44,7 +44,9 @@ def test_parts():
     assert sig.fingerprint(["a", "b"]) == sig.fingerprint(("a", "b"))
     assert sig.fingerprint(["a"], ["b"]) != sig.fingerprint(["a", "b"])  # part boundaries count
     assert sig.fingerprint([]) != sig.fingerprint()
-    assert sig.fingerprint(["ü"]) == hashlib.sha256(b"[1]" + '"ü"\n'.encode()).hexdigest()  # documented encoding
+    assert sig.fingerprint(["ü"]) == hashlib.sha256(b"[1]" + '["ü"]'.encode()).hexdigest()  # documented encoding
+    # list records as they are: the K2Q signature's encoding (its digests must never change)
+    assert sig.fingerprint([[1, "q", None]]) == hashlib.sha256(b'[1][1, "q", null]').hexdigest()
     assert len(sig.fingerprint([{"k": 1}])) == 64
 
 

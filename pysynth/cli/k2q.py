@@ -91,21 +91,20 @@ def _cmd_synthesize(args) -> int:
         ("retrieval", args.retrieval), ("mu", args.mu), ("weights", args.weights), ("seed", args.seed))
         if v is not None}
     cfg = base.replace(**changes)
-    # [pipelines] integrator: wire --executor / --ray-address here (a bad combination is a usage error):
-    #     from pysynth.pipelines import executor_from_args
-    #     try:
-    #         executor = executor_from_args(args)
-    #     except ValueError as exc:
-    #         raise C.UsageError(str(exc)) from None
-    #     and pass executor=executor to synthesize() below.
-    synthesize(inp, args.out, clusters=args.clusters, corpus=args.corpus, config=cfg,
+    from pysynth.pipelines import executor_from_args
+
+    try:
+        executor = executor_from_args(args)
+    except ValueError as exc:  # a bad flag combination is a usage error
+        raise C.UsageError(str(exc)) from None
+    synthesize(inp, args.out, executor=executor, clusters=args.clusters, corpus=args.corpus, config=cfg,
                workers=args.workers, chunk_size=args.chunk_size, resume=not args.restart,
                keep_parts=args.keep_parts, progress=not args.quiet)
     return 0
 
 
 def _cmd_make_corpus(args) -> int:
-    from pysynth.k2q.synthetic import iter_corpus, write_corpus
+    from pysynth.data.synthetic import iter_corpus, write_corpus
 
     t0 = time.perf_counter()
     if args.out == "-":
@@ -279,8 +278,9 @@ def add_commands(sub) -> None:
     sy.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
     sy.add_argument("--keep-parts", dest="keep_parts", action="store_true")
     sy.add_argument("--quiet", action="store_true")
-    # [pipelines] integrator: `from pysynth.pipelines import add_executor_arguments;
-    #             add_executor_arguments(sy)` (--executor local|ray, --ray-address); see _cmd_synthesize.
+    from pysynth.pipelines import add_executor_arguments
+
+    add_executor_arguments(sy)  # --executor local|ray, --ray-address
     sy.set_defaults(func=_cmd_synthesize)
 
     mc = ks.add_parser("make-corpus", help="generate a synthetic question corpus with paraphrase clusters")

@@ -10,11 +10,12 @@ collection statistics n(t), df(t), N (Eq. 2, 5), builds the paraphrase clusters 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, Hashable, List, Optional, Sequence
 
 import numpy as np
 
-from pysynth import sampling, text
+from pysynth import sampling, store, text
 
 __all__ = ["KeywordGenerator", "DEFAULT_CONFIG", "PHRASE_PARAMS"]
 
@@ -81,6 +82,7 @@ class KeywordGenerator:
             raise ValueError("groups must have one entry per question")
         self.n_corpus = len(corpus)
         self.questions = questions
+        self.n_questions = len(questions)
         built = text.build_corpus(corpus + questions, tokenizer="rouge", workers=workers)
         self.phrase_models: list = []
         if phrases:
@@ -179,7 +181,57 @@ class KeywordGenerator:
         """``m`` keyword queries (strings) for every question."""
         model = model or make_model(**DEFAULT_CONFIG)
         flat = self.decode(self.generate_ids(model, m=m, seed=seed, workers=workers))
-        return [flat[i * m : (i + 1) * m] for i in range(len(self.questions))]
+        return [flat[i * m : (i + 1) * m] for i in range(self.n_questions)]
+
+    # -- storage: what a pipeline chunk needs, memory-mapped by every worker (pysynth.pipelines)
+    def save(self, path) -> Path:
+        """Save the generator's state to directory ``path`` (a :mod:`pysynth.store`, atomic).
+
+        Saved: the tokenized corpus and questions (ids, offsets), the statistics n(t), df(t), N,
+        the cluster table C_q and the vocabulary -- everything :meth:`generate_ids`,
+        :meth:`order_like_questions`, :meth:`samplable` and :meth:`decode` use.  Not saved: the
+        question texts and the phrase models (a loaded generator cannot phrase new text).
+        """
+        c = self._prep.corpus
+        return store.save(path, _FORMAT, _FORMAT_VERSION, arrays={
+            "ids": np.asarray(c.ids), "offsets": np.asarray(c.offsets), "cf": np.asarray(c.cf),
+            "df": np.asarray(c.df), "cluster_values": np.asarray(self._prep.clusters.values),
+            "cluster_offsets": np.asarray(self._prep.clusters.offsets),
+            "cluster_index": np.asarray(self._doc_clusters),
+        }, files={"vocab.txt": store.lines_to_bytes(self.vocab, "vocabulary term")}, meta={
+            "n_corpus": self.n_corpus, "n_questions": self.n_questions, "n_docs": int(c.n_docs),
+            "tokenizer": c.tokenizer, "history": list(c.history),
+        })
+
+    @classmethod
+    def load(cls, path, mmap: bool = True) -> "KeywordGenerator":
+        """Open a generator written by :meth:`save` (arrays memory-mapped unless ``mmap=False``);
+        ``questions`` is ``None`` on it (the texts are not saved).
+
+        Raises
+        ------
+        ValueError
+            not a saved generator, another format version, or a missing/corrupt member.
+        """
+        st = store.load(path, _FORMAT, (_FORMAT_VERSION,), mmap=mmap)
+        a, meta = st.arrays, st.meta
+        vocab = st.read_lines("vocab.txt")
+        built = text.Corpus(a["ids"], a["offsets"], a["cf"], a["df"], vocab, tokenizer=meta["tokenizer"],
+                            history=meta["history"], validate=False)
+        self = cls.__new__(cls)
+        self.n_corpus, self.n_questions = int(meta["n_corpus"]), int(meta["n_questions"])
+        self.questions, self.phrase_models = None, []
+        self._doc_clusters = a["cluster_index"]
+        clusters = sampling.Clusters(a["cluster_values"], a["cluster_offsets"], a["cluster_index"][self.n_corpus:])
+        self._prep = _Prepared(built, sampling.CollectionStats(built.cf, built.df, int(meta["n_docs"])), clusters)
+        off = np.asarray(built.offsets)[self.n_corpus:]
+        self._q = (np.asarray(built.ids)[off[0] : off[-1]], off - off[0])
+        self.vocab = vocab
+        return self
+
+
+_FORMAT = "pysynth.k2q.KeywordGenerator"
+_FORMAT_VERSION = 1
 
 
 def _take_rows(ids: np.ndarray, off: np.ndarray, rows: np.ndarray):

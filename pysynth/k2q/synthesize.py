@@ -24,9 +24,12 @@ signature -- configuration, seed, input fingerprint, versions, row counts and th
 coverage of ``T_L`` (Fig. 8) -- is stored in the Parquet schema metadata (key ``pysynth``) or,
 for JSON Lines, in ``OUT.meta.json``.
 
-Long runs: questions are processed in chunks; each finished chunk is written atomically to
-``OUT.parts/`` and a rerun with the same inputs and configuration resumes after the last
-finished chunk.  The output does not depend on the chunk size, the number of workers, or on
+Long runs: the pipeline is a stage of :mod:`pysynth.pipelines` -- ``prepare`` (statistics,
+phrases, clusters, SDM index, written to ``OUT.parts/context``), pure chunks of KQGM -> KQF ->
+TDF over ranges of questions, ``finish`` (TDF ranking, coverage, rows).  Each finished chunk is
+written atomically to ``OUT.parts/`` and a rerun with the same inputs and configuration resumes
+after it.  Chunks run in-process (``executor="local"``) or on Ray actors (``executor="ray"``).
+The output does not depend on the executor, the chunk size, the number of workers, or on
 whether (and where) the run was interrupted: every random draw is keyed by the question's
 global index (:mod:`pysynth.sampling`'s counter-based generator).
 
@@ -39,28 +42,23 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import math
 import os
-import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from pysynth.io import atomic_write, atomic_write_text
-from pysynth._validate import workers as _workers
+from pysynth import io, pipelines, signature as _signature, store
 from pysynth.k2q.keywords import _take_rows as _gather
 
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
 
 FORMAT = "pysynth.k2q.synthetic"
 FORMAT_VERSION = 1
-_STATE = "state.json"
+_CONTEXT_FORMAT = "pysynth.k2q.synthesize.context"
 
 
 @dataclass(frozen=True)
@@ -187,22 +185,6 @@ def _is_id(x) -> bool:
     return isinstance(x, str) or (isinstance(x, (int, np.integer)) and not isinstance(x, bool))
 
 
-def _rows_from(source, what: str) -> Iterable[Mapping]:
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise ValueError(f"{what}: no such file {str(path)!r}")
-        if path.suffix == ".parquet":
-            pq = _pyarrow_parquet(what)
-            return pq.read_table(path).to_pylist()
-        from pysynth.k2q.data import read_jsonl
-
-        return read_jsonl(path)
-    if isinstance(source, Mapping):
-        raise TypeError(f"{what} must be a path or an iterable of row dicts, got a mapping")
-    return source  # any iterable of dicts: a list, a generator, a datasets.Dataset
-
-
 def read_questions(source, what: str = "questions") -> _Questions:
     """Rows ``{"question": str, "id": optional str|int, "cluster_id": optional}`` from JSON Lines
     (``.gz`` ok), Parquet, or any iterable of dicts (e.g. a Hugging Face ``datasets.Dataset``).
@@ -210,7 +192,7 @@ def read_questions(source, what: str = "questions") -> _Questions:
     ids: List[Any] = []
     texts: List[str] = []
     groups: List[Optional[Hashable]] = []
-    for i, r in enumerate(_rows_from(source, what)):
+    for i, r in enumerate(io.read_rows(source, what)):
         if not isinstance(r, Mapping):
             raise TypeError(f"{what} row {i + 1}: expected a dict with a 'question' field, got {type(r).__name__}")
         q = r.get("question")
@@ -238,7 +220,7 @@ def _apply_clusters(qs: _Questions, clusters, what: str = "clusters") -> None:
         items = list(clusters.items())
     else:
         items = []
-        for i, r in enumerate(_rows_from(clusters, what)):
+        for i, r in enumerate(io.read_rows(clusters, what)):
             if not isinstance(r, Mapping) or "cluster_id" not in r or not isinstance(r.get("ids"), list):
                 raise ValueError(f"{what} row {i + 1}: needs 'cluster_id' and a list 'ids'")
             items.append((r["cluster_id"], r["ids"]))
@@ -263,86 +245,14 @@ def _apply_clusters(qs: _Questions, clusters, what: str = "clusters") -> None:
 
 
 def _fingerprint(*parts: _Questions) -> str:
-    h = hashlib.sha256()
+    """SHA-256 of each part's length, then its ``[id, question, cluster_id]`` records."""
+    fp = _signature.Fingerprint()
     for qs in parts:
-        h.update(json.dumps([len(qs.ids)]).encode())
-        for rid, q, g in zip(qs.ids, qs.texts, qs.groups):
-            h.update(json.dumps([rid, q, g], ensure_ascii=False).encode())
-    return h.hexdigest()
-
-
-def _pyarrow_parquet(what: str):
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ImportError(f"{what}: Parquet needs pyarrow: pip install 'pysynth[parquet]'") from None
-    return pq
-
-
-# ------------------------------------------------------------------------------------ progress
-
-class _Progress:
-    """One status line per chunk on stderr (rewritten in place on a terminal) with rate and ETA.
-    The rate counts the questions this run computed, not the chunks it resumed from disk."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled = total, enabled
-        self.tty = enabled and sys.stderr.isatty()
-        self.computed, self.busy = 0, 0.0
-
-    def update(self, done: int, n_new: int, seconds: float) -> None:
-        self.computed += n_new
-        self.busy += seconds
-        if not self.enabled:
-            return
-        rate = self.computed / self.busy if self.busy > 0 else 0.0
-        left = self.total - done
-        eta = "00:00:00" if left == 0 else ("--:--" if rate <= 0 else time.strftime("%H:%M:%S", time.gmtime(math.ceil(left / rate))))
-        msg = (f"[kqgm+kqf+tdf] {done:,}/{self.total:,} questions ({100 * done / max(self.total, 1):.1f}%)"
-               f"  {rate:,.0f} q/s  ETA {eta}")
-        print(("\r" + msg) if self.tty else msg, end="" if self.tty else "\n", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            print(file=sys.stderr, flush=True)
-
-
-def _say(progress: bool, msg: str) -> None:
-    if progress:
-        print(msg, file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------------------------- atomic files
-
-def _write_json(path: Path, obj) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-def _save_part(path: Path, arrays: Dict[str, np.ndarray]) -> None:
-    atomic_write(path, lambda f: np.savez(f, **arrays))
-
-
-_PART_KEYS = ("kw_ids", "kw_off", "rr", "precision", "chosen")
-
-
-def _load_part(path: Path, n: int) -> Optional[Dict[str, np.ndarray]]:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in _PART_KEYS}
-    except Exception:  # unreadable part (should not happen: parts are renamed into place)
-        return None
-    if d["rr"].shape != (n,) or d["kw_off"].shape != (n + 1,) or int(d["kw_off"][-1]) != d["kw_ids"].shape[0]:
-        return None
-    return d
+        fp.part(list(zip(qs.ids, qs.texts, qs.groups)))
+    return fp.hexdigest()
 
 
 # ------------------------------------------------------------------------------------ pipeline
-
-def _versions() -> Dict[str, str]:
-    import pysynth
-
-    return {"pysynth": pysynth.__version__, "numpy": np.__version__}
-
 
 def synthesize(
     questions,
@@ -357,6 +267,8 @@ def synthesize(
     resume: bool = True,
     keep_parts: bool = False,
     progress: bool = True,
+    executor: Union[str, "pipelines.LocalExecutor", "pipelines.RayExecutor"] = "local",
+    ray_address: Optional[str] = None,
     _stop_after_chunks: Optional[int] = None,
 ) -> SynthesisResult:
     """Generate filtered synthetic keyword-question pairs (Ding & Balog 2018, Sect. 3, 6.2).
@@ -386,7 +298,11 @@ def synthesize(
     keep_parts : bool
         Keep ``OUT.parts/`` after the output is written.
     progress : bool
-        Stage lines and a progress line with rate and ETA on stderr.
+        Stage lines and a progress bar (terminal) or lines with rate and ETA on stderr.
+    executor : {"local", "ray"} or an executor of :mod:`pysynth.pipelines`
+        Where the chunks run; the output does not depend on it.
+    ray_address : str, optional
+        With ``executor="ray"``: the cluster to join (default: a local Ray).
 
     Returns
     -------
@@ -398,7 +314,6 @@ def synthesize(
         empty question set, duplicate ids, unknown question ids in ``clusters``, bad settings,
         or leftover parts of a different run.
     """
-    timings: Dict[str, float] = {}
     t_start = time.perf_counter()
     if config is not None and preset is not None:
         raise ValueError("pass config or preset, not both")
@@ -411,171 +326,186 @@ def synthesize(
         raise TypeError(f"config must be a SynthesisConfig, got {type(cfg).__name__}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    workers = _workers(workers)
+    if isinstance(executor, str):
+        executor = pipelines.make_executor(executor, workers=workers, ray_address=ray_address)
+    elif ray_address is not None:
+        raise ValueError("ray_address goes with executor='ray'; an executor object carries its own address")
     out = Path(out)
-    parquet = out.suffix == ".parquet"
-    if parquet:
-        _pyarrow_parquet("out")
+    if io.is_parquet(out):
+        io.pyarrow_parquet("out")
 
-    # -- inputs and the run's signature ---------------------------------------------------------
     qs = read_questions(questions, "questions")
     if not qs.texts:
         raise ValueError("questions is empty: pass at least one question")
     if clusters is not None:
         _apply_clusters(qs, clusters)
     cq = read_questions(corpus, "corpus") if corpus is not None else _Questions([], [], [])
-    n = len(qs.texts)
-    signature = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "config": cfg.as_dict(),
-        "input": {"questions": n, "corpus": len(cq.texts), "sha256": _fingerprint(qs, cq)},
-        "versions": _versions(),
-    }
-    m_gen = cfg.m if cfg.kqf else 1
+    stage = _K2QStage(cfg, qs, cq, out)
+    res = pipelines.run(stage, out, executor=executor, chunk_size=int(chunk_size), resume=resume,
+                        keep_parts=keep_parts, progress=progress, _stop_after_chunks=_stop_after_chunks)
+    res.timings["total_s"] = time.perf_counter() - t_start
+    stage.log(f"      done: {res.n_rows:,} pairs, mean RR {res.meta['rows']['mean_rr']:.3f}"
+              + (f", mean precision {res.meta['rows']['mean_precision']:.3f}" if cfg.tdf else "")
+              + f"; {res.timings['total_s']:.1f} s")
+    return res
 
-    parts = out.with_name(out.name + ".parts")
-    state = {"signature": signature, "chunk_size": int(chunk_size)}
-    if parts.exists():
-        old = None
-        try:
-            old = json.loads((parts / _STATE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass
-        if resume and old is not None and old != state:
-            raise ValueError(f"{parts} holds parts of a different run (other inputs, configuration, "
-                             f"version or chunk_size); delete it or pass resume=False (--restart)")
-        if not resume or old is None:
-            shutil.rmtree(parts)
-    parts.mkdir(parents=True, exist_ok=True)
-    # temporary files of a killed run (ours by name: .OUT.*.tmp, .OUT.meta.json.*.tmp, parts)
-    for stale in [*out.parent.glob(f".{out.name}.*.tmp"), *parts.glob(".*.tmp")]:
-        stale.unlink(missing_ok=True)
-    _write_json(parts / _STATE, state)
 
-    # -- stage 1: statistics, phrases, clusters, index ------------------------------------------
-    from pysynth import filtering, sampling
-    from pysynth.k2q.keywords import KeywordGenerator
-    from pysynth.retrieval import Index
+class _K2QKernel(pipelines.Kernel):
+    """KQGM -> KQF -> TDF for the active questions ``[start, stop)`` (picklable: the config only)."""
 
-    t = time.perf_counter()
-    _say(progress, f"[1/3] statistics{' + phrases' if cfg.phrases else ''} and SDM index over "
-                   f"{n + len(cq.texts):,} questions ...")
-    gen = KeywordGenerator(cq.texts, qs.texts, cq.groups, qs.groups, phrases=cfg.phrases,
-                           workers=workers)
-    corpus_t = gen.corpus
-    index = Index.build(np.asarray(corpus_t.ids), np.asarray(corpus_t.offsets), len(gen.vocab),
-                        workers=workers)
-    n_corpus = gen.n_corpus
-    doc_clusters = np.asarray(gen.cluster_rows, dtype=np.int64).copy()
-    lone = doc_clusters < 0
-    doc_clusters[lone] = doc_clusters.max(initial=-1) + 1 + np.arange(int(lone.sum()))
-    cluster_order = np.argsort(doc_clusters, kind="stable")  # once, for every chunk's TDF
-    model = sampling.KeywordModel(model=cfg.model, strategy=cfg.strategy, lam=cfg.lam, alpha=cfg.alpha,
-                                  beta=cfg.beta)
-    # questions made only of question words ("what is it?") get no keyword query; the others are
-    # numbered 0.. in input order and that number keys their random draws
-    active = np.flatnonzero(gen.samplable(model))
-    n_active = int(active.shape[0])
-    n_chunks = (n_active + chunk_size - 1) // chunk_size
-    timings["prepare_s"] = time.perf_counter() - t
-    _say(progress, f"      {len(gen.vocab):,} terms, {index.n_postings:,} postings, "
-                   f"{timings['prepare_s']:.1f} s")
+    def __init__(self, cfg: SynthesisConfig):
+        self.cfg = cfg
 
-    # -- stage 2: chunks of KQGM -> KQF -> TDF --------------------------------------------------
-    t = time.perf_counter()
-    _say(progress, f"[2/3] {n:,} questions x {m_gen} candidate{'s' if m_gen > 1 else ''}, "
-                   f"KQF {'on' if cfg.kqf else 'off'}, TDF {'on' if cfg.tdf else 'off'}, N = {cfg.n_results}, "
-                   f"{n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
-    bar = _Progress(n_active, progress)
-    search_kw = dict(model=cfg.retrieval, mu=cfg.mu, weights=cfg.weights, workers=workers)
-    loaded: List[Dict[str, np.ndarray]] = []
-    for c in range(n_chunks):
-        start, stop = c * chunk_size, min(n_active, (c + 1) * chunk_size)
-        path = parts / f"part-{c:06d}.npz"
-        part = _load_part(path, stop - start) if path.exists() else None
-        tc = time.perf_counter()
-        fresh = part is None
-        if fresh:
-            part = _run_chunk(gen, index, model, filtering, cfg, m_gen, active, start, stop, n_corpus,
-                              doc_clusters, search_kw, workers, cluster_order)
-            _save_part(path, part)
-        loaded.append(part)
-        bar.update(stop, stop - start if fresh else 0, time.perf_counter() - tc if fresh else 0.0)
-        if _stop_after_chunks is not None and c + 1 >= _stop_after_chunks:
-            bar.close()
-            os._exit(75)  # test hook: die like a killed process, right after a chunk landed
-    bar.close()
-    timings["chunks_s"] = time.perf_counter() - t
+    def open(self, context: Path):
+        from pysynth import filtering, sampling
+        from pysynth.k2q.keywords import KeywordGenerator
+        from pysynth.retrieval import Index
 
-    # -- stage 3: rank, select, write -----------------------------------------------------------
-    t = time.perf_counter()
-    # back from the active questions to all questions (inactive: no keywords, rr 0)
-    kw_ids = np.concatenate([p["kw_ids"] for p in loaded] + [np.zeros(0, np.int32)])
-    lens = np.zeros(n, dtype=np.int64)
-    rr = np.zeros(n, dtype=np.float64)
-    prec = np.zeros(n, dtype=np.float64)
-    if loaded:
-        lens[active] = np.concatenate([np.diff(p["kw_off"]) for p in loaded])
-        rr[active] = np.concatenate([p["rr"] for p in loaded])
-        prec[active] = np.concatenate([p["precision"] for p in loaded])
-    kw_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=kw_off[1:])
-    del loaded
-    valid = np.flatnonzero(lens > 0)  # a question with no eligible term has no keyword query
-    if cfg.tdf:
-        order = valid[filtering.tdf_order(prec[valid])]
-    else:
-        order = valid[np.random.default_rng([cfg.seed, 0x7DF]).permutation(valid.shape[0])]
-    rank = np.full(n, -1, dtype=np.int64)
-    rank[order] = np.arange(order.shape[0])
-    L = order.shape[0] if cfg.keep is None else min(cfg.keep, order.shape[0])
+        cfg = self.cfg
+        st = store.load(context / "k2q", _CONTEXT_FORMAT, (1,), mmap=True)
+        model = sampling.KeywordModel(model=cfg.model, strategy=cfg.strategy, lam=cfg.lam, alpha=cfg.alpha,
+                                      beta=cfg.beta)
+        return dict(gen=KeywordGenerator.load(context / "generator", mmap=True),
+                    index=Index.load(context / "index", mmap=True), model=model, filtering=filtering,
+                    n_corpus=int(st.meta["n_corpus"]), **st.arrays)
 
-    q_off = np.asarray(corpus_t.offsets)[n_corpus:]
-    q_ids = np.asarray(corpus_t.ids)[q_off[0]:q_off[-1]]
-    q_off = q_off - q_off[0]
-    both_ids = np.concatenate([q_ids, kw_ids])
-    both_off = np.concatenate([q_off, kw_off[1:] + q_off[-1]])
-    # Fig. 8: the vocabulary (question + keyword terms) of T_L as a fraction of that of T
-    rows2 = np.stack([valid, n + valid], 1).ravel()  # question i's terms, then its keyword terms
-    tok, tok_off = _gather(both_ids, both_off, rows2)
-    sizes = sorted({int(round(f * order.shape[0])) for f in (0.1, 0.25, 0.5, 0.75, 1.0)} | {L})
-    cov = filtering.vocabulary_coverage(tok, np.searchsorted(valid, order), sizes, offsets=tok_off[::2],
-                                        vocab_size=len(gen.vocab))
-    summary = {
-        "questions": n,
-        "no_keywords": int(n - valid.shape[0]),
-        "written": int(L),
-        "rr_positive": int((rr[valid] > 0).sum()),
-        "mean_rr": float(rr[valid].mean()) if valid.size else 0.0,
-        "mean_precision": float(prec[valid].mean()) if (valid.size and cfg.tdf) else None,
-    }
-    meta = dict(signature, rows=summary,
-                vocabulary_coverage=[[int(s), float(v)] for s, v in zip(sizes, cov)])
-    keywords = gen.decode(sampling.Candidates(kw_ids, kw_off))
-    sel = np.flatnonzero((rank >= 0) & (rank < L))
-    rows = ({"id": qs.ids[i], "question": qs.texts[i], "keywords": keywords[i], "rr": float(rr[i]),
-             "precision": None if not cfg.tdf else float(prec[i]), "cluster_id": qs.groups[i],
-             "tdf_rank": int(rank[i])} for i in sel.tolist())
-    _say(progress, f"[3/3] writing {L:,} pairs to {out} ...")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if parquet:
-        _write_parquet(out, rows, meta, all(isinstance(x, int) for x in qs.ids),
-                       all(g is None or isinstance(g, int) for g in qs.groups))
-    else:
-        _write_json(out.with_name(out.name + ".meta.json"), meta)
-        _write_jsonl(out, rows)
-    timings["write_s"] = time.perf_counter() - t
-    if not keep_parts:
-        shutil.rmtree(parts, ignore_errors=True)
-    timings["total_s"] = time.perf_counter() - t_start
-    for i in order[: min(3, L)].tolist():
-        _say(progress, f"      #{rank[i]} {keywords[i]!r} -> {qs.texts[i]!r}"
-                       + (f" (precision {prec[i]:.2f})" if cfg.tdf else ""))
-    _say(progress, f"      done: {L:,} pairs, mean RR {summary['mean_rr']:.3f}"
-                   + (f", mean precision {summary['mean_precision']:.3f}" if cfg.tdf else "")
-                   + f"; {timings['total_s']:.1f} s")
-    return SynthesisResult(out, meta, timings)
+    def run_chunk(self, ctx, start: int, stop: int, workers: int = 1) -> Dict[str, np.ndarray]:
+        cfg = self.cfg
+        search_kw = dict(model=cfg.retrieval, mu=cfg.mu, weights=cfg.weights, workers=workers)
+        return _run_chunk(ctx["gen"], ctx["index"], ctx["model"], ctx["filtering"], cfg,
+                          cfg.m if cfg.kqf else 1, ctx["active"], start, stop, ctx["n_corpus"],
+                          ctx["doc_clusters"], search_kw, workers, ctx["cluster_order"])
+
+    def check(self, d, n: int) -> bool:
+        if set(d) != {"kw_ids", "kw_off", "rr", "precision", "chosen"}:
+            return False
+        return (d["rr"].shape == (n,) and d["kw_off"].shape == (n + 1,)
+                and int(d["kw_off"][-1]) == d["kw_ids"].shape[0])
+
+
+class _K2QStage(pipelines.Stage):
+    name = "kqgm+kqf+tdf"
+    unit = "questions"
+
+    def __init__(self, cfg: SynthesisConfig, qs: _Questions, cq: _Questions, out: Path):
+        self.cfg, self.qs, self.cq, self.out = cfg, qs, cq, out
+        self.kernel = _K2QKernel(cfg)
+        self.m_gen = cfg.m if cfg.kqf else 1
+        self.log = lambda msg: None
+
+    def signature(self) -> Dict[str, Any]:
+        qs, cq = self.qs, self.cq
+        return _signature.signature(FORMAT, FORMAT_VERSION, self.cfg.as_dict(), {
+            "questions": len(qs.texts), "corpus": len(cq.texts), "sha256": _fingerprint(qs, cq)})
+
+    def prepare(self, context: Path, workers: int, log) -> int:
+        """Statistics, phrases, clusters and the SDM index over corpus + questions (Sect. 3.1)."""
+        from pysynth import sampling
+        from pysynth.k2q.keywords import KeywordGenerator
+        from pysynth.retrieval import Index
+
+        cfg, qs, cq = self.cfg, self.qs, self.cq
+        t = time.perf_counter()
+        log(f"[1/3] statistics{' + phrases' if cfg.phrases else ''} and SDM index over "
+            f"{len(qs.texts) + len(cq.texts):,} questions ...")
+        gen = KeywordGenerator(cq.texts, qs.texts, cq.groups, qs.groups, phrases=cfg.phrases, workers=workers)
+        index = Index.build(np.asarray(gen.corpus.ids), np.asarray(gen.corpus.offsets), len(gen.vocab),
+                            workers=workers)
+        doc_clusters = np.asarray(gen.cluster_rows, dtype=np.int64).copy()
+        lone = doc_clusters < 0
+        doc_clusters[lone] = doc_clusters.max(initial=-1) + 1 + np.arange(int(lone.sum()))
+        model = sampling.KeywordModel(model=cfg.model, strategy=cfg.strategy, lam=cfg.lam, alpha=cfg.alpha,
+                                      beta=cfg.beta)
+        # questions made only of question words ("what is it?") get no keyword query; the others are
+        # numbered 0.. in input order and that number keys their random draws
+        active = np.flatnonzero(gen.samplable(model))
+        gen.save(context / "generator")
+        index.save(context / "index")
+        store.save(context / "k2q", _CONTEXT_FORMAT, 1, arrays={
+            "active": active.astype(np.int64), "doc_clusters": doc_clusters,
+            "cluster_order": np.argsort(doc_clusters, kind="stable"),  # once, for every chunk's TDF
+        }, meta={"n_corpus": gen.n_corpus})
+        log(f"      {len(gen.vocab):,} terms, {index.n_postings:,} postings, {time.perf_counter() - t:.1f} s")
+        return int(active.shape[0])
+
+    def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
+        cfg, m_gen = self.cfg, self.m_gen
+        return (f"[2/3] {len(self.qs.texts):,} questions x {m_gen} candidate{'s' if m_gen > 1 else ''}, "
+                f"KQF {'on' if cfg.kqf else 'off'}, TDF {'on' if cfg.tdf else 'off'}, N = {cfg.n_results}, "
+                f"{n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
+
+    def finish(self, context: Path, loaded: List[Dict[str, np.ndarray]], info) -> SynthesisResult:
+        """TDF ranking (or the seeded random order), Fig. 8 coverage, rows in input order."""
+        from pysynth import filtering, sampling
+        from pysynth.k2q.keywords import KeywordGenerator
+
+        self.log = info.log
+        cfg, qs, out = self.cfg, self.qs, self.out
+        t = time.perf_counter()
+        n = len(qs.texts)
+        gen = KeywordGenerator.load(context / "generator", mmap=True)
+        active = store.load(context / "k2q", _CONTEXT_FORMAT, (1,)).arrays["active"]
+        n_corpus = gen.n_corpus
+        # back from the active questions to all questions (inactive: no keywords, rr 0)
+        kw_ids = np.concatenate([p["kw_ids"] for p in loaded] + [np.zeros(0, np.int32)])
+        lens = np.zeros(n, dtype=np.int64)
+        rr = np.zeros(n, dtype=np.float64)
+        prec = np.zeros(n, dtype=np.float64)
+        if loaded:
+            lens[active] = np.concatenate([np.diff(p["kw_off"]) for p in loaded])
+            rr[active] = np.concatenate([p["rr"] for p in loaded])
+            prec[active] = np.concatenate([p["precision"] for p in loaded])
+        kw_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=kw_off[1:])
+        loaded.clear()
+        valid = np.flatnonzero(lens > 0)  # a question with no eligible term has no keyword query
+        if cfg.tdf:
+            order = valid[filtering.tdf_order(prec[valid])]
+        else:
+            order = valid[np.random.default_rng([cfg.seed, 0x7DF]).permutation(valid.shape[0])]
+        rank = np.full(n, -1, dtype=np.int64)
+        rank[order] = np.arange(order.shape[0])
+        L = order.shape[0] if cfg.keep is None else min(cfg.keep, order.shape[0])
+
+        q_off = np.asarray(gen.corpus.offsets)[n_corpus:]
+        q_ids = np.asarray(gen.corpus.ids)[q_off[0]:q_off[-1]]
+        q_off = q_off - q_off[0]
+        both_ids = np.concatenate([q_ids, kw_ids])
+        both_off = np.concatenate([q_off, kw_off[1:] + q_off[-1]])
+        # Fig. 8: the vocabulary (question + keyword terms) of T_L as a fraction of that of T
+        rows2 = np.stack([valid, n + valid], 1).ravel()  # question i's terms, then its keyword terms
+        tok, tok_off = _gather(both_ids, both_off, rows2)
+        sizes = sorted({int(round(f * order.shape[0])) for f in (0.1, 0.25, 0.5, 0.75, 1.0)} | {L})
+        cov = filtering.vocabulary_coverage(tok, np.searchsorted(valid, order), sizes, offsets=tok_off[::2],
+                                            vocab_size=len(gen.vocab))
+        summary = {
+            "questions": n,
+            "no_keywords": int(n - valid.shape[0]),
+            "written": int(L),
+            "rr_positive": int((rr[valid] > 0).sum()),
+            "mean_rr": float(rr[valid].mean()) if valid.size else 0.0,
+            "mean_precision": float(prec[valid].mean()) if (valid.size and cfg.tdf) else None,
+        }
+        meta = dict(self.signature(), rows=summary,
+                    vocabulary_coverage=[[int(s), float(v)] for s, v in zip(sizes, cov)])
+        keywords = gen.decode(sampling.Candidates(kw_ids, kw_off))
+        sel = np.flatnonzero((rank >= 0) & (rank < L))
+        rows = ({"id": qs.ids[i], "question": qs.texts[i], "keywords": keywords[i], "rr": float(rr[i]),
+                 "precision": None if not cfg.tdf else float(prec[i]), "cluster_id": qs.groups[i],
+                 "tdf_rank": int(rank[i])} for i in sel.tolist())
+        info.log(f"[3/3] writing {L:,} pairs to {out} ...")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if io.is_parquet(out):
+            _write_parquet(out, rows, meta, all(isinstance(x, int) for x in qs.ids),
+                           all(g is None or isinstance(g, int) for g in qs.groups))
+        else:
+            io.write_json(out.with_name(out.name + ".meta.json"), meta)
+            io.write_jsonl(out, rows)
+        info.timings["write_s"] = time.perf_counter() - t
+        for i in order[: min(3, L)].tolist():
+            info.log(f"      #{rank[i]} {keywords[i]!r} -> {qs.texts[i]!r}"
+                     + (f" (precision {prec[i]:.2f})" if cfg.tdf else ""))
+        return SynthesisResult(out, meta, dict(info.timings))
 
 
 def _run_chunk(gen, index, model, filtering, cfg: SynthesisConfig, m_gen: int, active: np.ndarray,
@@ -693,45 +623,23 @@ def _tdf_precision(index, filtering, kw_ids, kw_off, docs, best, doc_clusters, N
     return prec
 
 
-def _write_jsonl(path: Path, rows) -> None:
-    def write(f):
-        for r in rows:
-            f.write((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
-
-    atomic_write(path, write)
-
-
-def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool, batch: int = 100_000) -> None:
-    """Stream rows into a Parquet file in row groups of ``batch`` (memory stays bounded)."""
-    import itertools
-
+def _write_parquet(path: Path, rows, meta, int_ids: bool, int_clusters: bool) -> None:
+    """Stream rows into Parquet (row groups of 100k: memory stays bounded); ids and cluster ids
+    are strings unless all are integers."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = pa.schema([
         ("id", pa.int64() if int_ids else pa.string()), ("question", pa.string()),
         ("keywords", pa.string()), ("rr", pa.float64()), ("precision", pa.float64()),
         ("cluster_id", pa.int64() if int_clusters else pa.string()), ("tdf_rank", pa.int64()),
-    ], metadata={"pysynth": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+    ])
 
-    def cast(k, v):
-        if v is None or k not in ("id", "cluster_id") or (int_ids if k == "id" else int_clusters):
-            return v
-        return str(v)
+    def cast(r):
+        if not int_ids:
+            r["id"] = str(r["id"])
+        if not int_clusters and r["cluster_id"] is not None:
+            r["cluster_id"] = str(r["cluster_id"])
+        return r
 
-    rows = iter(rows)
-
-    def write(f):
-        with pq.ParquetWriter(f, schema) as w:
-            first = True
-            while True:
-                chunk = list(itertools.islice(rows, batch))
-                if not chunk and not first:
-                    break
-                first = False
-                cols = {k: [cast(k, r[k]) for r in chunk] for k in schema.names}
-                w.write_table(pa.Table.from_pydict(cols, schema=schema))
-                if len(chunk) < batch:
-                    break
-
-    atomic_write(path, write)
+    io.write_rows(path, (cast(r) for r in rows), schema=schema,
+                  metadata={"pysynth": json.dumps(meta, sort_keys=True, ensure_ascii=False)})

@@ -86,6 +86,8 @@ def test_synthesize_clusters_file_and_errors(cli, fails, tmp_path):
                                                  only_line=False)
     assert "n_results must be an integer >= 1" in fails(1, "k2q", "synthesize", "--in", inp, "--out", out,
                                                          "--n-results", 0, only_line=False)
+    assert "--ray-address needs --executor ray" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out,
+                                                         "--ray-address", "auto")
     assert "argument --weights" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out, "--weights", "1,2")
     assert "argument --out: k2q synthesize needs a file" in fails(2, "k2q", "synthesize", "--in", inp, "--out", "-")
     assert "argument --clusters: no such file" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out,

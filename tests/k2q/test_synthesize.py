@@ -222,6 +222,8 @@ def test_parquet_output_with_signature(tmp_path, reference):
     ([{"question": "what is x"}], {"chunk_size": 0}, "chunk_size must be"),
     ([{"question": "what is x"}], {"workers": 0}, "workers must be"),
     ([{"question": "what is x"}], {"preset": "nope"}, "preset must be one of"),
+    ([{"question": "what is x"}], {"executor": "dask"}, "executor must be 'local' or 'ray'"),
+    ([{"question": "what is x"}], {"ray_address": "auto"}, "ray_address"),
     ("/nonexistent/q.jsonl", {}, "no such file"),
 ])
 def test_bad_input(tmp_path, rows, kw, match):

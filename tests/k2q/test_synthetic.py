@@ -1,5 +1,5 @@
-"""Synthetic question corpora (pysynth.k2q.synthetic): determinism, input checks, statistics,
-clusters, the profile round trip (the make-corpus command: tests/cli/test_k2q_cli.py)."""
+"""Synthetic question corpora (pysynth.data.synthetic): determinism, input checks, statistics,
+clusters, the profile round trip and the make-corpus command."""
 from __future__ import annotations
 
 import doctest
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pysynth import text
-from pysynth.k2q import synthetic
-from pysynth.k2q.synthetic import (
+from pysynth.data import synthetic
+from pysynth.data.synthetic import (
     FUNCTION_WORDS,
     Profile,
     default_profile,
@@ -252,3 +252,10 @@ def test_write_is_atomic(tmp_path, monkeypatch):
 def test_docstring_examples():
     result = doctest.testmod(synthetic, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_old_import_path_is_the_same_module():
+    from pysynth.k2q import synthetic as old
+    from pysynth.k2q.synthetic import generate_corpus as old_gen
+
+    assert old is synthetic and old_gen is generate_corpus

@@ -1,0 +1,277 @@
+"""The runner: one resumable, chunked, atomic, signed pipeline loop for every method.
+
+A :class:`Stage` is three steps:
+
+1. ``prepare(context, workers)`` -- once per run: writes everything a chunk needs (e.g. the
+   SDM index, the tokenized corpus, the keyword generator's state) into the directory
+   ``context`` and returns the number of items to process.
+2. ``kernel`` -- a small picklable :class:`Kernel` whose ``open(context)`` memory-maps that
+   directory and whose ``run_chunk(ctx, start, stop, workers)`` is *pure*: it depends only on
+   the configuration, the prepared context and the range ``[start, stop)``, and returns a dict
+   of numpy arrays.  Executors (:mod:`pysynth.pipelines.executors`) run it in-process or on Ray.
+3. ``finish(context, parts, info)`` -- rows in input order from the parts (concatenated in
+   chunk order), the output file(s) and the summary.
+
+The runner owns everything else: the run directory ``OUT.parts/`` (``state.json`` = the stage's
+signature and the chunk size; ``context/``; ``part-NNNNNN.npz``), resume-or-refuse (parts of a
+different run raise unless ``resume=False``), atomic part files checked on load, removal of the
+temporary files a killed run left, progress, and the merge.  Since every chunk is a pure function
+of its range, the output does not depend on the executor, the chunk order, the number of workers,
+or on whether (and where) the run was interrupted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+from pysynth.io import atomic_dir, atomic_write, write_json
+from pysynth.pipelines.progress import Progress, say
+
+__all__ = ["Stage", "Kernel", "RunInfo", "run", "parts_dir", "STATE", "CONTEXT"]
+
+STATE = "state.json"
+CONTEXT = "context"
+_RANGE = "__range__"  # [start, stop] of a part, checked on load
+_ITEMS = "items.json"  # written by the runner into the context: the number of items
+
+
+class Kernel:
+    """The chunk function of a stage, shipped to executors (keep it small: configuration only).
+
+    ``open(context)`` loads the prepared context (memory-mapped) once per worker;
+    ``run_chunk(ctx, start, stop, workers)`` returns ``{name: ndarray}`` for items
+    ``[start, stop)`` and must not depend on anything else; ``check(arrays, n)`` says whether a
+    part loaded from disk is whole (shapes agree with ``n`` items).
+    """
+
+    def open(self, context: Path) -> Any:
+        return context
+
+    def run_chunk(self, ctx: Any, start: int, stop: int, workers: int = 1) -> Dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def check(self, arrays: Mapping[str, np.ndarray], n: int) -> bool:
+        return True
+
+
+class Stage:
+    """One method of the toolkit as a pipeline stage (see the module doc).
+
+    Attributes
+    ----------
+    name : str
+        Short label of the progress line (``"kqgm+kqf+tdf"``).
+    kernel : Kernel
+        The picklable chunk function.
+    """
+
+    name = "stage"
+    unit = "items"
+    kernel: Kernel
+
+    def signature(self) -> Dict[str, Any]:
+        """What identifies the run (configuration, input fingerprint, versions): a JSON object."""
+        raise NotImplementedError
+
+    def prepare(self, context: Path, workers: int, log: Callable[[str], None]) -> int:
+        """Write what chunks need into the empty directory ``context``; return the item count."""
+        raise NotImplementedError
+
+    def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> Optional[str]:
+        """A line announcing the chunk loop (None: none)."""
+        return None
+
+    def finish(self, context: Path, parts: List[Dict[str, np.ndarray]], info: "RunInfo") -> Any:
+        """Merge the parts (in chunk order) and write the output; its return value is :func:`run`'s."""
+        raise NotImplementedError
+
+
+@dataclass
+class RunInfo:
+    """What :meth:`Stage.finish` gets besides the parts: the item count, the executor's thread
+    count, a logger, the timings so far (``prepare_s``, ``chunks_s``) and counts (chunks resumed
+    from disk, computed by this run, part files found damaged and computed again)."""
+
+    n_items: int
+    workers: int
+    log: Callable[[str], None]
+    timings: Dict[str, float] = field(default_factory=dict)
+    chunks_resumed: int = 0
+    chunks_computed: int = 0
+    parts_redone: int = 0
+    context_reused: bool = False
+
+
+def parts_dir(out: Union[str, os.PathLike]) -> Path:
+    """The run directory of output ``out``: ``OUT.parts`` beside it."""
+    out = Path(out)
+    return out.with_name(out.name + ".parts")
+
+
+def _ranges(n: int, chunk_size: int) -> List[Tuple[int, int]]:
+    return [(s, min(n, s + chunk_size)) for s in range(0, n, chunk_size)]
+
+
+def _part_path(run_dir: Path, c: int) -> Path:
+    return run_dir / f"part-{c:06d}.npz"
+
+
+def _save_part(path: Path, start: int, stop: int, arrays: Mapping[str, np.ndarray]) -> None:
+    if _RANGE in arrays:
+        raise ValueError(f"a kernel's result may not hold an array named {_RANGE!r}")
+    data = {k: np.asarray(v) for k, v in arrays.items()}
+    data[_RANGE] = np.array([start, stop], dtype=np.int64)
+    atomic_write(path, lambda f: np.savez(f, **data))
+
+
+def _load_part(path: Path, start: int, stop: int, kernel: Kernel) -> Optional[Dict[str, np.ndarray]]:
+    """The part's arrays, or None when it is missing, unreadable, of another range or not whole
+    (then it is computed again).  ``np.load`` reads every member fully, so the zip CRC-32 of each
+    member is checked."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            d = {k: z[k] for k in z.files}
+    except Exception:  # noqa: BLE001 - parts are renamed into place; anything unreadable is redone
+        return None
+    rng = d.pop(_RANGE, None)
+    if rng is None or rng.tolist() != [start, stop] or not kernel.check(d, stop - start):
+        return None
+    return d
+
+
+def _open_run_dir(run_dir: Path, out: Optional[Path], state: Mapping[str, Any], resume: bool) -> None:
+    """Resume-or-refuse: keep ``run_dir`` when it holds this run, raise when it holds another
+    (unless ``resume=False``: start over), then remove temporary files of a killed run."""
+    if run_dir.exists():
+        old = None
+        try:
+            old = json.loads((run_dir / STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+        if resume and old is not None and old != state:
+            raise ValueError(f"{run_dir} holds parts of a different run (other inputs, configuration, "
+                             f"version or chunk_size); delete it or pass resume=False (--restart)")
+        if not resume or old is None:
+            shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # temporary files/folders of a killed run (ours by name: .OUT.*.tmp beside the output, and
+    # .*.tmp in the run directory: parts, the context being prepared)
+    stale = list(run_dir.glob(".*.tmp"))
+    if out is not None:
+        stale += list(out.parent.glob(f".{out.name}.*.tmp"))
+    for p in stale:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    write_json(run_dir / STATE, state)
+
+
+def _context(stage: Stage, run_dir: Path, workers: int, log) -> Tuple[Path, int, bool]:
+    """Prepare the context once per run (atomically); a resumed run reuses it."""
+    ctx = run_dir / CONTEXT
+    try:
+        n = json.loads((ctx / _ITEMS).read_text(encoding="utf-8"))["items"]
+        if isinstance(n, int) and n >= 0:
+            return ctx, n, True
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    with atomic_dir(ctx) as tmp:
+        n = int(stage.prepare(tmp, workers, log))
+        (tmp / _ITEMS).write_text(json.dumps({"items": n}) + "\n", encoding="utf-8")
+    return ctx, n, False
+
+
+def run(stage: Stage, out: Union[str, os.PathLike], *, executor=None, chunk_size: int = 20_000,
+        resume: bool = True, keep_parts: bool = False, progress: bool = True,
+        run_dir: Optional[Union[str, os.PathLike]] = None, _stop_after_chunks: Optional[int] = None) -> Any:
+    """Run ``stage`` to completion, resuming the chunks an earlier run of it finished.
+
+    Parameters
+    ----------
+    stage : Stage
+    out : path
+        The output the stage writes; the run directory is ``OUT.parts`` unless ``run_dir``.
+    executor : LocalExecutor, RayExecutor or None
+        Where chunks run (default: in-process, 1 thread); the output does not depend on it.
+    chunk_size : int
+        Items per resumable chunk (recorded in ``state.json``: a rerun must use the same).
+    resume : bool
+        Continue a run directory of the same run (a different run raises ValueError);
+        ``False`` discards it.
+    keep_parts : bool
+        Keep the run directory after ``finish``.
+    progress : bool
+        Stage lines and a progress bar (terminal) or periodic lines (otherwise) on stderr.
+
+    Returns
+    -------
+    Whatever ``stage.finish`` returns.
+    """
+    from pysynth.pipelines.executors import LocalExecutor
+
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    if not isinstance(stage, Stage):
+        raise TypeError(f"stage must be a pysynth.pipelines.Stage, got {type(stage).__name__}")
+    executor = executor if executor is not None else LocalExecutor()
+    out = Path(out)
+    run_dir = Path(run_dir) if run_dir is not None else parts_dir(out)
+    log = (lambda msg: say(msg)) if progress else (lambda msg: None)
+    timings: Dict[str, float] = {}
+    state = {"signature": stage.signature(), "chunk_size": int(chunk_size)}
+    _open_run_dir(run_dir, out, state, resume)
+
+    t = time.perf_counter()
+    ctx, n, reused = _context(stage, run_dir, executor.workers, log)
+    if reused:
+        log(f"[resume] prepared context of an earlier run of this input and configuration: {ctx}")
+    timings["prepare_s"] = time.perf_counter() - t
+    ranges = _ranges(n, int(chunk_size))
+    info = RunInfo(n, executor.workers, log, timings, context_reused=reused)
+
+    t = time.perf_counter()
+    line = stage.describe_chunks(n, len(ranges), int(chunk_size))
+    if line:
+        log(line)
+    parts: List[Optional[Dict[str, np.ndarray]]] = [
+        _load_part(_part_path(run_dir, c), a, b, stage.kernel) for c, (a, b) in enumerate(ranges)]
+    todo = [c for c, p in enumerate(parts) if p is None]
+    info.chunks_resumed = len(ranges) - len(todo)
+    info.parts_redone = sum(_part_path(run_dir, c).exists() for c in todo)
+    if info.parts_redone:
+        log(f"[resume] {info.parts_redone} part file(s) unreadable, damaged or of another range: computed again")
+    if info.chunks_resumed:
+        log(f"[resume] {info.chunks_resumed} of {len(ranges)} chunks already done in {run_dir}")
+    bar = Progress(n, progress, stage.name, unit=stage.unit,
+                   initial=sum(b - a for c, (a, b) in enumerate(ranges) if parts[c] is not None))
+    done = info.chunks_resumed
+    try:
+        if _stop_after_chunks is not None and done >= _stop_after_chunks and todo:
+            os._exit(75)
+        for c, arrays, seconds in executor.map(stage.kernel, ctx, [(c, *ranges[c]) for c in todo]):
+            a, b = ranges[c]
+            _save_part(_part_path(run_dir, c), a, b, arrays)
+            parts[c] = {k: np.asarray(v) for k, v in arrays.items()}
+            done += 1
+            info.chunks_computed += 1
+            bar.update(b - a, seconds)
+            if _stop_after_chunks is not None and done >= _stop_after_chunks:
+                bar.close()
+                os._exit(75)  # test hook: die like a killed process, right after a part landed
+    finally:
+        bar.close()
+    timings["chunks_s"] = time.perf_counter() - t
+    result = stage.finish(ctx, parts, info)  # type: ignore[arg-type]
+    if not keep_parts:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return result

@@ -18,8 +18,9 @@ drive it unchanged:
 * ``step(tokens, h, enc, src_ext, n_ext)`` -> ``(logp [N, V + n_ext], h_new)``;
 * ``step_parts(tokens, h, memory, context, keys, copy_feats, mask, src_ext)`` ->
   ``(ls, shift, touched, h_new)`` (the CPU top-k path of the backend);
-* ``vocab_size``, ``config``, ``copy`` / ``has_copy``, ``forward`` (teacher-forced NLL for
-  :mod:`pysynth.models.train`).
+* ``vocab_size``, ``config``, ``copy`` (the copy head), ``forward`` (teacher-forced NLL for
+  :mod:`pysynth.models.train`); ``has_copy`` is False (it selects the backend's fused CopyNet
+  kernel, a different mixture).
 
 The decoder state ``h`` is the self-attention cache: one tensor
 ``[N, layers, 2, t, d_model]`` (keys and values of the ``t`` tokens read so far, per layer), so
@@ -228,9 +229,10 @@ class TransformerSeq2Seq(nn.Module):
                              f"got {vocab_size!r}")
         c = self.config = config
         self.vocab_size = vocab_size
-        self.copy = self.has_copy = c.copy
-        # TorchBackend's fused Triton step is CopyNet's (one normaliser, no p_gen): never for this model
-        self.fused_copy_kernel = False
+        self.copy = c.copy
+        # TorchBackend reads has_copy only to pick its fused CopyNet Triton step (one normaliser
+        # over generate and copy scores), which is not this mixture: False keeps it on self.step
+        self.has_copy = False
         d = c.d_model
         self.embedding = nn.Embedding(vocab_size, d, padding_idx=PAD_ID)
         self.enc_layers = nn.ModuleList(_EncLayer(c) for _ in range(c.enc_layers))
@@ -293,33 +295,38 @@ class TransformerSeq2Seq(nn.Module):
         return self.dec_ln(x), torch.stack(new, 1)
 
     def _parts(self, s: torch.Tensor, tokens: torch.Tensor, memory, copy_feats, mask, src_ext):
-        """Step parts of decoder states ``s`` [N, d] (see :meth:`step_parts`)."""
+        """Parts of the output distribution at decoder states ``s`` [N, T, d] (``tokens`` [N, T]
+        are their inputs): ``ls`` [N, T, V], and with the copy head ``shift`` [N, T, 1] and
+        ``touched`` [N, T, S] (see :meth:`step_parts`); the source tensors are per row, shared
+        by the T positions (teacher forcing runs every position at once)."""
         W_o, b_o = self.output_layer()
         ls = torch.log_softmax(F.linear(self.drop(s), W_o, b_o), -1)
         if not self.copy:
             return ls, None, None
-        V = self.vocab_size
-        # copy attention a_t (See et al. Eq. 1-2, single head over the encoder states)
-        sc = torch.bmm(copy_feats, self.copy_q(s).unsqueeze(-1)).squeeze(-1) / math.sqrt(s.shape[-1])
-        log_a = torch.log_softmax(sc.masked_fill(~mask, MASK_NEG), -1)
-        ctx = torch.bmm(log_a.exp().unsqueeze(1), memory).squeeze(1)
+        V, T = self.vocab_size, s.shape[1]
+        # copy attention a_t (See et al. Eq. 1-2; one head, keys copy_k(h_j) from encode)
+        sc = torch.bmm(self.copy_q(s), copy_feats.transpose(1, 2)) / math.sqrt(s.shape[-1])  # [N, T, S]
+        log_a = torch.log_softmax(sc.masked_fill(~mask.unsqueeze(1), MASK_NEG), -1)
+        ctx = torch.bmm(log_a.exp(), memory)  # context vector h*_t
         inp = torch.where(tokens < V, tokens, torch.full_like(tokens, UNK_ID))
-        g = self.p_gen(torch.cat([ctx, s, self.embedding(inp)], -1))  # [N, 1]
+        g = self.p_gen(torch.cat([ctx, s, self.embedding(inp)], -1))  # [N, T, 1] logit of p_gen (Eq. 8)
         shift = F.logsigmoid(g)  # log p_gen: log P(v) = ls_v + shift
         copy_p = torch.exp(log_a + F.logsigmoid(-g))  # (1 - p_gen) a_t[j]; 0 at padding
-        # per source position: P_gen(its word) + the copy mass of every position holding that word
-        same = (src_ext.unsqueeze(2) == src_ext.unsqueeze(1)).to(copy_p.dtype)
-        copy_sum = torch.bmm(same, copy_p.unsqueeze(-1)).squeeze(-1)
+        # per source position: P_gen(its word) + the copy mass of every position holding that word (Eq. 9)
+        same = (src_ext.unsqueeze(2) == src_ext.unsqueeze(1)).to(copy_p.dtype)  # [N, S, S], symmetric
+        copy_sum = torch.bmm(copy_p, same)
         in_vocab = src_ext < V
-        g_at = (torch.gather(ls, 1, torch.where(in_vocab, src_ext, torch.zeros_like(src_ext))) + shift).exp()
-        touched = (torch.where(in_vocab, g_at, torch.zeros_like(g_at)) + copy_sum).clamp_min(LOG_EPS).log()
-        return ls, shift, touched
+        ids = torch.where(in_vocab, src_ext, torch.zeros_like(src_ext)).unsqueeze(1).expand(-1, T, -1)
+        g_at = (torch.gather(ls, 2, ids) + shift).exp()  # gather, then add: the float32 values of ls + shift
+        touched = (torch.where(in_vocab.unsqueeze(1), g_at, torch.zeros_like(g_at)) + copy_sum)
+        return ls, shift, touched.clamp_min(LOG_EPS).log()
 
     @staticmethod
     def _epilogue(ls, shift, touched, src_ext, ext_zeros):
-        """Full rows ``log max(P, 1e-12)`` over ``V + n_ext`` ids from the parts (as CopyNet)."""
+        """Full rows ``log max(P, 1e-12)`` over ``V + n_ext`` ids from the parts (as CopyNet's):
+        ``ls`` [..., V], ``shift`` [..., 1], ``touched`` / ``src_ext`` [..., S], ``ext_zeros`` [..., n_ext]."""
         base = torch.cat([(ls + shift).clamp_min(LOG_FLOOR), ext_zeros + LOG_FLOOR], -1)
-        return base.scatter(1, src_ext, touched)
+        return base.scatter(-1, src_ext, touched)
 
     def step_parts(self, tokens, h, memory, context, keys, copy_feats, mask, src_ext):
         """One decoder step up to the vocabulary-wide epilogue: ``(ls, shift, touched, h_new)``.
@@ -330,8 +337,10 @@ class TransformerSeq2Seq(nn.Module):
         ``touched`` [N, S] = log max(P(src_ext[:, j]), 1e-12); otherwise both None.
         """
         s, h_new = self._decode(tokens.unsqueeze(1), h, keys, mask)
-        ls, shift, touched = self._parts(s[:, 0], tokens, memory, copy_feats, mask, src_ext)
-        return ls, shift, touched, h_new
+        ls, shift, touched = self._parts(s, tokens.unsqueeze(1), memory, copy_feats, mask, src_ext)
+        if not self.copy:
+            return ls[:, 0], None, None, h_new
+        return ls[:, 0], shift[:, 0], touched[:, 0], h_new
 
     def step_tensors(self, tokens, h, memory, context, keys, copy_feats, mask, src_ext, ext_zeros):
         """:meth:`step` on plain tensors (the ONNX step graph); ``ext_zeros`` [N, n_ext] carries n_ext."""
@@ -368,17 +377,13 @@ class TransformerSeq2Seq(nn.Module):
     def logprobs(self, src, src_len, src_ext, n_ext: int, tgt_in) -> torch.Tensor:
         """Teacher-forced log-probabilities [B, T, V (+ n_ext)] of every target position (parallel)."""
         enc = self.encode(src, src_len)
-        B, T = tgt_in.shape
         s, _ = self._decode(tgt_in, enc.h0, enc.keys, enc.mask)
-        rows = s.reshape(B * T, -1)
-        rep = lambda x: x.repeat_interleave(T, 0)  # noqa: E731 - one copy of the source per position
+        ls, shift, touched = self._parts(s, tgt_in, enc.memory, enc.copy_feats, enc.mask, src_ext)
         if not self.copy:
-            ls, _, _ = self._parts(rows, tgt_in.reshape(-1), None, None, None, None)
-            return ls.view(B, T, -1)
-        ext = rep(src_ext)
-        ls, shift, touched = self._parts(rows, tgt_in.reshape(-1), rep(enc.memory), rep(enc.copy_feats),
-                                         rep(enc.mask), ext)
-        return self._epilogue(ls, shift, touched, ext, rows.new_zeros(B * T, int(n_ext))).view(B, T, -1)
+            return ls
+        B, T = tgt_in.shape
+        return self._epilogue(ls, shift, touched, src_ext.unsqueeze(1).expand(-1, T, -1),
+                              s.new_zeros(B, T, int(n_ext)))
 
     def forward(self, src, src_len, src_ext, n_ext: int, tgt_in, tgt_out):
         """Teacher-forced negative log-likelihood ``(sum over target tokens, token count)``,

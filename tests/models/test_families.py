@@ -253,3 +253,14 @@ def test_registry_and_hf_module_import_no_torch():
                        env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ""
+
+
+def test_generator_runs_the_transformer_text_to_text(trained):
+    """pysynth.models.generate.Generator drives it as it drives the GRU models (copy flag explicit)."""
+    from pysynth.decoding.backends import TorchBackend
+    from pysynth.models.generate import Generator
+
+    m, vocab, _ = trained
+    gen = Generator(TorchBackend(m, kernels="torch"), vocab, m.copy, m.config.max_src_len, m.config.max_tgt_len)
+    out = gen.generate(["w1 w2 zebra w3", "w5 w6"], beam=3, max_len=10)
+    assert [g.texts[0] for g in out] == ["w3 zebra w2 w1", "w6 w5"]  # the OOV "zebra" is copied

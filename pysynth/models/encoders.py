@@ -181,10 +181,9 @@ class _Backbone(nn.Module):
 
     @classmethod
     def from_bert(cls, path: PathLike, **heads):
-        """Initialise the encoder from a local BERT directory (``local_files_only``; heads random).
-
-        ``path`` defaults to nothing: pass :func:`minilm_dir` for the offline MiniLM.
-        """
+        """Initialise the encoder from a local BERT directory (``local_files_only``; the heads
+        start random). ``heads`` are :class:`EncoderConfig` head fields (``max_answer_len``,
+        ``joint``, ``proj_dim`` ...). For the offline MiniLM pass :func:`minilm_dir`."""
         from transformers import BertConfig, BertModel
 
         p = Path(path)
@@ -262,11 +261,16 @@ class SpanEncoder(_Backbone):
 
     @torch.no_grad()
     def span_scores(self, input_ids, attention_mask, token_type_ids=None) -> Dict[str, np.ndarray]:
-        """numpy in, numpy out: ``{"start_logits", "end_logits", "null_score", "joint"}`` (float32)."""
-        self.eval()
+        """numpy in, numpy out: ``{"start_logits", "end_logits", "null_score", "joint"}`` (float32),
+        computed in eval mode (the module's mode is restored)."""
         dev = next(self.parameters()).device
         t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.int64), device=dev)  # noqa: E731
-        out = self(t(input_ids), t(attention_mask), None if token_type_ids is None else t(token_type_ids))
+        was = self.training
+        self.eval()
+        try:
+            out = self(t(input_ids), t(attention_mask), None if token_type_ids is None else t(token_type_ids))
+        finally:
+            self.train(was)
         return {k: v.float().cpu().numpy() for k, v in out._asdict().items()}
 
 
@@ -337,15 +341,20 @@ def _encode_texts(model, texts, tokenizer, batch_size: int, max_length: int, dim
         raise TypeError("texts: must be a sequence of strings (wrap a single text in a list)")
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
-    model.eval()
     dev = next(model.parameters()).device
+    was = getattr(model, "training", False)
+    model.eval()
     out = [np.zeros((0, dim), dtype=np.float32)]
-    for i in range(0, len(texts), batch_size):
-        enc = tokenizer(list(texts[i:i + batch_size]), padding=True, truncation=True, max_length=max_length,
-                        return_tensors="pt")
-        x = model(enc["input_ids"].to(dev), enc["attention_mask"].to(dev),
-                  enc["token_type_ids"].to(dev) if "token_type_ids" in enc else None)
-        out.append(x.float().cpu().numpy())
+    try:
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(list(texts[i:i + batch_size]), padding=True, truncation=True, max_length=max_length,
+                            return_tensors="pt")
+            x = model(enc["input_ids"].to(dev), enc["attention_mask"].to(dev),
+                      enc["token_type_ids"].to(dev) if "token_type_ids" in enc else None)
+            out.append(x.float().cpu().numpy())
+    finally:
+        if was:
+            model.train()
     return np.concatenate(out)
 
 
@@ -598,6 +607,7 @@ def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) ->
     import torch.export as te
 
     arch = _arch_of(model)
+    was_training = model.training
     model = model.eval().cpu()
     spec = ONNX_GRAPHS[arch]["model"]
 
@@ -617,11 +627,14 @@ def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) ->
     tt = torch.zeros(2, 7, dtype=torch.int64)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    # an eval-mode wrapper: the exporter restores the wrapper's mode afterwards, recursively,
+    # and a new (training) wrapper would leave the model with dropout on
+    wrap = _Wrap(model).eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dynamo:
             B, S = te.Dim("batch"), te.Dim("seq")
-            prog = torch.onnx.export(_Wrap(model), (ids, am, tt), None, input_names=spec["inputs"],
+            prog = torch.onnx.export(wrap, (ids, am, tt), None, input_names=spec["inputs"],
                                      output_names=spec["outputs"], dynamic_shapes=({0: B, 1: S},) * 3,
                                      dynamo=True, opset_version=opset, verbose=False)
             prog.save(str(out))
@@ -629,6 +642,7 @@ def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) ->
             axes = {k: {0: "batch", 1: "seq"} for k in spec["inputs"] + spec["outputs"]}
             axes.get("null_score", {}).pop(1, None)
             axes.get("embeddings", {}).pop(1, None)
-            torch.onnx.export(_Wrap(model), (ids, am, tt), str(out), input_names=spec["inputs"],
+            torch.onnx.export(wrap, (ids, am, tt), str(out), input_names=spec["inputs"],
                               output_names=spec["outputs"], dynamic_axes=axes, opset_version=opset, dynamo=False)
+    model.train(was_training)
     return out

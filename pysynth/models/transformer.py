@@ -253,7 +253,8 @@ class TransformerSeq2Seq(nn.Module):
         """Scaled embeddings + positions ``start .. start + T - 1`` of ``ids`` [N, T] (ids >= V read as <unk>)."""
         ids = torch.where(ids < self.vocab_size, ids, torch.full_like(ids, UNK_ID))
         pos = torch.arange(ids.shape[1], device=ids.device) + start
-        return self.drop(self.embedding(ids) * math.sqrt(self.config.d_model) + _sinusoid(pos, self.config.d_model))
+        e = self.embedding(ids)
+        return self.drop(e * math.sqrt(self.config.d_model) + _sinusoid(pos, self.config.d_model).to(e.dtype))
 
     def output_layer(self) -> Tuple[torch.Tensor, torch.Tensor]:
         """``(W_o [V, d], b_o [V])`` of the generate scores."""
@@ -266,8 +267,8 @@ class TransformerSeq2Seq(nn.Module):
         """Encode ``src`` [B, S] (int64, ``<pad>``-padded) of lengths ``src_len`` [B] (>= 1)."""
         B, S = src.shape
         mask = torch.arange(S, device=src.device)[None, :] < src_len[:, None]
-        bias = torch.where(mask, 0.0, MASK_NEG)[:, None, None, :].to(torch.float32)
         x = self._embed(src, 0)
+        bias = torch.where(mask, 0.0, MASK_NEG)[:, None, None, :].to(x.dtype)
         for layer in self.enc_layers:
             x = layer(x, bias)
         memory = self.enc_ln(x)
@@ -285,7 +286,7 @@ class TransformerSeq2Seq(nn.Module):
         x = self._embed(tokens, t)
         # position t + i sees the cache and new tokens 0..i (causal)
         future = torch.arange(T, device=tokens.device)[None, :] > torch.arange(T, device=tokens.device)[:, None]
-        self_bias = torch.cat([torch.zeros(T, t, device=x.device), torch.where(future, MASK_NEG, 0.0)], 1)
+        self_bias = torch.cat([x.new_zeros(T, t), torch.where(future, MASK_NEG, 0.0).to(x.dtype)], 1)
         cross_bias = torch.where(mask, 0.0, MASK_NEG)[:, None, None, :].to(x.dtype)
         new = []
         for i, layer in enumerate(self.dec_layers):
@@ -477,6 +478,7 @@ def export_onnx(model: TransformerSeq2Seq, out_dir: PathLike, opset: int = 18,
 
     import torch.export as te
 
+    was_training = model.training
     model = model.eval().cpu()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -524,8 +526,10 @@ def export_onnx(model: TransformerSeq2Seq, out_dir: PathLike, opset: int = 18,
             "ext_zeros": {0: "rows", 1: "n_ext"}, "logp": {0: "rows", 1: "vocab_ext"},
             "h_new": {0: "rows", 3: "cache_len_new"}}
     paths = {"encoder": out / "encoder.onnx", "step": out / "step.onnx"}
-    jobs = [(_Enc(model), (src, src_len), enc_in, enc_out, paths["encoder"]),
-            (_Step(model), args, step_in, step_out, paths["step"])]
+    # eval-mode wrappers: the exporter restores a wrapper's mode afterwards, recursively, and a
+    # new (training) wrapper would leave the model with dropout on
+    jobs = [(_Enc(model).eval(), (src, src_len), enc_in, enc_out, paths["encoder"]),
+            (_Step(model).eval(), args, step_in, step_out, paths["step"])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for module, inputs, names_in, names_out, path in jobs:
@@ -539,4 +543,5 @@ def export_onnx(model: TransformerSeq2Seq, out_dir: PathLike, opset: int = 18,
                 torch.onnx.export(module, inputs, str(path), input_names=names_in, output_names=names_out,
                                   dynamic_axes={k: axes[k] for k in names_in + names_out}, opset_version=opset,
                                   dynamo=False)
+    model.train(was_training)
     return paths

@@ -216,8 +216,9 @@ def test_onnx_encoder_and_step_match_torch(tmp_path, copy):
     pytest.importorskip("onnxscript")
     from pysynth.models.transformer import export_onnx, onnx_graphs
 
-    m, vocab = _model(copy, seed=4), _vocab()
+    m, vocab = _model(copy, seed=4, dropout=0.1), _vocab()
     paths = export_onnx(m, tmp_path)
+    assert not any(x.training for x in m.modules())  # the export leaves the model in eval mode
     enc_s = ort.InferenceSession(str(paths["encoder"]), providers=["CPUExecutionProvider"])
     step_s = ort.InferenceSession(str(paths["step"]), providers=["CPUExecutionProvider"])
     b = make_source_batch(vocab, _sources(np.random.default_rng(5), 3, 0.4), copy)  # other sizes than traced

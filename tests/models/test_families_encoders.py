@@ -219,8 +219,11 @@ def test_onnx_matches_torch(tmp_path, tokenizer, cls, dynamo):
     from pysynth.models.encoders import ONNX_GRAPHS, export_onnx
 
     torch.manual_seed(4)
-    m = cls(_config(proj_dim=8, num_layers=1 if dynamo else 2), len(TOKENS)).eval()  # torch.export is slow
+    # dropout > 0: the export must leave the model in eval mode (an exporter restores its
+    # wrapper's training flag recursively); one layer for torch.export, which is slow
+    m = cls(_config(proj_dim=8, dropout=0.1, num_layers=1 if dynamo else 2), len(TOKENS)).eval()
     path = export_onnx(m, tmp_path / "m.onnx", dynamo=dynamo)
+    assert not m.training and not any(x.training for x in m.modules())
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     spec = ONNX_GRAPHS["span-encoder" if cls is SpanEncoder else "bi-encoder"]["model"]
     # other batch and sequence sizes than traced, with padding
@@ -257,6 +260,7 @@ def test_minilm_initialisation_gives_real_embeddings(minilm):
              "What is the capital of France?", "Which city is the capital of France?",
              "How do I bake sourdough bread?"]
     x = m.encode_texts(texts, emb.tokenizer)
+    assert x.shape == (5, 384) and np.abs(x).sum(1).min() > 1.0
     np.testing.assert_allclose(x, emb.encode_texts(texts), atol=1e-5)
     assert cosine(x[0], x[1]) > cosine(x[0], x[2]) + 0.2
     assert cosine(x[2], x[3]) > cosine(x[2], x[4]) + 0.2

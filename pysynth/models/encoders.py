@@ -23,6 +23,7 @@ numpy level: :func:`best_spans` (top-k spans from start/end logits), :func:`best
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -154,6 +155,22 @@ def _check_vocab_size(config: EncoderConfig, vocab_size: int) -> None:
                          f"got {vocab_size!r}")
 
 
+@contextlib.contextmanager
+def _quiet_transformers():
+    """transformers' warnings and progress bars off for a block (restored afterwards)."""
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 class _Backbone(nn.Module):
     """``BertModel`` without the pooler; :meth:`hidden` gives the last layer [B, T, H]."""
 
@@ -182,8 +199,9 @@ class _Backbone(nn.Module):
     @classmethod
     def from_bert(cls, path: PathLike, **heads):
         """Initialise the encoder from a local BERT directory (``local_files_only``; the heads
-        start random). ``heads`` are :class:`EncoderConfig` head fields (``max_answer_len``,
-        ``joint``, ``proj_dim`` ...). For the offline MiniLM pass :func:`minilm_dir`."""
+        start random; the model comes in eval mode). ``heads`` are :class:`EncoderConfig` head
+        fields (``max_answer_len``, ``joint``, ``proj_dim`` ...). For the offline MiniLM pass
+        :func:`minilm_dir`."""
         from transformers import BertConfig, BertModel
 
         p = Path(path)
@@ -191,9 +209,10 @@ class _Backbone(nn.Module):
             raise ValueError(f"path: {str(p)!r} is not a BERT model directory (no config.json)")
         bc = BertConfig.from_pretrained(str(p), local_files_only=True)
         config = EncoderConfig.from_bert_config(bc, **heads)
-        bert = BertModel.from_pretrained(str(p), local_files_only=True, add_pooling_layer=False,
-                                         attn_implementation="eager")
-        return cls(config, bc.vocab_size, bert=bert)
+        with _quiet_transformers():  # its load report lists the pooler we drop on purpose
+            bert = BertModel.from_pretrained(str(p), local_files_only=True, add_pooling_layer=False,
+                                             attn_implementation="eager")
+        return cls(config, bc.vocab_size, bert=bert).eval()
 
 
 class SpanScores(NamedTuple):

@@ -255,6 +255,7 @@ def test_minilm_initialisation_gives_real_embeddings(minilm):
 
     m = BiEncoder.from_bert(minilm)
     assert m.config.hidden_size == 384 and m.config.num_layers == 6
+    assert not any(x.training for x in m.modules())
     emb = HFEmbedder(minilm)  # the same weights through AutoModel: same embeddings
     texts = ["How do I learn Python quickly?", "What is the fastest way to learn Python?",
              "What is the capital of France?", "Which city is the capital of France?",

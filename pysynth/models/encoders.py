@@ -36,7 +36,7 @@ import torch
 import torch.nn as nn
 
 __all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SpanScores", "best_spans", "best_joint_spans",
-           "predict_spans", "cosine", "mean_pool", "span_loss", "save_pretrained", "load", "export_onnx",
+           "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load", "export_onnx",
            "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
 
 MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
@@ -293,10 +293,19 @@ class SpanEncoder(_Backbone):
         return {k: v.float().cpu().numpy() for k, v in out._asdict().items()}
 
 
-def span_loss(scores: SpanScores, start_positions, end_positions, max_answer_len: Optional[int] = None):
-    """Training loss: cross-entropy of the start and end logits (position 0 = no answer, SQuAD 2.0)
-    plus, when the joint head exists, the span softmax of Alberti et al. (2019, Sect. 3.1) over
-    the [T, L] joint scores (no-answer examples skip that term)."""
+def span_loss(scores: SpanScores, start_positions, end_positions) -> torch.Tensor:
+    """Training loss of a :class:`SpanEncoder` batch.
+
+    The mean cross-entropy of the start and end logits (``start = end = 0``, the ``[CLS]``
+    position, marks "no answer": SQuAD 2.0, Devlin et al. 2019) plus, with the joint head, the
+    span softmax of Alberti et al. (2019, Sect. 3.1) over the [T, L] joint scores, averaged
+    over the answerable examples whose span fits in ``L`` tokens.
+
+    Parameters
+    ----------
+    scores : SpanScores
+    start_positions, end_positions : [B] int token positions (inclusive end).
+    """
     ce = nn.functional.cross_entropy
     s, e = start_positions.long(), end_positions.long()
     loss = (ce(scores.start_logits, s) + ce(scores.end_logits, e)) / 2
@@ -309,6 +318,20 @@ def span_loss(scores: SpanScores, start_positions, end_positions, max_answer_len
         target = (s * L + length)[has]
         loss = loss + ce(scores.joint.reshape(B, T * L)[has], target)
     return loss
+
+
+def in_batch_loss(a: torch.Tensor, b: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
+    """Contrastive loss of paired embeddings with in-batch negatives.
+
+    Row ``i`` of ``a`` [B, d] should be closest to row ``i`` of ``b`` among all rows of ``b``:
+    cross-entropy over ``scale * cos(a_i, b_j)`` (the multiple-negatives ranking loss of
+    Henderson et al. 2017, used by sentence-transformers for duplicate questions).
+    """
+    if a.shape != b.shape or a.dim() != 2:
+        raise ValueError(f"a, b: expected two [B, d] tensors of one shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+    a = a / a.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    b = b / b.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    return nn.functional.cross_entropy(scale * a @ b.T, torch.arange(a.shape[0], device=a.device))
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -27,8 +27,9 @@ The decoder state ``h`` is the self-attention cache: one tensor
 the backend's ``take_h`` (``index_select`` on dim 0) selects beams. The step's position is
 ``t``; positions are sinusoidal, so decoding has no length limit beyond memory.
 
-Log-probabilities with the copy head are ``log(max(p, 1e-12))`` computed in log space exactly as
-CopyNet's (see :mod:`pysynth.models.seq2seq`), so ``topk_from_parts`` ranks them bit for bit.
+Log-probabilities with the copy head are ``log(max(p, 1e-12))``, computed in log space with
+CopyNet's float32 epilogue (see :mod:`pysynth.models.seq2seq`), so the backend's
+``topk_from_parts`` path ranks the same values as the full rows.
 """
 from __future__ import annotations
 

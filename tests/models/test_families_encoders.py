@@ -173,6 +173,31 @@ def test_training_finds_the_answer_span(tokenizer):
 
 # ------------------------------------------------------------------------------ bi-encoder
 
+def test_bi_encoder_learns_paraphrase_pairs(tokenizer):
+    """A few steps of the in-batch contrastive loss pull paired texts together."""
+    from pysynth.models.encoders import in_batch_loss
+
+    torch.manual_seed(1)
+    m = BiEncoder(_config(proj_dim=16), len(TOKENS)).train()
+    left = ["the cat sat", "a dog ran", "the big mat", "who ran in the park"]
+    right = ["the cat sat on the mat", "a red dog ran", "a big red mat", "who ran ?"]
+    enc_l = tokenizer(left, padding=True, return_tensors="pt")
+    enc_r = tokenizer(right, padding=True, return_tensors="pt")
+    opt = torch.optim.Adam(m.parameters(), lr=3e-3)
+    for _ in range(30):
+        loss = in_batch_loss(m(enc_l["input_ids"], enc_l["attention_mask"]),
+                             m(enc_r["input_ids"], enc_r["attention_mask"]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    x, y = m.encode_texts(left, tokenizer), m.encode_texts(right, tokenizer)
+    assert m.training  # encode_texts restores the mode
+    sims = x @ y.T
+    assert (sims.argmax(1) == np.arange(4)).all()
+    with pytest.raises(ValueError, match="a, b"):
+        in_batch_loss(torch.zeros(2, 3), torch.zeros(3, 3))
+
+
 def test_bi_encoder_embeddings(tokenizer):
     torch.manual_seed(0)
     m = BiEncoder(_config(proj_dim=8), len(TOKENS)).eval()

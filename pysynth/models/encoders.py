@@ -36,8 +36,8 @@ import torch
 import torch.nn as nn
 
 __all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SpanScores", "best_spans", "best_joint_spans",
-           "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load", "export_onnx",
-           "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
+           "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
+           "export_onnx", "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
 
 MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
 PathLike = Union[str, "os.PathLike[str]"]
@@ -580,10 +580,15 @@ def wordpiece_tokenizer(vocab_file: PathLike, do_lower_case: bool = True):
     return BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=do_lower_case)
 
 
-def save_pretrained(model, tokenizer, directory: PathLike) -> Path:
+def save_pretrained(model, tokenizer, directory: PathLike, onnx: bool = False) -> Path:
     """Write a :class:`SpanEncoder` / :class:`BiEncoder` and its WordPiece tokenizer as a pysynth
     model directory (:mod:`pysynth.store`, ``pysynth.model`` v1): ``config.json``, ``vocab.txt``,
-    ``model.safetensors``; ``meta`` = ``{"arch", "config", "vocab_size", "do_lower_case"}``."""
+    ``model.safetensors`` (no pickle), and with ``onnx=True`` also ``model.onnx``
+    (:func:`export_onnx`), so a server can run it with onnxruntime alone; ``meta`` =
+    ``{"arch", "config", "vocab_size", "do_lower_case", "onnx"}`` (``onnx``: graph name -> file).
+    """
+    import tempfile
+
     from safetensors.torch import save
 
     from pysynth import store
@@ -600,9 +605,14 @@ def save_pretrained(model, tokenizer, directory: PathLike) -> Path:
     files = {"config.json": json.dumps(cfg, indent=1).encode(),
              "vocab.txt": store.lines_to_bytes(itos, "token"),
              "model.safetensors": save(state)}
+    graphs = {}
+    if onnx:
+        with tempfile.TemporaryDirectory() as tmp:
+            files["model.onnx"] = export_onnx(model, Path(tmp) / "model.onnx").read_bytes()
+        graphs = {"model": "model.onnx"}
     store.save(directory, "pysynth.model", 1, files=files,
                meta={"arch": arch, "config": cfg, "vocab_size": model.vocab_size,
-                     "do_lower_case": bool(getattr(tokenizer, "do_lower_case", True))})
+                     "do_lower_case": bool(getattr(tokenizer, "do_lower_case", True)), "onnx": graphs})
     return Path(directory)
 
 

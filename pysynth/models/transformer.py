@@ -52,7 +52,6 @@ ARCH = "transformer-seq2seq"
 LOG_EPS = 1e-12  # = pysynth.models.seq2seq.LOG_EPS: the searches' floor for copy log-probabilities
 LOG_FLOOR = math.log(LOG_EPS)
 MASK_NEG = -1e9  # finite: an all-masked row cannot give NaN
-PAD_ID, UNK_ID = 0, 1  # the current Vocab's specials (pysynth.models.vocab)
 
 
 @dataclass
@@ -74,6 +73,9 @@ class TransformerSeq2SeqConfig:
         Output projection = the shared source/target embedding matrix.
     max_src_len, max_tgt_len : int
         Source truncation and target length used in training / default decoding limit.
+    pad_id, unk_id : int
+        Ids of ``<pad>`` (ignored by the loss, zero embedding) and ``<unk>`` (read for
+        extended ids); the vocabulary's (:class:`~pysynth.models.vocab.Vocab`: 0 and 1).
     """
 
     vocab_size: int = 32000
@@ -87,6 +89,8 @@ class TransformerSeq2SeqConfig:
     tie_embeddings: bool = True
     max_src_len: int = 64
     max_tgt_len: int = 40
+    pad_id: int = 0
+    unk_id: int = 1
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "heads", "enc_layers", "dec_layers", "ff_dim", "max_src_len",
@@ -94,6 +98,10 @@ class TransformerSeq2SeqConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+        for name in ("pad_id", "unk_id"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name}: must be an integer >= 0, got {v!r}")
         if self.d_model % self.heads:
             raise ValueError(f"heads: must divide d_model={self.d_model}, got heads={self.heads}; "
                              f"e.g. heads={math.gcd(self.d_model, self.heads)}")
@@ -229,13 +237,16 @@ class TransformerSeq2Seq(nn.Module):
             raise ValueError(f"vocab_size: must be an integer in (4, config.vocab_size={config.vocab_size}], "
                              f"got {vocab_size!r}")
         c = self.config = config
+        if max(c.pad_id, c.unk_id) >= vocab_size:
+            raise ValueError(f"config.pad_id / unk_id: must be ids below vocab_size={vocab_size}, "
+                             f"got {c.pad_id} / {c.unk_id}")
         self.vocab_size = vocab_size
         self.copy = c.copy
         # TorchBackend reads has_copy only to pick its fused CopyNet Triton step (one normaliser
         # over generate and copy scores), which is not this mixture: False keeps it on self.step
         self.has_copy = False
         d = c.d_model
-        self.embedding = nn.Embedding(vocab_size, d, padding_idx=PAD_ID)
+        self.embedding = nn.Embedding(vocab_size, d, padding_idx=c.pad_id)
         self.enc_layers = nn.ModuleList(_EncLayer(c) for _ in range(c.enc_layers))
         self.dec_layers = nn.ModuleList(_DecLayer(c) for _ in range(c.dec_layers))
         self.enc_ln, self.dec_ln = nn.LayerNorm(d), nn.LayerNorm(d)
@@ -247,12 +258,12 @@ class TransformerSeq2Seq(nn.Module):
         self.drop = nn.Dropout(c.dropout)
         with torch.no_grad():
             nn.init.normal_(self.embedding.weight, 0.0, d ** -0.5)
-            self.embedding.weight[PAD_ID].zero_()
+            self.embedding.weight[c.pad_id].zero_()
 
     # -- helpers ---------------------------------------------------------------------------
     def _embed(self, ids: torch.Tensor, start) -> torch.Tensor:
         """Scaled embeddings + positions ``start .. start + T - 1`` of ``ids`` [N, T] (ids >= V read as <unk>)."""
-        ids = torch.where(ids < self.vocab_size, ids, torch.full_like(ids, UNK_ID))
+        ids = torch.where(ids < self.vocab_size, ids, torch.full_like(ids, self.config.unk_id))
         pos = torch.arange(ids.shape[1], device=ids.device) + start
         e = self.embedding(ids)
         return self.drop(e * math.sqrt(self.config.d_model) + _sinusoid(pos, self.config.d_model).to(e.dtype))
@@ -310,7 +321,7 @@ class TransformerSeq2Seq(nn.Module):
         sc = torch.bmm(self.copy_q(s), copy_feats.transpose(1, 2)) / math.sqrt(s.shape[-1])  # [N, T, S]
         log_a = torch.log_softmax(sc.masked_fill(~mask.unsqueeze(1), MASK_NEG), -1)
         ctx = torch.bmm(log_a.exp(), memory)  # context vector h*_t
-        inp = torch.where(tokens < V, tokens, torch.full_like(tokens, UNK_ID))
+        inp = torch.where(tokens < V, tokens, torch.full_like(tokens, self.config.unk_id))
         g = self.p_gen(torch.cat([ctx, s, self.embedding(inp)], -1))  # [N, T, 1] logit of p_gen (Eq. 8)
         shift = F.logsigmoid(g)  # log p_gen: log P(v) = ls_v + shift
         copy_p = torch.exp(log_a + F.logsigmoid(-g))  # (1 - p_gen) a_t[j]; 0 at padding
@@ -391,7 +402,7 @@ class TransformerSeq2Seq(nn.Module):
         """Teacher-forced negative log-likelihood ``(sum over target tokens, token count)``,
         the contract of :meth:`pysynth.models.seq2seq.Seq2Seq.forward` (``<pad>`` targets ignored)."""
         lp = self.logprobs(src, src_len, src_ext, n_ext, tgt_in).gather(2, tgt_out.unsqueeze(-1)).squeeze(-1)
-        keep = (tgt_out != PAD_ID).to(lp.dtype)
+        keep = (tgt_out != self.config.pad_id).to(lp.dtype)
         return -(lp * keep).sum(), keep.sum()
 
 
@@ -400,13 +411,16 @@ class TransformerSeq2Seq(nn.Module):
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def save_pretrained(model: TransformerSeq2Seq, vocab, directory: PathLike) -> Path:
+def save_pretrained(model: TransformerSeq2Seq, vocab, directory: PathLike, onnx: bool = False) -> Path:
     """Write ``model`` and its :class:`~pysynth.models.vocab.Vocab` as a pysynth model directory.
 
     The store (:mod:`pysynth.store`, format ``pysynth.model`` v1) holds ``config.json``,
-    ``vocab.json`` and ``model.safetensors`` (no pickle); ``meta`` = ``{"arch", "config",
-    "vocab_size"}``.
+    ``vocab.json`` and ``model.safetensors`` (no pickle), and with ``onnx=True`` also
+    ``encoder.onnx`` and ``step.onnx`` (:func:`export_onnx`); ``meta`` = ``{"arch", "config",
+    "vocab_size", "onnx"}`` (``onnx``: graph name -> file, with :func:`onnx_graphs`' names).
     """
+    import tempfile
+
     from safetensors.torch import save
 
     from pysynth import store
@@ -420,8 +434,15 @@ def save_pretrained(model: TransformerSeq2Seq, vocab, directory: PathLike) -> Pa
     files = {"config.json": json.dumps(cfg, indent=1).encode(),
              "vocab.json": json.dumps({"itos": vocab.itos}, ensure_ascii=False).encode(),
              "model.safetensors": save(state)}
+    graphs = {}
+    if onnx:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, path in export_onnx(model, tmp).items():
+                files[path.name] = path.read_bytes()
+                graphs[name] = path.name
     store.save(directory, "pysynth.model", 1, files=files,
-               meta={"arch": ARCH, "config": cfg, "vocab_size": model.vocab_size})
+               meta={"arch": ARCH, "config": cfg, "vocab_size": model.vocab_size, "onnx": graphs,
+                     "onnx_io": onnx_graphs(model.copy) if onnx else {}})
     return Path(directory)
 
 

@@ -184,8 +184,12 @@ def test_save_load_round_trip(tmp_path):
     from pysynth.models.transformer import load, save_pretrained
 
     m, vocab = _model(True, seed=3), _vocab()
-    save_pretrained(m, vocab, tmp_path / "t")
+    save_pretrained(m, vocab, tmp_path / "t", onnx=True)
     assert (tmp_path / "t" / "model.safetensors").is_file()
+    from pysynth import store
+
+    st = store.load(tmp_path / "t", "pysynth.model")
+    assert st.meta["onnx"] == {"encoder": "encoder.onnx", "step": "step.onnx"} and st.read("step.onnx")
     m2, v2 = load(tmp_path / "t")
     assert v2.itos == vocab.itos and m2.config == m.config
     for (k, a), (_, b) in zip(m.state_dict().items(), m2.state_dict().items()):

@@ -219,7 +219,7 @@ def test_save_load_round_trip(tmp_path, tokenizer, cls):
 
     torch.manual_seed(3)
     m = cls(_config(), len(TOKENS)).eval()
-    save_pretrained(m, tokenizer, tmp_path / "m")
+    save_pretrained(m, tokenizer, tmp_path / "m", onnx=cls is BiEncoder)
     m2, tok2 = load(tmp_path / "m")
     assert type(m2) is cls and m2.config == m.config
     assert tok2.get_vocab() == tokenizer.get_vocab()
@@ -229,6 +229,15 @@ def test_save_load_round_trip(tmp_path, tokenizer, cls):
     for x, y in zip(a if isinstance(a, tuple) else [a], b if isinstance(b, tuple) else [b]):
         assert torch.equal(x, y)
     assert registry.resolve(tmp_path / "m").kind == "pysynth"
+    if cls is BiEncoder:  # the stored ONNX graph runs without torch, from the store's bytes
+        ort = pytest.importorskip("onnxruntime")
+        from pysynth import store
+
+        st = store.load(tmp_path / "m", "pysynth.model")
+        sess = ort.InferenceSession(st.read(st.meta["onnx"]["model"]), providers=["CPUExecutionProvider"])
+        e = tokenizer(["the red dog ran"], return_tensors="np")
+        got = sess.run(None, {k: e[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")})
+        np.testing.assert_allclose(got[0], a.numpy(), atol=1e-4)
     arch = registry.architecture("span-encoder" if cls is SpanEncoder else "bi-encoder")
     assert type(arch.build(arch.config_class().from_dict(m.config.to_dict()), len(TOKENS))) is cls
 

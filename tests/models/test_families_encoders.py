@@ -171,6 +171,35 @@ def test_training_finds_the_answer_span(tokenizer):
         predict_spans(m, tokenizer, "a text")
 
 
+class _PointAt:
+    """A fake scorer: start and end logits peak at every occurrence of one token id."""
+
+    def __init__(self, token_id, null=0.0):
+        self.token_id, self.null = token_id, null
+
+    def span_scores(self, input_ids, attention_mask, token_type_ids=None):
+        ids = np.asarray(input_ids)
+        hit = np.where(ids == self.token_id, 5.0, 0.0).astype(np.float32)
+        B, T = ids.shape
+        return {"start_logits": hit, "end_logits": hit, "null_score": np.full(B, self.null, np.float32),
+                "joint": np.zeros((B, T, 0), np.float32)}
+
+
+def test_long_contexts_are_read_in_windows(tokenizer):
+    """An answer beyond the first max_length tokens is found, with offsets into the full text."""
+    text = "the cat sat on the mat . " * 6 + "a dog ran in the park ."
+    park = TOKENS.index("park")
+    for q in (None, ["who ran ?"]):
+        got = predict_spans(_PointAt(park), tokenizer, [text], q, k=1, max_length=16, stride=4)
+        assert got[0][0]["text"] == "park" and text[got[0][0]["start"]:got[0][0]["end"]] == "park"
+        assert got[0][0]["score"] == 10.0
+        # without windows the answer is cut off
+        short = predict_spans(_PointAt(park), tokenizer, [text[:40]], q, k=1, max_length=16, stride=4)
+        assert short[0][0]["score"] < 10.0
+    with pytest.raises(ValueError, match="stride"):
+        predict_spans(_PointAt(park), tokenizer, [text], max_length=16, stride=16)
+
+
 # ------------------------------------------------------------------------------ bi-encoder
 
 def test_bi_encoder_learns_paraphrase_pairs(tokenizer):

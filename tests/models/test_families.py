@@ -162,13 +162,15 @@ def test_trained_model_decodes_through_torch_backend(trained, parts):
     assert all(len(h) == 4 for h in div)
 
 
-def test_backend_paths_agree(trained):
-    """parts / full-row / top-k paths of TorchBackend give the same beams."""
+@pytest.mark.parametrize("copy", [True, False])
+def test_backend_paths_agree(trained, copy):
+    """parts / full-row / top-k paths of TorchBackend give the same beams (trained copy model;
+    random model without the copy head)."""
     from pysynth.decoding.backends import TorchBackend
     from pysynth.decoding.search import beam_search
 
-    m, vocab, _ = trained
-    b = make_source_batch(vocab, _sources(np.random.default_rng(7), 6), True)
+    m, vocab = (trained[0], trained[1]) if copy else (_model(False, seed=8), _vocab())
+    b = make_source_batch(vocab, _sources(np.random.default_rng(7), 6), copy)
     runs = [beam_search(TorchBackend(m, **kw), b, beam=3, max_len=8)
             for kw in ({"parts": True}, {"parts": False}, {"topk": False})]
     for other in runs[1:]:

@@ -206,3 +206,19 @@ for _name, _attention, _copy in (("ednet", False, False), ("attnet", True, False
 
 register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
                             "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))
+
+# ------------------------------------------------------------------------------ transformer / encoder families
+# (appended by the families branch: pysynth.models.transformer, pysynth.models.encoders)
+register_architecture(Architecture(
+    "transformer-seq2seq", "transformer-seq2seq", "pysynth.models.transformer:TransformerSeq2SeqConfig",
+    "pysynth.models.transformer:TransformerSeq2Seq",
+    {"encoder": {"inputs": ["src", "src_len"], "outputs": ["memory", "keys", "copy_feats", "mask", "h0"]},
+     "step": {"inputs": ["tokens", "h", "memory", "keys", "copy_feats", "mask", "src_ext", "ext_zeros"],
+              "outputs": ["logp", "h_new"]}}))
+_ENC_IN = ["input_ids", "attention_mask", "token_type_ids"]
+register_architecture(Architecture(
+    "span-encoder", "span-encoder", "pysynth.models.encoders:EncoderConfig", "pysynth.models.encoders:SpanEncoder",
+    {"model": {"inputs": _ENC_IN, "outputs": ["start_logits", "end_logits", "null_score", "joint"]}}))
+register_architecture(Architecture(
+    "bi-encoder", "bi-encoder", "pysynth.models.encoders:EncoderConfig", "pysynth.models.encoders:BiEncoder",
+    {"model": {"inputs": _ENC_IN, "outputs": ["embeddings"]}}))

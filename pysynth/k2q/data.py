@@ -16,7 +16,9 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
+
+from pysynth.io import read_jsonl  # noqa: F401  (re-exported: the loaders' JSONL reader)
 
 __all__ = ["SeedPair", "QuestionSet", "data_dir", "load_seed_pairs", "load_question_set", "read_jsonl"]
 
@@ -34,19 +36,6 @@ def data_dir(path: Optional[os.PathLike] = None) -> Path:
             f"shared data folder not found at {p}; pass its path or set PYSYNTH_DATA"
         )
     return p
-
-
-def read_jsonl(path: os.PathLike) -> Iterator[dict]:
-    """Rows of a JSON Lines file (``.gz`` is decompressed); blank lines are skipped."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
 
 
 @dataclass(frozen=True)
@@ -150,3 +139,28 @@ def seed_clusters(pairs: Sequence[SeedPair]) -> Dict[str, List[int]]:
     for i, p in enumerate(pairs):
         out.setdefault(p.cluster_id, []).append(i)
     return out
+
+
+def fit_default_profile(data: Optional[os.PathLike] = None, out="default", workers: int = 1):
+    """Fit the synthetic-corpus profile shipped in :mod:`pysynth.data.synthetic` from the shared
+    data and write it to ``out`` (``"default"``: the shipped file; None: don't write).
+
+    The question set is :func:`pysynth.k2q.data.load_question_set` without the T0 clusters
+    (as the K2Q protocol uses it): ComQA/WikiAnswers paraphrase clusters, query-wellformedness
+    (>= 0.8), MQR, SQuAD 2.0 and VQA questions.
+    """
+    from pysynth.data.synthetic import DEFAULT_PROFILE_PATH, fit_profile
+
+    if out == "default":
+        out = DEFAULT_PROFILE_PATH
+    seeds = seed_clusters(load_seed_pairs(data))
+    qs = load_question_set(data, exclude_clusters=set(seeds))
+    counts: Dict[str, int] = {}
+    for s_ in qs.source:
+        counts[s_] = counts.get(s_, 0) + 1
+    desc = ("pysynth.k2q.data.load_question_set() without the T0 clusters: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    profile = fit_profile(qs.questions, qs.cluster, workers=workers, description=desc)
+    if out is not None:
+        profile.save(out)
+    return profile

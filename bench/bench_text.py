@@ -41,8 +41,9 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-import _text_data  # noqa: E402
 from pysynth import text  # noqa: E402
+
+import _text_data  # noqa: E402
 
 N = int(os.environ.get("BENCH_TEXT_N", _text_data.N_QUESTIONS))
 ROUNDS_FAST = int(os.environ.get("BENCH_ROUNDS_FAST", 5))

@@ -20,9 +20,9 @@ _USER_ENV = {k: os.environ.get(k) for k in ("RAYON_NUM_THREADS", "PYSYNTH_IMPL",
                                               "PYSYNTH_SHARED_DATA")}
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before any Rust extension starts its pool
 
+import _data  # noqa: E402  (bench/ is on sys.path: rootdir-relative import of this conftest)
 import pytest  # noqa: E402
 
-import _data  # noqa: E402  (bench/ is on sys.path: rootdir-relative import of this conftest)
 
 def _core_fingerprint():
     """sha256 (first 16 hex) and mtime of the compiled extension that this run imports."""

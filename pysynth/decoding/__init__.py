@@ -13,8 +13,14 @@ come from the backend (``backend.specials``). This package imports nothing from
 torch.
 """
 from pysynth.decoding.protocol import DecodingBackend, SpecialIds
-from pysynth.decoding.search import (Hypothesis, beam_search, diverse_beam_search, greedy_search,
-                                     normalize_score, sample_search)
+from pysynth.decoding.search import (
+                                     Hypothesis,
+                                     beam_search,
+                                     diverse_beam_search,
+                                     greedy_search,
+                                     normalize_score,
+                                     sample_search,
+)
 
 __all__ = ["Hypothesis", "greedy_search", "beam_search", "diverse_beam_search", "sample_search",
            "normalize_score", "DecodingBackend", "SpecialIds"]

@@ -51,7 +51,8 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from pysynth import io, pipelines, signature as _signature, store
+from pysynth import io, pipelines, store
+from pysynth import signature as _signature
 from pysynth.k2q.keywords import _take_rows as _gather
 
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]

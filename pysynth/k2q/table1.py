@@ -19,8 +19,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from pysynth.io import atomic_write_text
 from pysynth import metrics, sampling
+from pysynth.io import atomic_write_text
 from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.k2q.keywords import KeywordGenerator
 
@@ -77,7 +77,6 @@ def run_table1(
     questions = [p.question for p in pairs]
     groups = [p.cluster_id for p in pairs]
     ref_sets = [[pairs[j].keywords for j in by_cluster[p.cluster_id]] for p in pairs]
-    cluster_of = np.array([list(by_cluster).index(g) for g in groups])
     rng = np.random.default_rng(seed)
     fold_clusters = _folds(list(by_cluster), folds, rng)
     fold_of_cluster = {c: f for f, cs in enumerate(fold_clusters) for c in cs}

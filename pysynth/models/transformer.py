@@ -43,9 +43,9 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from pysynth.decoding.protocol import SpecialIds
-import torch.nn.functional as F
 
 __all__ = ["TransformerSeq2SeqConfig", "TransformerSeq2Seq", "Encoded", "ARCH", "save_pretrained", "load",
            "export_onnx", "onnx_graphs", "ONNX_GRAPHS", "LOG_EPS", "LOG_FLOOR"]

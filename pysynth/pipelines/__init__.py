@@ -29,8 +29,13 @@ actors, which memory-map the context from the run directory)::
 
     pipelines.run(Stage(), out, executor=pipelines.make_executor("ray"), chunk_size=10_000)
 """
-from pysynth.pipelines.executors import (LocalExecutor, RayExecutor, add_executor_arguments,
-                                         executor_from_args, make_executor)
+from pysynth.pipelines.executors import (
+                                         LocalExecutor,
+                                         RayExecutor,
+                                         add_executor_arguments,
+                                         executor_from_args,
+                                         make_executor,
+)
 from pysynth.pipelines.runner import CONTEXT, STATE, Kernel, RunInfo, Stage, parts_dir, run
 
 __all__ = ["Stage", "Kernel", "RunInfo", "run", "parts_dir", "LocalExecutor", "RayExecutor",

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from _parity import run_all
 from pysynth.decoding.search import topk_from_parts
+
+from _parity import run_all
 
 FLOOR = np.float32(math.log(1e-12))
 

@@ -48,14 +48,14 @@ EXPECTED_VERSIONS = {
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)  # absl (rouge_score) and sacrebleu loggers
 
-from rouge_score import rouge_scorer, tokenizers as rs_tokenizers  # noqa: E402
+from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu  # noqa: E402
+from pycocoevalcap.bleu.bleu import Bleu  # noqa: E402
 from rouge import Rouge  # noqa: E402
-import sacrebleu  # noqa: E402
+from rouge_score import rouge_scorer  # noqa: E402
+from rouge_score import tokenizers as rs_tokenizers  # noqa: E402
 from sacrebleu.metrics import BLEU  # noqa: E402
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a  # noqa: E402
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International  # noqa: E402
-from nltk.translate.bleu_score import corpus_bleu, sentence_bleu, SmoothingFunction  # noqa: E402
-from pycocoevalcap.bleu.bleu import Bleu  # noqa: E402
 
 SYSTEMS = ["GEC", "lstm", "nmt_de", "nmt_fr", "paralex_quora_stackexchange", "paralex_stackexchange",
            "quora_stackexchange", "quora_stackexchange_gec", "transformer"]

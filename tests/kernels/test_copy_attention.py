@@ -38,7 +38,9 @@ def make_case(B, S, H, V, n_oov, *, dtype=torch.float32, seed=0, bias=True, empt
     for r in empty_rows:
         mask[r] = False
     ids = ids.masked_fill(~mask, 0)  # padding id; ignored
-    cast = (lambda t: None if t is None else t.to(dtype))
+    def cast(t):
+        return None if t is None else t.to(dtype)
+
     return dict(s=cast(s), h=cast(h), src_ids=ids, src_mask=mask, W_o=cast(W_o),
                 b_o=cast(b_o), W_c=cast(W_c), n_oov=n_oov)
 

@@ -12,8 +12,7 @@ from pysynth.decoding.backends import TorchBackend  # noqa: E402
 from pysynth.decoding.protocol import DecodingBackend, SpecialIds  # noqa: E402
 from pysynth.models.batching import make_source_batch  # noqa: E402
 
-from ._util import (assert_same_hypotheses, decode_parity, random_sources, small_model,  # noqa: E402
-                    small_vocab)
+from ._util import assert_same_hypotheses, decode_parity, random_sources, small_model, small_vocab  # noqa: E402
 
 ARCHS = ("ednet", "attnet", "copynet")
 SETTINGS = {"greedy": dict(max_len=8), "beam": dict(beam=4, max_len=8, length_penalty="gnmt"),

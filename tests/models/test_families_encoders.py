@@ -15,8 +15,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from pysynth.models.encoders import (  # noqa: E402
-    MASK_NEG, BiEncoder, EncoderConfig, SpanEncoder, best_joint_spans, best_spans, cosine, predict_spans,
-    span_loss, wordpiece_tokenizer)
+    MASK_NEG,
+    BiEncoder,
+    EncoderConfig,
+    SpanEncoder,
+    best_joint_spans,
+    best_spans,
+    cosine,
+    predict_spans,
+    span_loss,
+    wordpiece_tokenizer,
+)
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "what", "who", "dog",
           "ran", "in", "park", "a", "?", ".", "##s", "big", "red"]

@@ -15,6 +15,7 @@ ray = pytest.importorskip("ray")
 
 import _toy_stage  # noqa: E402
 from _toy_stage import ToyStage  # noqa: E402
+
 from pysynth import pipelines  # noqa: E402
 from pysynth.data import k2q_demo  # noqa: E402
 from pysynth.k2q.synthesize import SynthesisConfig, synthesize  # noqa: E402

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _toy_stage import ToyStage
+
 from pysynth import pipelines
 
 HERE = Path(__file__).resolve().parent

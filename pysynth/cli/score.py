@@ -38,6 +38,13 @@ def score_corpus(
             out[t] = 100.0 * v["f"]
         out["rouge_signature"] = {"flavor": rouge_flavor, "stem": stem, "nrefs": len(refs)}
     out["n_segments"] = len(hyps)
+    from pysynth import signature
+
+    out["signature"] = signature.signature(
+        "pysynth.score", 1,
+        {"metrics": list(metrics), "bleu_flavor": bleu_flavor, "rouge_flavor": rouge_flavor, "stem": stem,
+         "tokenize": tokenize, "lowercase": lowercase},
+        {"segments": len(hyps), "references": len(refs), "sha256": signature.fingerprint(hyps, *refs)})
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from pysynth import metrics, sampling
+from pysynth import signature as _signature
 from pysynth.io import atomic_write_text
 from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.k2q.keywords import KeywordGenerator
@@ -141,6 +142,9 @@ def run_table1(
     total = time.perf_counter() - t_start
     meta = {"repeats": repeats, "folds": folds, "seed": seed, "workers": workers, "questions": n,
             "clusters": len(by_cluster), "corpus_questions": len(qset), "seconds": total}
+    meta["signature"] = _signature.signature(
+        "pysynth.k2q.table1", 1, {"repeats": repeats, "folds": folds, "seed": seed},
+        {"t0_pairs": n, "sha256": _signature.fingerprint([[p.cluster_id, p.keywords, p.question] for p in pairs])})
     if out_dir:
         _write(Path(out_dir), results, meta)
     results["_meta"] = meta

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pysynth import signature as _signature
 from pysynth.io import atomic_write_text
 
 __all__ = ["run_table2", "load_pairs", "PAPER_TABLE2"]
@@ -206,6 +207,12 @@ def run_table2(
         "t0_distinct_queries": len(distinct), "beam": beam, "workers": workers, "seed": seed,
         "limit": limit, "backend": backend, "seconds": time.perf_counter() - t_start,
     }
+    meta["signature"] = _signature.signature(
+        "pysynth.k2q.table2", 1, {"beam": beam, "seed": seed, "limit": limit, "backend": backend,
+                                  "models": {k: str(v) for k, v in dict(model_dirs or {}).items()},
+                                  "baselines": list(baselines)},
+        {"train_pairs": len(train), "t0_pairs": len(t0),
+         "sha256": _signature.fingerprint([list(p) for p in train], [[p.cluster_id, p.keywords, p.question] for p in t0])})
     if out_dir is not None:
         _write(Path(out_dir), results, meta, t0, outputs)
     results["_meta"] = meta

@@ -27,6 +27,11 @@ def test_score_matches_the_library(cli, files, tmp_path, monkeypatch):
     assert res.code == 0 and not res.err
     out = json.loads(res.out)
     assert out["bleu"] == M.corpus_bleu(HYPS, [REFS]).score and out["n_segments"] == 3
+    from pysynth import signature
+
+    sig = out["signature"]  # the one run signature: format, config, input fingerprint, versions
+    assert sig["format"] == "pysynth.score" and sig["config"]["metrics"] == ["bleu", "rouge1", "rougeLsum"]
+    assert sig["input"] == {"segments": 3, "references": 1, "sha256": signature.fingerprint(HYPS, REFS)}
     assert out["rouge1"] == 100 * M.rouge(HYPS, [REFS], types=["rouge1"]).mean()["rouge1"]["f"]
     assert "rougeLsum" in out and "rouge2" not in out
     # stdin for the hypotheses (--in is the same flag), --out to a file

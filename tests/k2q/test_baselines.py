@@ -182,6 +182,8 @@ def test_table2_harness(tmp_path, shared_data):
     res = run_table2(pairs, {}, data=shared_data, out_dir=tmp_path / "out", limit=20, progress=False,
                      tbm_params={"min_count": 1, "epochs": 2})
     assert set(res) == {"SDM", "TBM", "_meta"} and res["_meta"]["t0_pairs"] == 20
+    sig = res["_meta"]["signature"]
+    assert sig["format"] == "pysynth.k2q.table2" and sig["input"]["t0_pairs"] == 20 and len(sig["input"]["sha256"]) == 64
     for name in ("SDM", "TBM"):
         r = res[name]
         assert r["n"] == 20 and 0.0 <= r["bleu"] <= 1.0 and 0.0 <= r["rouge2"] <= r["rouge1"] <= 1.0

@@ -54,3 +54,5 @@ def test_table1_smoke(shared_data, tmp_path):
     assert 0 < row["avg"] <= row["max"] <= 1
     assert len(row["chosen"]) == 5 and len(row["grid"]) == 9
     assert (tmp_path / "table1.md").exists() and (tmp_path / "fig6_grid.csv").exists()
+    sig = res["_meta"]["signature"]
+    assert sig["format"] == "pysynth.k2q.table1" and sig["config"] == {"repeats": 2, "folds": 5, "seed": 0}

@@ -13,7 +13,7 @@ A :class:`Stage` is three steps:
    chunk order), the output file(s) and the summary.
 
 The runner owns everything else: the run directory ``OUT.parts/`` (``state.json`` = the stage's
-signature and the chunk size; ``context/``; ``part-NNNNNN.npz``), resume-or-refuse (parts of a
+signature and the chunk size; ``context/``; ``part-NNNNNN/``, one store each), resume-or-refuse (parts of a
 different run raise unless ``resume=False``), atomic part files checked on load, removal of the
 temporary files a killed run left, progress, and the merge.  Since every chunk is a pure function
 of its range, the output does not depend on the executor, the chunk order, the number of workers,
@@ -31,14 +31,15 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from pysynth.io import atomic_dir, atomic_write, write_json
+from pysynth import store
+from pysynth.io import atomic_dir, write_json
 from pysynth.pipelines.progress import Progress, say
 
 __all__ = ["Stage", "Kernel", "RunInfo", "run", "parts_dir", "STATE", "CONTEXT"]
 
 STATE = "state.json"
 CONTEXT = "context"
-_RANGE = "__range__"  # [start, stop] of a part, checked on load
+PART_FORMAT = "pysynth.pipelines.Part"  # store format of a part; its meta holds [start, stop)
 _ITEMS = "items.json"  # written by the runner into the context: the number of items
 
 
@@ -120,32 +121,27 @@ def _ranges(n: int, chunk_size: int) -> List[Tuple[int, int]]:
 
 
 def _part_path(run_dir: Path, c: int) -> Path:
-    return run_dir / f"part-{c:06d}.npz"
+    return run_dir / f"part-{c:06d}"
 
 
 def _save_part(path: Path, start: int, stop: int, arrays: Mapping[str, np.ndarray]) -> None:
-    if _RANGE in arrays:
-        raise ValueError(f"a kernel's result may not hold an array named {_RANGE!r}")
-    data = {k: np.asarray(v) for k, v in arrays.items()}
-    data[_RANGE] = np.array([start, stop], dtype=np.int64)
-    atomic_write(path, lambda f: np.savez(f, **data))
+    """One part = one small store (atomic; every array's dtype, shape and CRC-32 recorded)."""
+    store.save(path, PART_FORMAT, 1, arrays={k: np.asarray(v) for k, v in arrays.items()},
+               meta={"start": int(start), "stop": int(stop)})
 
 
 def _load_part(path: Path, start: int, stop: int, kernel: Kernel) -> Optional[Dict[str, np.ndarray]]:
     """The part's arrays, or None when it is missing, unreadable, of another range or not whole
-    (then it is computed again).  ``np.load`` reads every member fully, so the zip CRC-32 of each
-    member is checked."""
-    if not path.is_file():
+    (then it is computed again): the store checks sizes and the CRC-32 of every array."""
+    if not path.is_dir():
         return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-    except Exception:  # noqa: BLE001 - parts are renamed into place; anything unreadable is redone
+        st = store.load(path, PART_FORMAT, (1,), mmap=False)
+    except (OSError, ValueError):  # parts are swapped into place; anything unreadable is redone
         return None
-    rng = d.pop(_RANGE, None)
-    if rng is None or rng.tolist() != [start, stop] or not kernel.check(d, stop - start):
+    if [st.meta.get("start"), st.meta.get("stop")] != [start, stop] or not kernel.check(st.arrays, stop - start):
         return None
-    return d
+    return dict(st.arrays)
 
 
 def _open_run_dir(run_dir: Path, out: Optional[Path], state: Mapping[str, Any], resume: bool) -> None:

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from _toy_stage import ToyStage
 
-from pysynth import pipelines
+from pysynth import pipelines, store
+from pysynth.pipelines import runner
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -50,8 +51,8 @@ def test_crash_then_resume_computes_only_the_missing_chunks(tmp_path, reference)
     with pytest.raises(RuntimeError, match="toy failure"):
         _run(out, fail_at=21, calls=calls)
     run_dir = pipelines.parts_dir(out)
-    assert sorted(p.name for p in run_dir.glob("part-*.npz")) == ["part-000000.npz", "part-000001.npz",
-                                                                  "part-000002.npz"]
+    assert sorted(p.name for p in run_dir.glob("part-*")) == ["part-000000", "part-000001",
+                                                                  "part-000002"]
     assert not out.exists()
     calls.clear()
     stage, info = _run(out, calls=calls, keep_parts=True)
@@ -72,7 +73,7 @@ def test_parts_of_a_different_run_are_refused_unless_restart(tmp_path):
         _run(out, chunk_size=5)
     with pytest.raises(ValueError, match="different run"):
         _run(out, values=VALUES[:-1])
-    assert len(list(pipelines.parts_dir(out).glob("part-*.npz"))) == 2  # refusing deletes nothing
+    assert len(list(pipelines.parts_dir(out).glob("part-*"))) == 2  # refusing deletes nothing
     stage, info = _run(out, seed=1, resume=False)
     assert stage.prepared == 1 and info.chunks_resumed == 0
     ref = tmp_path / "ref.jsonl"
@@ -85,12 +86,15 @@ def test_damaged_or_foreign_parts_are_recomputed(tmp_path, reference):
     with pytest.raises(RuntimeError):
         _run(out, fail_at=28)
     run_dir = pipelines.parts_dir(out)
-    p0, p1, p2 = (run_dir / f"part-{c:06d}.npz" for c in range(3))
-    p0.write_bytes(p0.read_bytes()[:-20])                       # truncated
-    data = bytearray(p1.read_bytes())
-    data[len(data) // 2] ^= 0xFF                                # corrupt (zip CRC-32)
-    p1.write_bytes(bytes(data))
-    np.savez(p2, x=np.zeros(1), off=np.zeros(8, np.int64), __range__=np.array([0, 7]))  # another range
+    p0, p1, p2 = (run_dir / f"part-{c:06d}" for c in range(3))
+    a0 = next(p0.glob("*.npy"))
+    a0.write_bytes(a0.read_bytes()[:-8])                        # truncated
+    a1 = next(p1.glob("*.npy"))
+    data = bytearray(a1.read_bytes())
+    data[-1] ^= 0xFF                                            # corrupt (the store's CRC-32)
+    a1.write_bytes(bytes(data))
+    store.save(p2, runner.PART_FORMAT, 1, arrays={"x": np.zeros(1), "off": np.zeros(8, np.int64)},
+               meta={"start": 0, "stop": 7})                    # another range
     calls = []
     _stage, info = _run(out, calls=calls)
     assert (info.chunks_resumed, info.chunks_computed, info.parts_redone) == (1, 7, 3)
@@ -103,7 +107,7 @@ def test_stale_temporary_files_of_a_killed_run_are_removed(tmp_path, reference):
     with pytest.raises(RuntimeError):
         _run(out, fail_at=7)
     run_dir = pipelines.parts_dir(out)
-    stale = [run_dir / ".part-000003.npz.x1.tmp", tmp_path / ".out.jsonl.x2.tmp",
+    stale = [run_dir / ".part-000003.x1.tmp", tmp_path / ".out.jsonl.x2.tmp",
              tmp_path / ".out.jsonl.meta.json.x3.tmp"]
     for p in stale:
         p.write_bytes(b"half")
@@ -177,7 +181,7 @@ def test_process_death_at_chunk_boundaries_then_resume(tmp_path, reference):
         p = subprocess.run([sys.executable, str(HERE / "_toy_stage.py"), str(out), "50", "7", "0", str(stop)],
                            env=_env(), capture_output=True, text=True, timeout=120)
         assert p.returncode == 75, p.stderr
-        assert len(list(pipelines.parts_dir(out).glob("part-*.npz"))) == stop and not out.exists()
+        assert len(list(pipelines.parts_dir(out).glob("part-*"))) == stop and not out.exists()
     _run(out)
     assert out.read_bytes() == reference[0]
 
@@ -189,7 +193,7 @@ def test_sigkill_mid_run_then_rerun_is_byte_identical(tmp_path, reference):
     p = subprocess.Popen(cmd, env=_env())
     run_dir = pipelines.parts_dir(out)
     deadline = time.monotonic() + 120
-    while not (run_dir / "part-000002.npz").exists() and p.poll() is None and time.monotonic() < deadline:
+    while not (run_dir / "part-000002").exists() and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -201,7 +205,7 @@ def test_sigkill_mid_run_then_rerun_is_byte_identical(tmp_path, reference):
 
 
 def test_importing_the_pipelines_imports_neither_ray_nor_tqdm():
-    code = ("import sys, pysynth, pysynth.pipelines, pysynth.k2q.synthesize, pysynth.k2q.cli; "
+    code = ("import sys, pysynth, pysynth.pipelines, pysynth.k2q.synthesize, pysynth.cli.k2q; "
             "print(sorted(m for m in ('ray', 'tqdm', 'torch') if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr

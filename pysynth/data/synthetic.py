@@ -86,8 +86,8 @@ __all__ = [
     "PROFILE_VERSION",
 ]
 
-PROFILE_FORMAT = "pysynth.k2q.synthetic_profile"
-PROFILE_VERSION = 1
+PROFILE_FORMAT = "pysynth.data.synthetic_profile"
+PROFILE_VERSION = 2  # 2: the "format" + "format_version" keys of every pysynth format
 DEFAULT_PROFILE_PATH = Path(__file__).resolve().with_name("synthetic_profile.json")
 GROUPS = ("clustered", "unclustered")
 
@@ -166,10 +166,10 @@ class Profile:
     fitted_from: Dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """A JSON-serializable dict (``format`` and ``version`` included)."""
+        """A JSON-serializable dict (``format`` and ``format_version`` included)."""
         return {
             "format": PROFILE_FORMAT,
-            "version": PROFILE_VERSION,
+            "format_version": PROFILE_VERSION,
             "fitted_from": self.fitted_from,
             "clustered_fraction": self.clustered_fraction,
             "cluster_sizes": list(self.cluster_sizes),
@@ -185,10 +185,11 @@ class Profile:
         """Validate and build a profile; ``ValueError`` naming ``name`` and the bad field."""
         if not isinstance(d, dict):
             raise ValueError(f"{name} must be a JSON object (dict), got {type(d).__name__}")
-        if d.get("format") != PROFILE_FORMAT or d.get("version") != PROFILE_VERSION:
+        if d.get("format") != PROFILE_FORMAT or d.get("format_version") != PROFILE_VERSION:
             raise ValueError(
                 f"{name} is not a synthetic-corpus profile version {PROFILE_VERSION} "
-                f"(format={d.get('format')!r}, version={d.get('version')!r}); fit one with fit_profile()"
+                f"(format={d.get('format')!r}, format_version={d.get('format_version')!r}); "
+                "fit one with fit_profile()"
             )
         try:
             p = cls(

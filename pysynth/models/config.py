@@ -15,7 +15,11 @@ _SELF = "pysynth.models.config:Seq2SeqConfig"
 ARCHS = tuple(a for a in registry.architectures() if registry.architecture(a).config == _SELF)
 
 
-def _from_dict(cls, d: Dict[str, Any]):
+def config_from_dict(cls, d: Dict[str, Any]):
+    """``cls(**d)`` for a configuration dataclass; TypeError for a non-dict, ValueError naming
+    unknown fields (every family's ``from_dict``)."""
+    if not isinstance(d, dict):
+        raise TypeError(f"d: must be a dict, got {type(d).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(d) - names)
     if unknown:
@@ -99,7 +103,7 @@ class Seq2SeqConfig:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Seq2SeqConfig":
-        return _from_dict(cls, d)
+        return config_from_dict(cls, d)
 
     def to_json(self) -> bytes:
         return json.dumps(self.to_dict(), indent=1).encode("utf-8")
@@ -152,4 +156,4 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "TrainConfig":
-        return _from_dict(cls, d)
+        return config_from_dict(cls, d)

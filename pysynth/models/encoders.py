@@ -116,13 +116,9 @@ class EncoderConfig:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "EncoderConfig":
-        if not isinstance(d, dict):
-            raise TypeError(f"d: must be a dict, got {type(d).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"{cls.__name__}: unknown field(s) {unknown}; known: {sorted(names)}")
-        return cls(**d)
+        from pysynth.models.config import config_from_dict
+
+        return config_from_dict(cls, d)
 
     def bert_config(self, vocab_size: Optional[int] = None):
         """The ``transformers.BertConfig`` of the encoder (eager attention: exports to ONNX)."""

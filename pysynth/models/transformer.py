@@ -39,13 +39,18 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from pysynth.decoding.protocol import SpecialIds
+
+# the GRU seq2seq's encoder outputs, field for field: for this model ``context`` is empty,
+# ``keys`` [N, dec_layers, 2, S, d] are the cross-attention keys/values of every decoder layer,
+# ``copy_feats`` the copy attention's keys and ``h0`` [N, dec_layers, 2, 0, d] the empty cache
+from pysynth.models.seq2seq import Encoded
 
 __all__ = ["TransformerSeq2SeqConfig", "TransformerSeq2Seq", "Encoded", "ARCH", "save_pretrained", "load",
            "export_onnx", "onnx_graphs", "ONNX_GRAPHS", "LOG_EPS", "LOG_FLOOR"]
@@ -127,36 +132,9 @@ class TransformerSeq2SeqConfig:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "TransformerSeq2SeqConfig":
-        if not isinstance(d, dict):
-            raise TypeError(f"d: must be a dict, got {type(d).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"{cls.__name__}: unknown field(s) {unknown}; known: {sorted(names)}")
-        return cls(**d)
+        from pysynth.models.config import config_from_dict
 
-
-class Encoded(NamedTuple):
-    """Encoder outputs for ``N`` rows, named as :class:`pysynth.models.seq2seq.Encoded` so the
-    backend passes them positionally to :meth:`TransformerSeq2Seq.step_parts`.
-
-    memory : [N, S, d] encoder states
-    context : empty (unused)
-    keys : [N, dec_layers, 2, S, d] cross-attention keys and values of every decoder layer
-    copy_feats : [N, S, d] keys of the copy attention (empty without the copy head)
-    mask : [N, S] bool, True at real tokens
-    h0 : [N, dec_layers, 2, 0, d] the empty self-attention cache
-    """
-
-    memory: torch.Tensor
-    context: torch.Tensor
-    keys: torch.Tensor
-    copy_feats: torch.Tensor
-    mask: torch.Tensor
-    h0: torch.Tensor
-
-    def take(self, rows: torch.Tensor) -> "Encoded":
-        return Encoded(*(t.index_select(0, rows) if t.dim() > 0 and t.shape[0] else t for t in self))
+        return config_from_dict(cls, d)
 
 
 def _sinusoid(pos: torch.Tensor, d: int) -> torch.Tensor:

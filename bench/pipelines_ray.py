@@ -115,7 +115,7 @@ def run_one(src: Path, executor: str, workers: int, chunk_size: int) -> dict:
         "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
         "meta_sha256": hashlib.sha256(out.with_name(out.name + ".meta.json").read_bytes()).hexdigest(),
         "context_bytes": {d.name: _dir_bytes(d) for d in sorted(ctx.iterdir()) if d.is_dir()},
-        "parts_bytes": sum(f.stat().st_size for f in parts.glob("part-*.npz")),
+        "parts_bytes": sum(f.stat().st_size for f in parts.glob("part-*/*") if f.is_file()),
         "load_avg_before": load0, "load_avg_after": os.getloadavg(),
     }
     shutil.rmtree(parts, ignore_errors=True)

@@ -235,29 +235,27 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
     return vals.astype(np.float64), idx, h
 
 
-def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
-    """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
-    check_search_args(max_len=max_len)
-    sp = check_backend(backend)
-    B = len(batch)
-    vx = backend.vocab_size + int(batch.n_ext)
-    enc, h = backend.encode(batch)
-    limit_all = batch.ext_limit(backend.vocab_size)
-    active = np.arange(B)
-    tokens = np.full(B, sp.bos, dtype=np.int64)
-    lp = np.zeros(B, dtype=np.float64)
-    out: List[List[int]] = [[] for _ in range(B)]
-    results: List[Optional[List[Hypothesis]]] = [None] * B
+def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban_unk: bool, need: int, vx: int,
+                      pick, length_penalty: str = "none", alpha: float = 0.6) -> List[Hypothesis]:
+    """The decode loop of greedy search and sampling: every row follows one path, one token per
+    step; ``pick(t, active, vals, idx)`` chooses each active row's column among its candidates;
+    a row leaves the batch at ``</s>``. Returns one hypothesis per row."""
+    R = limits.shape[0]
+    active = np.arange(R)
+    tokens = np.full(R, sp.bos, dtype=np.int64)
+    lp = np.zeros(R, dtype=np.float64)
+    out: List[List[int]] = [[] for _ in range(R)]
+    hyps: List[Optional[Hypothesis]] = [None] * R
     for t in range(max_len):
-        vals, idx, h = step_candidates(backend, enc, tokens, h, 1, vx, limit_all[active], ban_unk)
-        first = np.lexsort((idx, -vals), axis=-1)[:, 0]  # highest value, lowest id among equals
+        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk)
+        vals, idx, col = pick(t, active, vals, idx)
         rows = np.arange(len(active))
-        tok = idx[rows, first]
-        lp[active] += vals[rows, first]
+        tok = idx[rows, col]
+        lp[active] += vals[rows, col]
         eos = tok == sp.eos
         for i in np.nonzero(eos)[0]:
-            s = active[i]
-            results[s] = [_finish(out[s], lp[s], True, "none", 0.0)]
+            j = active[i]
+            hyps[j] = _finish(out[j], lp[j], True, length_penalty, alpha)
         for i in np.nonzero(~eos)[0]:
             out[active[i]].append(int(tok[i]))
         if eos.any():
@@ -267,9 +265,24 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> Li
                 break
             enc, h = backend.take(enc, keep), backend.take_h(h, keep)
         tokens = tok.astype(np.int64)
-    for s in active:
-        results[s] = [_finish(out[s], lp[s], False, "none", 0.0)]
-    return results  # type: ignore[return-value]
+    for j in active:
+        hyps[j] = _finish(out[j], lp[j], False, length_penalty, alpha)
+    return hyps  # type: ignore[return-value]
+
+
+def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
+    """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
+    check_search_args(max_len=max_len)
+    sp = check_backend(backend)
+    vx = backend.vocab_size + int(batch.n_ext)
+    enc, h = backend.encode(batch)
+
+    def best(t, active, vals, idx):  # highest value, lowest id among equals
+        return vals, idx, np.lexsort((idx, -vals), axis=-1)[:, 0]
+
+    hyps = _one_path_per_row(backend, enc, h, batch.ext_limit(backend.vocab_size), sp, max_len, ban_unk, 1, vx,
+                             best)
+    return [[hyp] for hyp in hyps]
 
 
 def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty: str = "none",
@@ -489,14 +502,8 @@ def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0
     enc, h = backend.encode(batch)
     rep = np.repeat(np.arange(B), n)
     enc, h = backend.take(enc, rep), backend.take_h(h, rep)
-    limits = np.repeat(batch.ext_limit(V), n)
-    active = np.arange(B * n)
-    tokens = np.full(B * n, sp.bos, dtype=np.int64)
-    lp = np.zeros(B * n)
-    out: List[List[int]] = [[] for _ in range(B * n)]
-    hyps: List[Optional[Hypothesis]] = [None] * (B * n)
-    for t in range(max_len):
-        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk)
+
+    def draw(t, active, vals, idx):
         order = np.lexsort((idx, -vals), axis=-1)
         vals, idx = np.take_along_axis(vals, order, 1), np.take_along_axis(idx, order, 1)
         if top_k:
@@ -511,22 +518,8 @@ def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0
         cdf = np.cumsum(p, 1)
         r = u[active, t] * cdf[:, -1]
         pick = np.minimum((cdf <= r[:, None]).sum(1), (p > 0).sum(1) - 1)  # never a zero-mass column
-        rows = np.arange(len(active))
-        tok = idx[rows, pick]
-        lp[active] += vals[rows, pick]
-        eos = tok == sp.eos
-        for i in np.nonzero(eos)[0]:
-            j = active[i]
-            hyps[j] = _finish(out[j], lp[j], True, length_penalty, alpha)
-        for i in np.nonzero(~eos)[0]:
-            out[active[i]].append(int(tok[i]))
-        if eos.any():
-            keep = np.nonzero(~eos)[0]
-            active, tok = active[keep], tok[keep]
-            if not len(active):
-                break
-            enc, h = backend.take(enc, keep), backend.take_h(h, keep)
-        tokens = tok.astype(np.int64)
-    for j in active:
-        hyps[j] = _finish(out[j], lp[j], False, length_penalty, alpha)
+        return vals, idx, pick
+
+    hyps = _one_path_per_row(backend, enc, h, np.repeat(batch.ext_limit(V), n), sp, max_len, ban_unk, need, vx,
+                             draw, length_penalty, alpha)
     return [_rank(hyps[s * n:(s + 1) * n]) for s in range(B)]  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
+__all__ = ["atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
            "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -30,16 +30,18 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 # ------------------------------------------------------------------------------- atomic files
 
-def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    """Call ``write(f)`` on a temporary file beside ``path``, fsync it, then ``os.replace`` it
-    into place: readers see the old file or the whole new one, never a part, even if the
-    process is killed.  The temporary file is ``.<name>.<random>.tmp`` and is removed on error."""
+@contextlib.contextmanager
+def atomic_open(path: PathLike) -> Iterator[IO[bytes]]:
+    """A binary file that replaces ``path`` when the block ends without error: written to a
+    temporary file beside ``path``, fsynced, then ``os.replace``-d into place, so readers see
+    the old file or the whole new one, never a part, even if the process is killed.  The
+    temporary file is ``.<name>.<random>.tmp`` and is removed on error."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as f:
-            write(f)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would make shared outputs unreadable to others
@@ -48,6 +50,12 @@ def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write(f)`` on :func:`atomic_open`'s file."""
+    with atomic_open(path) as f:
+        write(f)
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:

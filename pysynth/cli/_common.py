@@ -14,11 +14,12 @@ import math
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Callable
+
+from pysynth.io import atomic_open
 
 PROG = "pysynth"
 
@@ -221,23 +222,12 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
             yield f
         return
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if target.suffix == ".gz":
-                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                    yield gz
-            else:
-                yield raw
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(target) as raw:
+        if target.suffix == ".gz":
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+                yield gz
+        else:
+            yield raw
 
 
 def read_lines(path: str, flag: str) -> list:

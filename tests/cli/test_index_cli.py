@@ -13,24 +13,12 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
+from _docs import mixed_docs
 
 from pysynth.retrieval.collection import Collection
 
-WORDS = ["honda", "crf", "top", "speed", "what", "is", "the", "how", "fast", "a", "civic", "engine", "oil", "change", "car", "of", "230", "in"]
-
-
-def _docs():
-    rng = np.random.default_rng(3)
-    rows = []
-    for i in range(60):
-        n = int(rng.integers(2, 10))
-        words = [WORDS[min(int(x), len(WORDS) - 1)] for x in rng.zipf(1.3, n) - 1]
-        rows.append({"id": i * 10 if i % 3 == 0 else f"doc-{i}", "text": " ".join(words).capitalize() + "?"})
-    rows.append({"id": "caf\u00e9", "text": "Café crème, 230 CRF-230!"})
-    rows.append({"id": "empty", "text": "--"})
-    return rows
+_docs = mixed_docs
 
 
 QUERIES = [

@@ -8,26 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _docs import mixed_docs
 
 from pysynth import store, text
 from pysynth.retrieval import Index
 from pysynth.retrieval import _reference as ref
 from pysynth.retrieval.collection import FORMAT, Collection
 
-WORDS = ["honda", "crf", "top", "speed", "what", "is", "the", "how", "fast", "a", "civic", "engine", "oil", "change", "car", "of", "230", "in"]
-
-
-def docs():
-    rng = np.random.default_rng(3)
-    rows = []
-    for i in range(60):
-        n = int(rng.integers(2, 10))
-        words = [WORDS[min(int(x), len(WORDS) - 1)] for x in rng.zipf(1.3, n) - 1]
-        # mixed id types, returned as given; some upper case and punctuation for the tokenizer
-        rows.append({"id": i * 10 if i % 3 == 0 else f"doc-{i}", "text": " ".join(words).capitalize() + "?"})
-    rows.append({"id": "caf\u00e9", "text": "Café crème, 230 CRF-230!"})
-    rows.append({"id": "empty", "text": "--"})  # no token: indexed, never retrieved
-    return rows
+docs = mixed_docs
 
 
 QUERIES = ["honda top speed", "How fast is a Honda CRF 230?", "zyzzyva honda", "crf quux speed flarp flarp",

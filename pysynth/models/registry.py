@@ -87,21 +87,22 @@ _ARCHS: Dict[str, Architecture] = {}
 _MODELS: Dict[str, ShippedModel] = {}
 
 
+def _register(table: Dict[str, Any], name: str, entry, what: str):
+    old = table.get(name)
+    if old is not None and old != entry:
+        raise ValueError(f"{what} {name!r} is already registered")
+    table[name] = entry
+    return entry
+
+
 def register_architecture(arch: Architecture) -> Architecture:
     """Add ``arch`` (ValueError if the name is taken by another definition)."""
-    old = _ARCHS.get(arch.name)
-    if old is not None and old != arch:
-        raise ValueError(f"architecture {arch.name!r} is already registered")
-    _ARCHS[arch.name] = arch
-    return arch
+    return _register(_ARCHS, arch.name, arch, "architecture")
 
 
 def register_model(model: ShippedModel) -> ShippedModel:
-    old = _MODELS.get(model.name)
-    if old is not None and old != model:
-        raise ValueError(f"model name {model.name!r} is already registered")
-    _MODELS[model.name] = model
-    return model
+    """Add a shipped model (ValueError if the name is taken by another definition)."""
+    return _register(_MODELS, model.name, model, "model name")
 
 
 def architecture(name: str) -> Architecture:

@@ -14,7 +14,8 @@ __all__ = ["show_config", "metrics", "ranking", "text", "sampling", "__version__
 
 def __getattr__(name):
     # Submodules load on first use so `import pysynth` stays cheap.
-    if name in ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "k2q"):
+    if name in ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "k2q", "io", "store",
+                "signature", "pipelines", "models", "decoding", "export", "data"):
         import importlib
 
         return importlib.import_module(f"pysynth.{name}")

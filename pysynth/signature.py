@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, Mapping, Sequence
 
 __all__ = ["signature", "fingerprint", "versions", "Fingerprint"]
 
@@ -79,10 +79,3 @@ def signature(format: str, format_version: int, config: Mapping[str, Any], input
                            "input": dict(input), "versions": versions(*extra_versions)}
     sig.update(more)
     return sig
-
-
-def same_run(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]]) -> bool:
-    """True when two signatures (or run states) are equal as JSON."""
-    if a is None or b is None:
-        return False
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

@@ -63,6 +63,7 @@ setup(
     package_data={
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
+        "pysynth.serve": ["*.html"],
         "pysynth.models": ["assets/*/*.json", "assets/*/*.md", "assets/*/*.safetensors", "assets/*/*.jsonl", "assets/*/onnx/*"],
     },
     ext_modules=ext_modules,

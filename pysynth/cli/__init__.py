@@ -4,6 +4,7 @@
     pysynth k2q keywords|synthesize|make-corpus|train|generate|table1|table2   (:mod:`.k2q`)
     pysynth index build|search      (``pysynth search``: alias)  (:mod:`.index`)
     pysynth export onnx                                          (:mod:`.export`)
+    pysynth serve                                                (:mod:`.serve`)
 
 ``--in`` / ``--out`` take ``-`` for stdin / stdout; ``--model`` always names a model (a registry
 name or a folder).  Errors: one line ``pysynth: error: ...``, exit 2 for usage, 1 for a failed
@@ -20,7 +21,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import export, index, k2q, score
+    from pysynth.cli import export, index, k2q, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -31,6 +32,7 @@ def build_parser() -> _common.Parser:
     k2q.add_commands(sub)
     index.add_commands(sub)  # index build/search, search
     export.add_commands(sub)
+    serve.add_commands(sub)
     return p
 
 

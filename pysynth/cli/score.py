@@ -6,46 +6,7 @@ import time
 from collections.abc import Sequence
 
 from pysynth.cli import _common as C
-
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-
-
-def score_corpus(
-    hyps: Sequence[str],
-    refs: Sequence[Sequence[str]],
-    metrics: Sequence[str],
-    bleu_flavor: str = "sacrebleu",
-    rouge_flavor: str = "rouge-score",
-    stem: bool = False,
-    tokenize: str | None = None,
-    lowercase: bool = False,
-    workers: int = 1,
-) -> dict:
-    """Corpus scores on a 0-100 scale: BLEU at corpus level, ROUGE as the mean F-measure."""
-    from pysynth import metrics as M
-
-    out: dict = {}
-    if "bleu" in metrics:
-        b = M.corpus_bleu(hyps, list(refs), flavor=bleu_flavor, tokenize=tokenize, lowercase=lowercase, workers=workers)
-        out["bleu"] = b.score if bleu_flavor == "sacrebleu" else 100.0 * b.score
-        if bleu_flavor == "coco":
-            out["bleu_n"] = [100.0 * x for x in b.bleu_n]
-        out["bleu_signature"] = b.signature
-    rtypes = [m for m in metrics if m in ROUGE_TYPES]
-    if rtypes:
-        r = M.rouge(hyps, list(refs), types=rtypes, flavor=rouge_flavor, stem=stem, workers=workers)
-        for t, v in r.mean().items():
-            out[t] = 100.0 * v["f"]
-        out["rouge_signature"] = {"flavor": rouge_flavor, "stem": stem, "nrefs": len(refs)}
-    out["n_segments"] = len(hyps)
-    from pysynth import signature
-
-    out["signature"] = signature.signature(
-        "pysynth.score", 1,
-        {"metrics": list(metrics), "bleu_flavor": bleu_flavor, "rouge_flavor": rouge_flavor, "stem": stem,
-         "tokenize": tokenize, "lowercase": lowercase},
-        {"segments": len(hyps), "references": len(refs), "sha256": signature.fingerprint(hyps, *refs)})
-    return out
+from pysynth.metrics import ROUGE_TYPES, score_corpus
 
 
 def _metrics(s: str) -> list:

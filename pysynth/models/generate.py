@@ -69,7 +69,7 @@ class Generator:
 
     @classmethod
     def load(cls, model=None, backend: str = "torch", device: Optional[str] = None,
-             kernels: str = "auto", default: Optional[str] = None) -> "Generator":
+             kernels: str = "auto", default: Optional[str] = None, threads: int = 0) -> "Generator":
         """Load a model (a registered name such as ``k2q-copynet-small``, a model directory or a
         training run folder; :func:`pysynth.models.registry.resolve`) on ``torch`` or ``onnx``.
 
@@ -78,7 +78,7 @@ class Generator:
         and triton is installed, ``triton`` always, ``torch`` never (see
         :class:`pysynth.decoding.backends.TorchBackend`). The onnx backend runs the exported
         graphs of the directory's ``onnx/`` store (no torch): ``kernels="triton"`` is a
-        ``ValueError`` there.
+        ``ValueError`` there. ``threads``: onnxruntime intra-op threads (0: its default).
         """
         if kernels not in ("auto", "triton", "torch"):
             raise ValueError(f"kernels: must be 'auto', 'triton' or 'torch', got {kernels!r}")
@@ -115,7 +115,7 @@ class Generator:
             if not found:
                 raise FileNotFoundError(f"model: {d} has no onnx/ export; run: pysynth export onnx --model {d} "
                                         f"--out {d / 'onnx'}")
-            be = OrtBackend(found[0], device=device)
+            be = OrtBackend(found[0], device=device, threads=threads)
         return cls(be, vocab, be.copy, cfg.max_src_len, cfg.max_tgt_len)
 
     def generate(

@@ -1,0 +1,10 @@
+"""``pysynth serve``: the models on onnxruntime over HTTP, with dynamic batching.
+
+:func:`create_app` builds the ASGI application (FastAPI) from a :class:`ServeConfig`;
+``pysynth serve`` runs it on uvicorn. :mod:`.batching` groups concurrent requests into one model
+call, :mod:`.models` loads the models (ONNX exports, never torch), :mod:`.prom` writes the
+Prometheus metrics. Needs the ``[serve]`` extra (``pip install 'pysynth[serve]'``).
+"""
+from pysynth.serve.app import ServeConfig, create_app
+
+__all__ = ["ServeConfig", "create_app"]

@@ -1,0 +1,131 @@
+"""What the server runs: models on onnxruntime behind a :class:`~pysynth.serve.batching.Batcher`.
+
+Never imports torch: generators decode with :class:`pysynth.decoding.ort.OrtBackend` (the
+``onnx/`` export beside a model directory), search collections are
+:class:`pysynth.retrieval.collection.Collection` stores.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from typing import Any, Dict, Hashable, List, NamedTuple, Optional, Sequence
+
+from pysynth.serve.batching import Batcher
+
+__all__ = ["DecodeKey", "GeneratorModel", "SearchCollection", "TASKS", "parse_model_spec"]
+
+log = logging.getLogger("pysynth.serve")
+
+#: endpoint (task) -> the shipped model it serves when ``--model`` names none for it
+TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small"}
+
+
+def parse_model_spec(spec: str) -> tuple:
+    """``[TASK=]NAME|DIR`` -> ``(task, model)``; the task defaults to ``k2q`` (the only generator
+    endpoint with a model so far). ValueError for an unknown task."""
+    task, sep, model = spec.partition("=")
+    if not sep:
+        task, model = "k2q", spec
+    if task not in TASKS:
+        raise ValueError(f"--model {spec!r}: unknown task {task!r}; tasks with models: {', '.join(sorted(TASKS))}")
+    if not model:
+        raise ValueError(f"--model {spec!r}: no model after {task}=")
+    return task, model
+
+
+class DecodeKey(NamedTuple):
+    """The decoding settings requests must share to be decoded in one search."""
+
+    method: str
+    n: int
+    beam: int
+    groups: int
+    diversity: float
+    max_len: Optional[int]
+
+
+@dataclass
+class GeneratorModel:
+    """A seq2seq model on onnxruntime (:class:`pysynth.models.generate.Generator`) and its batcher."""
+
+    task: str
+    name: str
+    generator: Any
+    batcher: Batcher
+    providers: List[str]
+
+    @classmethod
+    def load(cls, task: str, model: Optional[str], *, device: str = "cpu", threads: int = 0, max_batch: int = 32,
+             max_wait_ms: float = 2.0, max_queue: int = 1024) -> "GeneratorModel":
+        """Load ``model`` (a name or directory; None: the task's shipped default) on onnxruntime.
+
+        ``device="cuda"`` without onnxruntime's CUDA provider falls back to the CPU with a
+        warning; the providers the session really uses are kept in :attr:`providers`.
+        """
+        from pysynth.decoding.ort import choose_providers
+        from pysynth.models.generate import Generator
+        from pysynth.models.registry import resolve
+
+        r = resolve(model, default=TASKS[task], what=f"--model {task}")
+        if r.kind != "pysynth":
+            raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
+                             "models with an ONNX export (pysynth export onnx)")
+        if device == "cuda":
+            try:
+                choose_providers("cuda")
+            except ValueError as exc:
+                warnings.warn(f"{exc}; serving {task} on the CPU", RuntimeWarning, stacklevel=2)
+                device = "cpu"
+        gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
+        providers = list(gen.backend.providers)
+        if device == "cuda" and providers[0] != "CUDAExecutionProvider":
+            warnings.warn(f"{task}: onnxruntime runs on {providers[0]}, not CUDA", RuntimeWarning, stacklevel=2)
+        name = r.name or str(r.path)
+        self = cls(task, name, gen, None, providers)  # type: ignore[arg-type]
+        self.batcher = Batcher(task, self._run, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
+        return self
+
+    def check(self, texts: Sequence[str], argname: str) -> None:
+        """ValueError naming ``argname[i]`` for an input the model cannot take (checked per
+        request, before batching, so one bad input never reaches a shared batch)."""
+        from pysynth.models.generate import prepare_sources
+
+        prepare_sources(list(texts), self.generator.vocab, self.generator.max_src_len, argname)
+
+    def _run(self, key: Hashable, texts: List[str]) -> List[Any]:
+        k: DecodeKey = key  # type: ignore[assignment]
+        return self.generator.generate(texts, method=k.method, n=k.n, beam=k.beam, groups=k.groups,
+                                       diversity=k.diversity, max_len=k.max_len,
+                                       batch_size=max(1, len(texts)))
+
+    def warmup(self) -> None:
+        """One decode, so that the first request does not pay onnxruntime's first-run costs."""
+        word = next(w for w in self.generator.vocab.itos if w.isalpha())
+        self.generator.generate([word], method="greedy", beam=1, n=1)
+        self.generator.generate([word], method="diverse", beam=4, groups=4, n=4)
+
+
+@dataclass
+class SearchCollection:
+    """A :class:`pysynth.retrieval.collection.Collection` searched by ``POST /v1/duplicates``."""
+
+    path: str
+    collection: Any
+    batcher: Batcher
+
+    @classmethod
+    def load(cls, path: str, *, max_batch: int = 32, max_wait_ms: float = 2.0,
+             max_queue: int = 1024) -> "SearchCollection":
+        from pysynth.retrieval.collection import Collection
+
+        col = Collection.load(path)
+        self = cls(str(path), col, None)  # type: ignore[arg-type]
+        self.batcher = Batcher("duplicates", self._run, max_batch=max_batch, max_wait_ms=max_wait_ms,
+                               max_queue=max_queue)
+        return self
+
+    def _run(self, key: Hashable, texts: List[str]) -> List[Any]:
+        model, k = key  # type: ignore[misc]
+        res = self.collection.search(texts, model=model, k=k)
+        return list(zip(res.ids, res.scores))

@@ -1,0 +1,94 @@
+"""A real ``pysynth serve`` process on a free loopback port, for the serving tests and benchmarks."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import List, Optional
+
+
+class Server:
+    """``pysynth serve --port 0 ARGS`` in a subprocess; ``url`` once it is ready (``GET /ready``).
+
+    Use as a context manager; :meth:`stop` sends SIGINT and then kills. ``log`` holds the
+    process's stderr lines (read on a thread so the pipe never fills).
+    """
+
+    def __init__(self, *args: str, env: Optional[dict] = None, timeout: float = 120.0):
+        cmd = [sys.executable, "-m", "pysynth", "serve", "--port", "0", "--log-level", "warning", *args]
+        e = dict(os.environ, **(env or {}))
+        e.setdefault("PYTHONUNBUFFERED", "1")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, env=e)
+        self.log: List[str] = []
+        self._port = threading.Event()
+        self.url = ""
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while not self._port.wait(0.1):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("pysynth serve did not start:\n" + "\n".join(self.log))
+        while True:
+            try:
+                status, _ = self.get("/ready")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("pysynth serve did not get ready:\n" + "\n".join(self.log))
+            time.sleep(0.1)
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.log.append(line.rstrip("\n"))
+            m = re.search(r"on (http://[^/\s]+)/", line)
+            if m and not self.url:
+                self.url = m.group(1)
+                self._port.set()
+
+    def request(self, method: str, path: str, body=None, headers: Optional[dict] = None, timeout: float = 60):
+        """(status, parsed JSON or text) of one request; ``body``: bytes are sent as they are."""
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                status, raw, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as err:
+            status, raw, ctype = err.code, err.read(), err.headers.get("Content-Type", "")
+        return status, (json.loads(raw) if "json" in ctype else raw.decode("utf-8", "replace"))
+
+    def get(self, path: str, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

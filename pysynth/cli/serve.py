@@ -21,8 +21,9 @@ def _cmd_serve(args) -> int:
     import warnings
 
     models = dict(args.model) if args.model else {"k2q": None}
-    if args.collection is not None:
-        C.input_dir("collection")(args.collection)
+    for task, m in models.items():
+        if m is not None:
+            C.resolve_model(m, flag=f"--model {task}")  # an unknown name or folder is a usage error
     try:
         from pysynth.serve import ServeConfig, create_app
     except ImportError as exc:
@@ -70,7 +71,7 @@ def add_commands(sub) -> None:
     s.add_argument("--model", action="append", type=_model_spec, metavar="[TASK=]NAME|DIR",
                    help="a model to serve (repeatable; default: the shipped k2q-copynet-small for k2q); "
                         "a directory needs its onnx/ export")
-    s.add_argument("--collection", default=None, metavar="DIR",
+    s.add_argument("--collection", default=None, metavar="DIR", type=C.input_dir("collection"),
                    help="a search collection (pysynth index build) for POST /v1/duplicates")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000, help="0: any free port")

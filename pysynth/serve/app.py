@@ -308,7 +308,17 @@ def create_app(config: Optional[ServeConfig] = None):
                 raise _ApiError(413, f"{name}[{i}]: {len(t)} characters, over the limit of {cfg.max_chars}")
             if not t.strip():
                 raise _ApiError(422, f"{name}[{i}]: empty string")
+        _unicode(items, name)
         return items
+
+    def _unicode(items, name):
+        for i, t in enumerate(items):
+            if not t.isascii():
+                try:
+                    t.encode("utf-8")
+                except UnicodeEncodeError:  # JSON's \ud800-\udfff escapes decode to lone surrogates
+                    raise _ApiError(422, f"{name}[{i}]: holds an unpaired surrogate escape (not valid Unicode)") \
+                        from None
 
     # ------------------------------------------------------------------ endpoints
     @app.post("/v1/k2q", response_model=K2QResponse, responses={422: {}, 503: {}, 504: {}},
@@ -352,6 +362,9 @@ def create_app(config: Optional[ServeConfig] = None):
                 raise _ApiError(422, f"refs[{i}]: {len(r)} segments but hyps has {len(req.hyps)}; they must align")
         if not refs:
             raise _ApiError(422, "refs: empty list; give one reference per hypothesis")
+        _unicode(req.hyps, "hyps")
+        for i, r in enumerate(refs):
+            _unicode(r, f"refs[{i}]")
         try:
             return await asyncio.get_running_loop().run_in_executor(
                 None, lambda: score_corpus(req.hyps, refs, req.metrics, req.bleu_flavor, req.rouge_flavor,

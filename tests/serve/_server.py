@@ -58,15 +58,21 @@ class Server:
 
     def request(self, method: str, path: str, body=None, headers: Optional[dict] = None, timeout: float = 60):
         """(status, parsed JSON or text) of one request; ``body``: bytes are sent as they are."""
+        status, parsed, _ = self.request_full(method, path, body, headers, timeout)
+        return status, parsed
+
+    def request_full(self, method: str, path: str, body=None, headers: Optional[dict] = None, timeout: float = 60):
+        """(status, parsed JSON or text, response headers with lower-case names) of one request."""
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json", **(headers or {})})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
-                status, raw, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+                status, raw, hdrs = r.status, r.read(), r.headers
         except urllib.error.HTTPError as err:
-            status, raw, ctype = err.code, err.read(), err.headers.get("Content-Type", "")
-        return status, (json.loads(raw) if "json" in ctype else raw.decode("utf-8", "replace"))
+            status, raw, hdrs = err.code, err.read(), err.headers
+        ctype = hdrs.get("Content-Type", "")
+        return status, (json.loads(raw) if "json" in ctype else raw.decode("utf-8", "replace")), {k.lower(): v for k, v in hdrs.items()}
 
     def get(self, path: str, **kw):
         return self.request("GET", path, **kw)

@@ -1,0 +1,501 @@
+"""``pysynth serve`` end to end: a real server process on loopback, every endpoint, bad input,
+batching, limits; the CLI's errors. Load and timings are measured in ``bench/serve_load.py``."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+pytest.importorskip("onnxruntime")
+
+from _server import Server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+KWS = ["honda crf 230 top speed", "capital france", "python list sort", "how tall eiffel tower",
+       "obama birthday", "best pizza new york", "java hashmap", "weather paris"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with Server("--threads", "1") as s:
+        yield s
+        assert s.alive(), "the server died during the tests:\n" + "\n".join(s.log)
+
+
+@pytest.fixture(scope="module")
+def generator():
+    from pysynth.models.generate import Generator
+
+    return Generator.load("k2q-copynet-small", backend="onnx", device="cpu", threads=1)
+
+
+def test_health_ready_openapi(server):
+    assert server.get("/health") == (200, {"status": "ok"})
+    status, body = server.get("/ready")
+    assert status == 200 and body["ready"] is True
+    assert body["models"]["k2q"]["model"] == "k2q-copynet-small"
+    assert body["models"]["k2q"]["providers"][0] == "CPUExecutionProvider"
+    status, spec = server.get("/openapi.json")
+    assert status == 200
+    assert {"/v1/k2q", "/v1/score", "/v1/duplicates", "/health", "/ready", "/metrics"} <= set(spec["paths"])
+    props = spec["components"]["schemas"]["K2QRequest"]["properties"]
+    assert {"keywords", "n", "diverse"} <= set(props)
+
+
+@pytest.mark.parametrize("method,body,kw", [
+    ("greedy", {}, dict(method="greedy", beam=1, n=1)),
+    ("beam", {"n": 3}, dict(method="beam", beam=3, n=3)),
+    ("beam", {"n": 2, "beam": 5}, dict(method="beam", beam=5, n=2)),
+    ("diverse", {"n": 3, "diverse": True}, dict(method="diverse", beam=6, groups=3, n=3)),
+])
+def test_k2q_matches_the_onnxruntime_generator(server, generator, method, body, kw):
+    status, res = server.post("/v1/k2q", {"keywords": KWS[:3], **body})
+    assert status == 200, res
+    assert res["model"] == "k2q-copynet-small" and res["method"] == method
+    want = [generator.generate([k], **kw)[0] for k in KWS[:3]]
+    for r, w, k in zip(res["results"], want, KWS):
+        assert r["keywords"] == k and r["truncated"] is False
+        assert [q["text"] for q in r["questions"]] == w.texts
+        # scores: float32 decoding, batched with whatever else was queued (see serve docs)
+        assert [q["score"] for q in r["questions"]] == pytest.approx([round(s, 4) for s in w.scores], abs=2e-4)
+
+
+def test_a_single_string_is_one_input(server):
+    status, res = server.post("/v1/k2q", {"keywords": "capital france"})
+    assert status == 200 and len(res["results"]) == 1
+    assert res["results"][0]["questions"][0]["text"].endswith("?")
+
+
+def test_concurrent_requests_are_batched_with_the_same_texts(server, generator):
+    want = {k: generator.generate([k], method="beam", beam=3, n=3)[0].texts for k in KWS}
+
+    def one(i):
+        k = KWS[i % len(KWS)]
+        return k, server.post("/v1/k2q", {"keywords": k, "n": 3})
+
+    with ThreadPoolExecutor(32) as ex:
+        results = list(ex.map(one, range(96)))
+    for k, (status, res) in results:
+        assert status == 200, res
+        assert [q["text"] for q in res["results"][0]["questions"]] == want[k]
+    status, text = server.get("/metrics")
+    assert status == 200
+    count = float(_metric(text, 'pysynth_batch_size_count{model="k2q"}'))
+    total = float(_metric(text, 'pysynth_batch_size_sum{model="k2q"}'))
+    assert total / count > 1.0, "concurrent requests were never batched"
+    assert 'pysynth_requests_total{code="200",endpoint="/v1/k2q"}' in text
+    assert "pysynth_request_seconds_bucket" in text and 'pysynth_queue_depth{model="k2q"} 0' in text
+
+
+def _metric(text: str, name: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return line.split()[-1]
+    raise AssertionError(f"{name} not in /metrics")
+
+
+BAD = [
+    (b"{bad", 400, "malformed JSON"),
+    (b"", 422, "body"),
+    (b"[1, 2]", 422, "invalid request"),
+    (b'"honda"', 422, "invalid request"),
+    ({"keywords": 5}, 422, "keywords"),
+    ({"keywords": None}, 422, "keywords"),
+    ({"keywords": [1, 2]}, 422, "keywords"),
+    ({"keywords": []}, 422, "keywords: empty list"),
+    ({"keywords": "   "}, 422, "keywords[0]: empty"),
+    ({"keywords": "zzqxv qqzzv"}, 422, "outside the model vocabulary"),
+    ({"keywords": "!!! ???"}, 422, "keywords[0]"),
+    ({"keywords": "x" * 1001}, 413, "over the limit"),
+    ({"keywords": ["honda"] * 65}, 413, "over the limit"),
+    ({"keywords": "honda", "n": "3"}, 422, "n:"),
+    ({"keywords": "honda", "n": 0}, 422, "n:"),
+    ({"keywords": "honda", "n": 11}, 422, "n:"),
+    ({"keywords": "honda", "n": 2.5}, 422, "n:"),
+    ({"keywords": "honda", "diverse": "yes"}, 422, "diverse"),
+    ({"keywords": "honda", "beam": 1, "n": 3}, 422, "beam"),
+    ({"keywords": "honda", "beam": 4, "n": 3, "diverse": True}, 422, "beam"),
+    ({"keywords": "honda", "max_len": 0}, 422, "max_len"),
+    ({"keywords": "honda", "diversity": -1}, 422, "diversity"),
+    ({"keywords": "honda", "unknown": 1}, 422, "unknown"),
+    ({"keywords": "a\udcff"}, 422, "unpaired surrogate"),
+]
+
+
+@pytest.mark.parametrize("body,status,msg", BAD, ids=[f"bad{i}" for i in range(len(BAD))])
+def test_bad_k2q_requests_get_a_clear_4xx(server, body, status, msg):
+    if isinstance(body, dict):
+        data = json.dumps(body).encode()  # ensure_ascii: a lone surrogate travels as a \udcff escape
+    else:
+        data = body
+    got, res = server.post("/v1/k2q", data)
+    assert 400 <= got < 500, (got, res)
+    assert got == status, res
+    assert isinstance(res, dict) and msg in res["error"], res
+
+
+def test_bad_bodies_content_types_and_sizes(server):
+    # no JSON content type (curl -d): still read as JSON
+    got, res = server.request("POST", "/v1/k2q", b'{"keywords": "capital france"}',
+                              headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert got == 200, res
+    got, res = server.post("/v1/k2q", b'{"keywords": "' + b"a " * 600_000 + b'"}')
+    assert got == 413 and "over the limit" in res["error"]
+    got, res = server.post("/v1/k2q", b"\xff\xfe\x00garbage")
+    assert got == 400, res
+    got, res = server.get("/v1/k2q")
+    assert got == 405
+    got, res = server.get("/no/such/path")
+    assert got == 404
+    assert server.get("/health")[0] == 200
+
+
+def test_score_endpoint_equals_the_library(server):
+    from pysynth.metrics import score_corpus
+
+    hyps = ["the cat sat on the mat", "how do i bond wireless networks?"]
+    refs = ["the cat is on the mat", "how to bond two wireless networks?"]
+    status, res = server.post("/v1/score", {"hyps": hyps, "refs": refs, "metrics": ["bleu", "rougeL"]})
+    assert status == 200, res
+    want = json.loads(json.dumps(score_corpus(hyps, [refs], ["bleu", "rougeL"])))
+    assert res == want
+    status, res2 = server.post("/v1/score", {"hyps": hyps, "refs": [refs, refs], "metrics": ["bleu"]})
+    assert status == 200 and res2["bleu_signature"]["nrefs"] == 2
+    for body, msg in [({"hyps": hyps, "refs": refs[:1]}, "refs[0]"), ({"hyps": [], "refs": []}, "hyps"),
+                      ({"hyps": hyps, "refs": refs, "metrics": ["meteor"]}, "metrics"),
+                      ({"hyps": hyps, "refs": refs, "bleu_flavor": "x"}, "bleu_flavor"),
+                      ({"hyps": hyps, "refs": refs, "metrics": "bleu"}, "metrics"),
+                      ({"hyps": "a", "refs": "b"}, "hyps")]:
+        status, res = server.post("/v1/score", body)
+        assert status == 422 and msg in res["error"], (body, res)
+
+
+def test_duplicates_without_a_collection_is_404(server):
+    status, res = server.post("/v1/duplicates", {"queries": "x"})
+    assert status == 404 and "--collection" in res["error"]
+
+
+def test_page_is_served_offline(server):
+    status, html = server.get("/")
+    assert status == 200 and 'id="keywords"' in html and "/v1/k2q" in html
+    assert "http://" not in html and "https://" not in html  # no external assets
+
+
+def test_duplicates_over_a_collection(tmp_path):
+    from pysynth.retrieval.collection import Collection
+
+    docs = ["how do i sort a list in python", "what is the capital of france", "how tall is the eiffel tower",
+            "sort a python list in reverse", "best pizza in new york"]
+    col = Collection.build(docs, ids=[f"q{i}" for i in range(len(docs))])
+    col.save(tmp_path / "col")
+    with Server("--threads", "1", "--collection", str(tmp_path / "col")) as s:
+        status, res = s.post("/v1/duplicates", {"queries": ["python sort list", "france capital"], "k": 2})
+        assert status == 200, res
+        want = col.search(["python sort list", "france capital"], model="bm25", k=2)
+        assert [[h["id"] for h in r] for r in res["results"]] == want.ids
+        assert [[h["score"] for h in r] for r in res["results"]] == want.scores
+        status, res = s.post("/v1/duplicates", {"queries": "python sort", "model": "sdm", "k": 1})
+        assert status == 200 and res["results"][0][0]["id"] in ("q0", "q3")
+        for body in ({"queries": []}, {"queries": "x", "k": 0}, {"queries": "x", "model": "dense"}):
+            assert s.post("/v1/duplicates", body)[0] == 422
+
+
+def test_full_queue_is_503_with_retry_after_and_timeouts_are_504():
+    with Server("--threads", "1", "--max-queue", "1", "--max-batch", "1") as s:
+        body = {"keywords": KWS[:1], "n": 10, "beam": 30, "diverse": True}
+
+        def one(_):
+            return s.request_full("POST", "/v1/k2q", body)
+
+        with ThreadPoolExecutor(16) as ex:
+            results = list(ex.map(one, range(32)))
+        codes = sorted({r[0] for r in results})
+        assert set(codes) <= {200, 503} and 503 in codes and 200 in codes, codes
+        full = next(r for r in results if r[0] == 503)
+        assert full[2].get("retry-after") == "1" and "queue is full" in full[1]["error"]
+        assert s.get("/health")[0] == 200
+    with Server("--threads", "1", "--timeout", "0.0001") as s:
+        status, res = s.post("/v1/k2q", {"keywords": KWS, "n": 10, "beam": 30, "diverse": True})
+        assert status == 504 and "timed out" in res["error"]
+        assert s.get("/health")[0] == 200
+        status, text = s.get("/metrics")
+        assert 'pysynth_requests_total{code="504",endpoint="/v1/k2q"}' in text
+
+
+def test_no_batching_server_answers_the_same(generator):
+    with Server("--threads", "1", "--no-batching") as s:
+        with ThreadPoolExecutor(8) as ex:
+            results = list(ex.map(lambda k: s.post("/v1/k2q", {"keywords": k}), KWS))
+        for k, (status, res) in zip(KWS, results):
+            assert status == 200
+            assert res["results"][0]["questions"][0]["text"] == generator.generate([k], beam=1, n=1)[0].texts[0]
+        _, text = s.get("/metrics")
+        assert float(_metric(text, 'pysynth_batch_size_sum{model="k2q"}')) == float(
+            _metric(text, 'pysynth_batch_size_count{model="k2q"}'))
+
+
+def test_slow_and_silent_clients_do_not_block_others(server):
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    silent = socket.create_connection((host, int(port)))
+    slow = socket.create_connection((host, int(port)))
+    body = b'{"keywords": "capital france"}'
+    slow.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(body) + body[:5])
+    try:
+        status, res = server.post("/v1/k2q", {"keywords": "java hashmap"}, timeout=10)
+        assert status == 200
+    finally:
+        slow.sendall(body[5:])
+        reply = slow.recv(4096)
+        assert reply.startswith(b"HTTP/1.1 200")
+        silent.close()
+        slow.close()
+
+
+def test_serving_never_imports_torch():
+    code = """
+import sys, threading, time, json, urllib.request, socket
+import uvicorn
+from pysynth.serve import ServeConfig, create_app
+app = create_app(ServeConfig(threads=1))
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); port = sock.getsockname()[1]
+server = uvicorn.Server(uvicorn.Config(app, log_level="error"))
+threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
+for _ in range(200):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/ready").read(); break
+    except OSError:
+        time.sleep(0.05)
+req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/k2q", data=json.dumps({"keywords": "capital france",
+                             "n": 3, "diverse": True}).encode(), headers={"Content-Type": "application/json"})
+assert urllib.request.urlopen(req).status == 200
+urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/score", data=json.dumps(
+    {"hyps": ["a b"], "refs": ["a c"]}).encode())).read()
+server.should_exit = True
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "transformers")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _cli(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "pysynth", "serve", *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("args,code,msg", [
+    (["--model", "no-such-model"], 2, "neither a shipped model"),
+    (["--model", "paraphrase=k2q-copynet-small"], 2, "unknown task"),
+    (["--collection", "/no/such/dir"], 2, "no such collection directory"),
+    (["--max-batch", "0"], 2, "--max-batch"),
+    (["--timeout", "0"], 2, "--timeout"),
+    (["--device", "tpu"], 2, "--device"),
+])
+def test_cli_errors_are_one_line(args, code, msg, tmp_path):
+    out = _cli(*args, "--port", "0")
+    assert out.returncode == code, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pysynth: error:") and msg in lines[0], out.stderr
+
+
+def test_cli_model_without_onnx_export_and_port_in_use(tmp_path):
+    import shutil
+
+    from pysynth.models.registry import resolve
+
+    d = tmp_path / "m"
+    shutil.copytree(resolve("k2q-copynet-small").path, d, ignore=shutil.ignore_patterns("onnx"))
+    out = _cli("--model", str(d), "--port", "0")
+    assert out.returncode == 1 and "no onnx/ export" in out.stderr and "Traceback" not in out.stderr
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        out = _cli("--port", str(busy.getsockname()[1]))
+    finally:
+        busy.close()
+    assert out.returncode == 1 and "cannot listen on" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_cuda_without_cuda_falls_back_with_a_warning():
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("onnxruntime has CUDA here")
+    with Server("--threads", "1", "--device", "cuda") as s:
+        assert any("warning" in line and "CPU" in line for line in s.log), s.log
+        assert s.get("/ready")[1]["models"]["k2q"]["providers"] == ["CPUExecutionProvider"]
+        assert s.post("/v1/k2q", {"keywords": "capital france"})[0] == 200
+
+
+def test_model_errors_are_500_with_an_id_and_the_server_keeps_serving():
+    """A model that raises: 500 with an error id; the batch's other requests and the server go on."""
+    import asyncio
+
+    from pysynth.serve.batching import Batcher
+
+    def run(key, inputs):
+        if "boom" in inputs:
+            raise RuntimeError("model exploded")
+        return [x.upper() for x in inputs]
+
+    async def main():
+        b = Batcher("t", run, max_batch=8, max_wait_ms=20)
+        res = await asyncio.gather(b.submit(0, ["a"]), b.submit(0, ["boom"]), b.submit(0, ["c", "d"]),
+                                   return_exceptions=True)
+        again = await b.submit(0, ["e"])
+        await b.stop()
+        return res, again, b.stats
+
+    res, again, stats = asyncio.run(main())
+    assert res[0] == ["A"] and res[2] == ["C", "D"] and isinstance(res[1], RuntimeError)
+    assert again == ["E"] and stats.failures == 1 and stats.batches >= 1
+
+
+def test_a_failing_model_gives_500_with_an_id_over_http(caplog):
+    import time
+    import urllib.error
+    import urllib.request
+
+    import uvicorn
+
+    from pysynth.serve import ServeConfig, create_app
+
+    app = create_app(ServeConfig(threads=1, warmup=False, max_wait_ms=50))
+    gen = app.state.pysynth["generators"]["k2q"].generator
+    real = gen.generate
+
+    def flaky(texts, **kw):
+        if any("capital" in t for t in texts):
+            raise RuntimeError("model exploded")
+        return real(texts, **kw)
+
+    gen.generate = flaky
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="critical"))
+    t = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    t.start()
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "/ready").read()
+                break
+            except OSError:
+                time.sleep(0.05)
+
+        def post(kw):
+            req = urllib.request.Request(url + "/v1/k2q", data=json.dumps({"keywords": kw}).encode())
+            try:
+                with urllib.request.urlopen(req) as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as err:
+                return err.code, json.loads(err.read())
+
+        with ThreadPoolExecutor(4) as ex:  # batched together: only the failing request fails
+            res = list(ex.map(post, ["capital france", "java hashmap", "python list sort", "obama birthday"]))
+        assert res[0][0] == 500 and len(res[0][1]["id"]) == 12 and "internal error" in res[0][1]["error"]
+        assert [r[0] for r in res[1:]] == [200, 200, 200]
+        assert post("java hashmap")[0] == 200
+    finally:
+        srv.should_exit = True
+        t.join(10)
+
+
+def test_batcher_groups_by_key_and_respects_max_batch():
+    import asyncio
+
+    from pysynth.serve.batching import Batcher, QueueFull
+
+    calls = []
+
+    def run(key, inputs):
+        calls.append((key, list(inputs)))
+        return [(key, x) for x in inputs]
+
+    async def main():
+        b = Batcher("t", run, max_batch=3, max_wait_ms=50, max_queue=6)
+        futs = [asyncio.ensure_future(b.submit(k, [i])) for i, k in enumerate("aabab")]
+        await asyncio.sleep(0)
+        with pytest.raises(QueueFull):
+            await b.submit("a", list(range(5)))
+        out = await asyncio.gather(*futs)
+        big = await b.submit("c", list(range(5)))  # one request over max_batch runs alone
+        await b.stop()
+        return out, big
+
+    out, big = asyncio.run(main())
+    assert out == [[("a", 0)], [("a", 1)], [("b", 2)], [("a", 3)], [("b", 4)]]
+    assert calls[:2] == [("a", [0, 1, 3]), ("b", [2, 4])] and calls[2] == ("c", [0, 1, 2, 3, 4])
+    assert big == [("c", i) for i in range(5)]
+
+
+def test_batcher_drops_requests_that_timed_out():
+    import asyncio
+    import time
+
+    from pysynth.serve.batching import Batcher
+
+    seen = []
+
+    def run(key, inputs):
+        seen.extend(inputs)
+        time.sleep(0.2)
+        return inputs
+
+    async def main():
+        b = Batcher("t", run, max_batch=1, max_wait_ms=0)
+        first = asyncio.ensure_future(b.submit(0, ["slow"]))
+        await asyncio.sleep(0.01)
+        with pytest.raises(asyncio.TimeoutError):
+            await b.submit(0, ["late"], timeout=0.05)
+        assert await first == ["slow"]
+        assert await b.submit(0, ["next"]) == ["next"]
+        await b.stop()
+        return b.stats
+
+    stats = asyncio.run(main())
+    assert seen == ["slow", "next"] and stats.dropped == 1
+
+
+def test_prometheus_text_format():
+    from pysynth.serve import prom
+
+    c = prom.Counter("x_total", "help")
+    c.inc(endpoint='a"b')
+    h = prom.Histogram("h", "help", [1, 2])
+    for v in (0.5, 1, 3):
+        h.observe(v, m="k")
+    text = prom.render([c, h])
+    assert 'x_total{endpoint="a\\"b"} 1' in text
+    assert 'h_bucket{m="k",le="1"} 2' in text and 'h_bucket{m="k",le="2"} 2' in text
+    assert 'h_bucket{m="k",le="+Inf"} 3' in text and 'h_count{m="k"} 3' in text and 'h_sum{m="k"} 4.5' in text
+
+
+def test_threads_in_flight_do_not_share_state(server):
+    """Many threads, mixed decoding settings at once: every answer is its own."""
+    bodies = [{"keywords": KWS[i % 8], "n": 1 + i % 3, "diverse": bool(i % 2)} for i in range(48)]
+    lock, answers = threading.Lock(), {}
+
+    def one(i):
+        r = server.post("/v1/k2q", bodies[i])
+        with lock:
+            answers[i] = r
+
+    with ThreadPoolExecutor(24) as ex:
+        list(ex.map(one, range(48)))
+    for i, (status, res) in answers.items():
+        assert status == 200, res
+        assert res["results"][0]["keywords"] == bodies[i]["keywords"]
+        assert res["method"] == ("diverse" if bodies[i]["diverse"] else ("greedy" if bodies[i]["n"] == 1 else "beam"))
+        assert 1 <= len(res["results"][0]["questions"]) <= bodies[i]["n"]

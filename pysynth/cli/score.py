@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 
 from pysynth.cli import _common as C
 from pysynth.metrics import ROUGE_TYPES, score_corpus

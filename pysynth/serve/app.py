@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
-from pysynth.serve import prom
 from pysynth.serve.batching import QueueFull
 from pysynth.serve.models import DecodeKey, GeneratorModel, SearchCollection
+from pysynth.serve.prom import Counter, Gauge, Histogram, render
 
 __all__ = ["ServeConfig", "create_app"]
 
@@ -72,12 +72,12 @@ class _ApiError(Exception):
 
 class _Metrics:
     def __init__(self):
-        self.requests = prom.Counter("pysynth_requests_total", "HTTP requests by endpoint and status code")
-        self.latency = prom.Histogram("pysynth_request_seconds", "request latency (seconds) by endpoint",
+        self.requests = Counter("pysynth_requests_total", "HTTP requests by endpoint and status code")
+        self.latency = Histogram("pysynth_request_seconds", "request latency (seconds) by endpoint",
                                       [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
-        self.batch = prom.Histogram("pysynth_batch_size", "inputs per model call", [1, 2, 4, 8, 16, 32, 64, 128, 256])
-        self.queue = prom.Gauge("pysynth_queue_depth", "inputs waiting for a model")
-        self.dropped = prom.Gauge("pysynth_dropped_requests", "requests dropped before the model (timeout, cancel)")
+        self.batch = Histogram("pysynth_batch_size", "inputs per model call", [1, 2, 4, 8, 16, 32, 64, 128, 256])
+        self.queue = Gauge("pysynth_queue_depth", "inputs waiting for a model")
+        self.dropped = Gauge("pysynth_dropped_requests", "requests dropped before the model (timeout, cancel)")
         self.inflight = 0
 
     def all(self):
@@ -396,7 +396,7 @@ def create_app(config: Optional[ServeConfig] = None):
 
     @app.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
     async def prometheus():
-        return PlainTextResponse(prom.render(metrics.all()), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(render(metrics.all()), media_type="text/plain; version=0.0.4")
 
     page = PAGE.read_text(encoding="utf-8")
 

@@ -32,7 +32,7 @@ COMMANDS = _commands()
 
 def test_grammar_lists_every_command():
     assert set(COMMANDS) == {
-        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"),
+        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",),
         *(("k2q", v) for v in ("keywords", "synthesize", "make-corpus", "train", "generate", "table1", "table2")),
     }
 

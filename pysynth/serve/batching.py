@@ -4,7 +4,9 @@ A :class:`Batcher` owns one model function ``run(key, inputs) -> outputs`` and o
 calls it. Requests queue up with :meth:`Batcher.submit`; while the model is busy the queue
 fills, and the next call takes every queued input that shares the first request's ``key`` (the
 decoding settings: requests with other settings cannot share a search), up to ``max_batch``
-inputs. When the model is idle, a request waits at most ``max_wait_ms`` for company. The queue
+inputs. When the model is idle and the last call served several requests (clients are sending
+concurrently), a request waits at most ``max_wait_ms`` for company; a lone client never waits,
+so batching costs nothing at concurrency 1. The queue
 is bounded (:class:`QueueFull`: the server answers 503 with ``Retry-After``); a request that
 times out or whose client went away is dropped before it reaches the model.
 
@@ -82,6 +84,7 @@ class Batcher:
         self._queued_inputs = 0
         self._wake: Optional[asyncio.Event] = None
         self._task: Optional[asyncio.Task] = None
+        self._last_requests = 1  # requests in the previous model call: > 1 means concurrent clients
         # one thread: the model's own intra-op threads use the cores; two concurrent calls would
         # only fight over them
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"pysynth-{name}")
@@ -164,11 +167,12 @@ class Batcher:
                 self._queued_inputs -= len(head.inputs)
                 self.stats.dropped += 1
                 continue
-            # an idle model: give concurrent requests max_wait to join the first one
+            # an idle model with concurrent clients: give them max_wait to join the first request
             wait = head.t_enqueued + self.max_wait - time.perf_counter()
-            if wait > 0 and self._queued_inputs < self.max_batch:
+            if wait > 0 and self._queued_inputs < self.max_batch and self._last_requests > 1:
                 await asyncio.sleep(wait)
             batch = self._take()
+            self._last_requests = len(batch)
             inputs = [x for it in batch for x in it.inputs]
             self.stats.batches += 1
             self.stats.inputs += len(inputs)

@@ -4,6 +4,7 @@
     pysynth k2q keywords|synthesize|make-corpus|train|generate|table1|table2   (:mod:`.k2q`)
     pysynth index build|search      (``pysynth search``: alias)  (:mod:`.index`)
     pysynth mqr mine                                             (:mod:`.mqr`)
+    pysynth quality wellformed                                   (:mod:`.quality`)
     pysynth export onnx                                          (:mod:`.export`)
     pysynth serve                                                (:mod:`.serve`)
 
@@ -22,7 +23,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import export, index, k2q, mqr, score, serve
+    from pysynth.cli import export, index, k2q, mqr, quality, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -33,6 +34,7 @@ def build_parser() -> _common.Parser:
     k2q.add_commands(sub)
     index.add_commands(sub)  # index build/search, search
     mqr.add_commands(sub)
+    quality.add_commands(sub)
     export.add_commands(sub)
     serve.add_commands(sub)
     return p

@@ -165,6 +165,14 @@ def add_in(p: argparse.ArgumentParser, *aliases: str, required: bool = True, hel
                    help=f"{help}; - reads stdin", **kw)
 
 
+def add_min_wellformed(p: argparse.ArgumentParser) -> None:
+    """``--min-wellformed P``, the question-quality filter of every generating command
+    (:func:`pysynth.quality.filter_rows`)."""
+    p.add_argument("--min-wellformed", type=float_in(0, False, 1, "a probability in [0, 1]"), default=None,
+                   metavar="P", help="drop generated questions whose well-formedness probability (pysynth.quality, "
+                                     "Faruqui & Das 2018) is below P; rows get a 'wellformed' list and a 'dropped' count")
+
+
 def add_workers(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=workers, default=1, help="threads (-1: all cores); results do not depend on it")
 

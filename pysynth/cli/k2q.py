@@ -178,8 +178,12 @@ def _cmd_generate(args) -> int:
     res = gen.generate(kws, beam=beam, n=args.n, groups=groups, diversity=args.diversity,
                        method=("diverse" if args.diverse else None), batch_size=args.batch_size,
                        length_penalty=args.length_penalty, alpha=args.alpha, max_len=args.max_len)
-    write_rows(args.out, ({"keywords": r.source, "questions": r.texts, "scores": [round(s, 6) for s in r.scores]}
-                          for r in res))
+    rows = [{"keywords": r.source, "questions": r.texts, "scores": [round(s, 6) for s in r.scores]} for r in res]
+    if args.min_wellformed is not None:
+        from pysynth.quality import filter_rows
+
+        filter_rows(rows, "questions", args.min_wellformed, parallel=("scores",))
+    write_rows(args.out, rows)
     return 0
 
 
@@ -345,7 +349,8 @@ def add_commands(sub) -> None:
     g.add_argument("--batch-size", type=C.positive_int, default=32)
     g.add_argument("--length-penalty", choices=("none", "average", "gnmt"), default="none")
     g.add_argument("--alpha", type=float, default=0.6)
-    g.add_argument("--max-len", type=int, default=None)
+    g.add_argument("--max-len", type=C.positive_int, default=None)
+    C.add_min_wellformed(g)
     g.set_defaults(func=_cmd_generate)
 
     t1 = ks.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")

@@ -20,7 +20,10 @@ def _cmd_serve(args) -> int:
     import socket
     import warnings
 
-    models = dict(args.model) if args.model else {"k2q": None}
+    from pysynth.serve.models import TASKS
+
+    models = {t: None for t in TASKS}
+    models.update(dict(args.model or ()))
     for task, m in models.items():
         if m is not None:
             C.resolve_model(m, flag=f"--model {task}")  # an unknown name or folder is a usage error
@@ -69,8 +72,8 @@ def add_commands(sub) -> None:
                        description="Serve pysynth's models on onnxruntime: POST /v1/k2q, /v1/score, /v1/duplicates; "
                                    "GET / (the keyword->question page), /health, /ready, /metrics, /openapi.json.")
     s.add_argument("--model", action="append", type=_model_spec, metavar="[TASK=]NAME|DIR",
-                   help="a model to serve (repeatable; default: the shipped k2q-copynet-small for k2q); "
-                        "a directory needs its onnx/ export")
+                   help="a model for a task (repeatable): k2q (default: the shipped k2q-copynet-small; a directory "
+                        "needs its onnx/ export) or wellformed (default: wellformed-minilm)")
     s.add_argument("--collection", default=None, metavar="DIR", type=C.input_dir("collection"),
                    help="a search collection (pysynth index build) for POST /v1/duplicates")
     s.add_argument("--host", default="127.0.0.1")

@@ -44,7 +44,7 @@ import torch.nn as nn
 
 from pysynth.models.spans import MASK_NEG, _check_k_len, best_joint_spans, best_spans, cosine  # noqa: F401
 
-__all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SpanScores", "best_spans", "best_joint_spans",
+__all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SequenceClassifier", "SpanScores", "best_spans", "best_joint_spans",
            "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
            "export_onnx", "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
 
@@ -382,6 +382,24 @@ class BiEncoder(_Backbone):
         return _encode_texts(self, texts, tokenizer, batch_size, max_length, self.dim)
 
 
+class SequenceClassifier(_Backbone):
+    """A sentence classifier: mean pooling over real tokens, dropout, one linear logit.
+
+    Used for the well-formedness score of :mod:`pysynth.quality` (the probability that a query
+    is a well-formed question, Faruqui & Das 2018), fine-tuned from the offline MiniLM
+    (:meth:`from_bert` with :func:`minilm_dir`). ``forward`` returns the logits [B].
+    """
+
+    def __init__(self, config: EncoderConfig, vocab_size: int, bert=None):
+        super().__init__(config, vocab_size, bert)
+        self.drop = nn.Dropout(config.dropout)
+        self.head = nn.Linear(config.hidden_size, 1)
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        x = mean_pool(self.hidden(input_ids, attention_mask, token_type_ids), attention_mask)
+        return self.head(self.drop(x)).squeeze(-1)
+
+
 def _encode_texts(model, texts, tokenizer, batch_size: int, max_length: int, dim: int) -> np.ndarray:
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts: must be a sequence of strings (wrap a single text in a list)")
@@ -479,14 +497,14 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
 
 # ------------------------------------------------------------------------------ directories
 
-ARCHS = {"span-encoder": SpanEncoder, "bi-encoder": BiEncoder}
+ARCHS = {"span-encoder": SpanEncoder, "bi-encoder": BiEncoder, "sequence-classifier": SequenceClassifier}
 
 
 def _arch_of(model) -> str:
     for name, cls in ARCHS.items():
         if type(model) is cls:
             return name
-    raise TypeError(f"model: must be a SpanEncoder or BiEncoder, got {type(model).__name__}")
+    raise TypeError(f"model: must be a SpanEncoder, BiEncoder or SequenceClassifier, got {type(model).__name__}")
 
 
 def wordpiece_tokenizer(vocab_file: PathLike, do_lower_case: bool = True):
@@ -568,6 +586,7 @@ _IN = ["input_ids", "attention_mask", "token_type_ids"]
 ONNX_GRAPHS = {
     "span-encoder": {"model": {"inputs": _IN, "outputs": ["start_logits", "end_logits", "null_score", "joint"]}},
     "bi-encoder": {"model": {"inputs": _IN, "outputs": ["embeddings"]}},
+    "sequence-classifier": {"model": {"inputs": _IN, "outputs": ["logits"]}},
 }
 
 
@@ -619,6 +638,7 @@ def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) ->
             axes = {k: {0: "batch", 1: "seq"} for k in spec["inputs"] + spec["outputs"]}
             axes.get("null_score", {}).pop(1, None)
             axes.get("embeddings", {}).pop(1, None)
+            axes.get("logits", {}).pop(1, None)
             torch.onnx.export(wrap, (ids, am, tt), str(out), input_names=spec["inputs"],
                               output_names=spec["outputs"], dynamic_axes=axes, opset_version=opset, dynamo=False)
     model.train(was_training)

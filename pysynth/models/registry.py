@@ -207,6 +207,8 @@ for _name, _attention, _copy in (("ednet", False, False), ("attnet", True, False
 
 register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
                             "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))
+register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
+                            "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
 
 # ------------------------------------------------------------------------------ transformer / encoder families
 # (appended by the families branch: pysynth.models.transformer, pysynth.models.encoders)
@@ -223,3 +225,6 @@ register_architecture(Architecture(
 register_architecture(Architecture(
     "bi-encoder", "bi-encoder", "pysynth.models.encoders:EncoderConfig", "pysynth.models.encoders:BiEncoder",
     {"model": {"inputs": _ENC_IN, "outputs": ["embeddings"]}}))
+register_architecture(Architecture(
+    "sequence-classifier", "sequence-classifier", "pysynth.models.encoders:EncoderConfig",
+    "pysynth.models.encoders:SequenceClassifier", {"model": {"inputs": _ENC_IN, "outputs": ["logits"]}}))

@@ -5,6 +5,7 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``POST /v1/k2q`` — questions for keyword queries (Ding & Balog 2018), greedy / beam / diverse
   beam search on the shipped CopyNet (or ``--model``);
 * ``POST /v1/score`` — corpus BLEU / ROUGE (:func:`pysynth.metrics.score_corpus`);
+* ``POST /v1/wellformed`` — the well-formedness probability of each text (:mod:`pysynth.quality`);
 * ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection``;
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
   ``GET /metrics`` (Prometheus text).
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Union
 
 from pysynth.serve.batching import QueueFull
-from pysynth.serve.models import DecodeKey, GeneratorModel, SearchCollection
+from pysynth.serve.models import TASKS, ClassifierModel, DecodeKey, GeneratorModel, SearchCollection
 from pysynth.serve.prom import Counter, Gauge, Histogram, render
 
 __all__ = ["ServeConfig", "create_app"]
@@ -37,7 +38,8 @@ PAGE = Path(__file__).resolve().parent / "page.html"
 class ServeConfig:
     """Everything ``pysynth serve`` sets.
 
-    models : ``{task: model name or directory}`` (None: the task's shipped model)
+    models : ``{task: model name or directory}`` (None: the task's shipped model); tasks are
+        ``k2q`` (a seq2seq generator) and ``wellformed`` (the question-quality classifier)
     collection : a :class:`~pysynth.retrieval.collection.Collection` directory for ``/v1/duplicates``
     device : ``cpu``, ``cuda`` (falls back to the CPU with a warning) or ``auto``
     threads : onnxruntime intra-op threads per model (0: onnxruntime's default)
@@ -48,7 +50,7 @@ class ServeConfig:
     max_body_bytes, max_inputs, max_chars, max_segments : request limits
     """
 
-    models: Dict[str, Optional[str]] = field(default_factory=lambda: {"k2q": None})
+    models: Dict[str, Optional[str]] = field(default_factory=lambda: {t: None for t in TASKS})
     collection: Optional[str] = None
     device: str = "cpu"
     threads: int = 0
@@ -171,10 +173,11 @@ def create_app(config: Optional[ServeConfig] = None):
     cfg = config or ServeConfig()
     max_batch = cfg.max_batch if cfg.batching else 1
     wait = cfg.max_wait_ms if cfg.batching else 0.0
-    generators: Dict[str, GeneratorModel] = {}
+    generators: Dict[str, Union[GeneratorModel, ClassifierModel]] = {}
     for task, model in cfg.models.items():
-        generators[task] = GeneratorModel.load(task, model, device=cfg.device, threads=cfg.threads,
-                                               max_batch=max_batch, max_wait_ms=wait, max_queue=cfg.max_queue)
+        kind = ClassifierModel if task == "wellformed" else GeneratorModel
+        generators[task] = kind.load(task, model, device=cfg.device, threads=cfg.threads, max_batch=max_batch,
+                                     max_wait_ms=wait, max_queue=cfg.max_queue)
     collection = (SearchCollection.load(cfg.collection, max_batch=max_batch, max_wait_ms=wait,
                                         max_queue=cfg.max_queue) if cfg.collection else None)
     batchers = [g.batcher for g in generators.values()] + ([collection.batcher] if collection else [])
@@ -216,15 +219,30 @@ def create_app(config: Optional[ServeConfig] = None):
                                                          "strength lambda (diverse only)")
         max_len: Optional[StrictInt] = Field(None, ge=1, le=128, description="most output tokens "
                                              "(default: the model's)")
+        min_wellformed: Optional[Union[StrictFloat, StrictInt]] = Field(
+            None, ge=0, le=1, description="drop questions whose well-formedness probability is below this "
+                                          "(each question then carries its 'wellformed' score)")
 
     class Question(BaseModel):
         text: str
         score: float = Field(description="log-probability of the question under the model")
+        wellformed: Optional[float] = Field(None, description="well-formedness probability (with min_wellformed)")
 
     class K2QResult(BaseModel):
         keywords: str
         questions: List[Question]
         truncated: bool = Field(description="the input was cut to the model's max_src_len tokens")
+        dropped: int = Field(0, description="questions under min_wellformed")
+
+    class WellformedRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        texts: Union[StrictStr, List[StrictStr]] = Field(examples=[["what is the capital of france?",
+                                                                    "capital france"]])
+
+    class WellformedResponse(BaseModel):
+        model: str
+        scores: List[float] = Field(description="probability that each text is a well-formed question "
+                                                "(Faruqui & Das 2018: mean rating >= 0.8)")
 
     class K2QResponse(BaseModel):
         model: str
@@ -342,11 +360,35 @@ def create_app(config: Optional[ServeConfig] = None):
             g.check(kws, "keywords")
         except (ValueError, TypeError) as exc:
             raise _ApiError(422, str(exc)) from None
+        wf = None
+        if req.min_wellformed is not None:
+            wf = generators.get("wellformed")
+            if wf is None:
+                raise _ApiError(404, "min_wellformed: no wellformed model loaded (--model wellformed=NAME|DIR)")
         outs = await _submit(g.batcher, key, kws)
-        return JSONResponse({"model": g.name, "method": key.method, "results": [
-            {"keywords": kw, "truncated": bool(o.truncated),
-             "questions": [{"text": t, "score": round(s, 4)} for t, s in zip(o.texts, o.scores)]}
-            for kw, o in zip(kws, outs)]})
+        results = [{"keywords": kw, "truncated": bool(o.truncated), "dropped": 0,
+                    "questions": [{"text": t, "score": round(s, 4)} for t, s in zip(o.texts, o.scores)]}
+                   for kw, o in zip(kws, outs)]
+        if wf is not None:
+            flat = [q for r in results for q in r["questions"]]
+            probs = await _submit(wf.batcher, None, [q["text"] for q in flat]) if flat else []
+            for q, p in zip(flat, probs):
+                q["wellformed"] = round(p, 4)
+            for r in results:
+                keep = [q for q in r["questions"] if q["wellformed"] >= req.min_wellformed]
+                r["dropped"] = len(r["questions"]) - len(keep)
+                r["questions"] = keep
+        return JSONResponse({"model": g.name, "method": key.method, "results": results})
+
+    @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},
+              summary="probability that each text is a well-formed question (Faruqui & Das 2018)")
+    async def wellformed(req: WellformedRequest):
+        wf = generators.get("wellformed")
+        if wf is None:
+            raise _ApiError(404, "no wellformed model loaded (start the server with --model wellformed=NAME|DIR)")
+        texts = _inputs(req.texts, "texts")
+        probs = await _submit(wf.batcher, None, texts)
+        return JSONResponse({"model": wf.name, "scores": [round(p, 4) for p in probs]})
 
     @app.post("/v1/score", responses={422: {}}, summary="corpus BLEU / ROUGE (pysynth.metrics.score_corpus)")
     async def score(req: ScoreRequest):

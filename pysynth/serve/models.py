@@ -13,20 +13,20 @@ from typing import Any, Dict, Hashable, List, NamedTuple, Optional, Sequence
 
 from pysynth.serve.batching import Batcher
 
-__all__ = ["DecodeKey", "GeneratorModel", "SearchCollection", "TASKS", "parse_model_spec"]
+__all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "SearchCollection", "TASKS", "parse_model_spec"]
 
 log = logging.getLogger("pysynth.serve")
 
 #: endpoint (task) -> the shipped model it serves when ``--model`` names none for it
-TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small"}
+TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small", "wellformed": "wellformed-minilm"}
 
 
 def parse_model_spec(spec: str) -> tuple:
-    """``[TASK=]NAME|DIR`` -> ``(task, model)``; the task defaults to ``k2q`` (the only generator
-    endpoint with a model so far). ValueError for an unknown task."""
+    """``[TASK=]NAME|DIR`` -> ``(task, model)``; the task defaults to ``k2q``, or ``wellformed``
+    for the shipped classifier's name. ValueError for an unknown task."""
     task, sep, model = spec.partition("=")
     if not sep:
-        task, model = "k2q", spec
+        task, model = ("wellformed" if spec == TASKS["wellformed"] else "k2q"), spec
     if task not in TASKS:
         raise ValueError(f"--model {spec!r}: unknown task {task!r}; tasks with models: {', '.join(sorted(TASKS))}")
     if not model:
@@ -104,6 +104,42 @@ class GeneratorModel:
         word = next(w for w in self.generator.vocab.itos if w.isalpha())
         self.generator.generate([word], method="greedy", beam=1, n=1)
         self.generator.generate([word], method="diverse", beam=4, groups=4, n=4)
+
+
+@dataclass
+class ClassifierModel:
+    """The well-formedness classifier (:class:`pysynth.quality.WellformednessModel`) and its batcher."""
+
+    task: str
+    name: str
+    model: Any
+    batcher: Batcher
+    providers: List[str]
+
+    @classmethod
+    def load(cls, task: str, model: Optional[str], *, device: str = "cpu", threads: int = 0, max_batch: int = 32,
+             max_wait_ms: float = 2.0, max_queue: int = 1024) -> "ClassifierModel":
+        from pysynth.decoding.ort import choose_providers
+        from pysynth.quality import WellformednessModel
+
+        if device == "cuda":
+            try:
+                choose_providers("cuda")
+            except ValueError as exc:
+                warnings.warn(f"{exc}; serving {task} on the CPU", RuntimeWarning, stacklevel=2)
+                device = "cpu"
+        m = WellformednessModel(model, threads=threads, device=device)
+        self = cls(task, m.name, m, None, list(m.providers))  # type: ignore[arg-type]
+        # the batch is one onnxruntime call: 4x the generators' inputs cost about as much
+        self.batcher = Batcher(task, self._run, max_batch=max_batch * 4, max_wait_ms=max_wait_ms,
+                               max_queue=max_queue * 4)
+        return self
+
+    def _run(self, key: Hashable, texts: List[str]) -> List[Any]:
+        return self.model(texts, batch_size=max(1, len(texts))).tolist()
+
+    def warmup(self) -> None:
+        self.model(["what is a warm-up?"])
 
 
 @dataclass

@@ -32,12 +32,12 @@ COMMANDS = _commands()
 
 def test_grammar_lists_every_command():
     assert set(COMMANDS) == {
-        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",), ("mqr", "mine"),
+        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",), ("mqr", "mine"), ("quality", "wellformed"),
         *(("k2q", v) for v in ("keywords", "synthesize", "make-corpus", "train", "generate", "table1", "table2")),
     }
 
 
-@pytest.mark.parametrize("path", [(), ("k2q",), ("index",), ("export",), ("mqr",), *COMMANDS], ids=" ".join)
+@pytest.mark.parametrize("path", [(), ("k2q",), ("index",), ("export",), ("mqr",), ("quality",), *COMMANDS], ids=" ".join)
 def test_help_of_every_command(cli, path):
     r = cli(*path, "--help")
     assert r.code == 0 and r.out.startswith("usage: pysynth") and not r.err

@@ -45,7 +45,9 @@ def test_health_ready_openapi(server):
     assert body["models"]["k2q"]["providers"][0] == "CPUExecutionProvider"
     status, spec = server.get("/openapi.json")
     assert status == 200
-    assert {"/v1/k2q", "/v1/score", "/v1/duplicates", "/health", "/ready", "/metrics"} <= set(spec["paths"])
+    assert {"/v1/k2q", "/v1/score", "/v1/duplicates", "/v1/wellformed", "/health", "/ready",
+            "/metrics"} <= set(spec["paths"])
+    assert body["models"]["wellformed"]["model"] == "wellformed-minilm"
     props = spec["components"]["schemas"]["K2QRequest"]["properties"]
     assert {"keywords", "n", "diverse"} <= set(props)
 
@@ -176,6 +178,31 @@ def test_score_endpoint_equals_the_library(server):
                       ({"hyps": "a", "refs": "b"}, "hyps")]:
         status, res = server.post("/v1/score", body)
         assert status == 422 and msg in res["error"], (body, res)
+
+
+def test_wellformed_endpoint_equals_the_library(server):
+    from pysynth.quality import wellformedness
+
+    texts = ["what is the capital of france?", "capital france"]
+    status, res = server.post("/v1/wellformed", {"texts": texts})
+    assert status == 200 and res["model"] == "wellformed-minilm"
+    assert res["scores"] == [round(p, 4) for p in wellformedness(texts).tolist()]
+    assert server.post("/v1/wellformed", {"texts": "capital france"})[1]["scores"] == res["scores"][1:]
+    for body in ({"texts": []}, {"texts": 3}, {"texts": [""]}, {"text": "x"}):
+        assert server.post("/v1/wellformed", body)[0] == 422
+
+
+def test_k2q_min_wellformed_filters_and_scores(server):
+    status, res = server.post("/v1/k2q", {"keywords": "capital france", "n": 5, "min_wellformed": 0.0})
+    assert status == 200
+    r = res["results"][0]
+    assert r["dropped"] == 0 and all(0 <= q["wellformed"] <= 1 for q in r["questions"])
+    cut = sorted(q["wellformed"] for q in r["questions"])[len(r["questions"]) // 2]
+    status, res2 = server.post("/v1/k2q", {"keywords": "capital france", "n": 5, "min_wellformed": cut})
+    r2 = res2["results"][0]
+    assert [q["text"] for q in r2["questions"]] == [q["text"] for q in r["questions"] if q["wellformed"] >= cut]
+    assert r2["dropped"] == len(r["questions"]) - len(r2["questions"]) > 0
+    assert server.post("/v1/k2q", {"keywords": "capital france", "min_wellformed": 2})[0] == 422
 
 
 def test_duplicates_without_a_collection_is_404(server):

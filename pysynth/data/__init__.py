@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from importlib import resources
-from typing import Dict, List
+from pathlib import Path
+from typing import Dict, List, Optional
 
 MQR_SYSTEMS = (
     "GEC",
@@ -17,6 +19,21 @@ MQR_SYSTEMS = (
     "quora_stackexchange_gec",
     "transformer",
 )
+
+
+def shared_dir(path: Optional[os.PathLike] = None) -> Path:
+    """The shared data folder (real public data beside the repository, for reproductions):
+    ``path``, ``$PYSYNTH_DATA``, or ``../shared/data`` of the repository. FileNotFoundError when
+    it is not there."""
+    if path is not None:
+        p = Path(path)
+    elif os.environ.get("PYSYNTH_DATA"):
+        p = Path(os.environ["PYSYNTH_DATA"])
+    else:
+        p = Path(__file__).resolve().parents[3] / "shared" / "data"
+    if not p.is_dir():
+        raise FileNotFoundError(f"shared data folder not found at {p}; pass its path or set PYSYNTH_DATA")
+    return p
 
 
 def mqr_sample() -> List[Dict]:

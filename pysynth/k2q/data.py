@@ -24,18 +24,10 @@ __all__ = ["SeedPair", "QuestionSet", "data_dir", "load_seed_pairs", "load_quest
 
 
 def data_dir(path: Optional[os.PathLike] = None) -> Path:
-    """The shared data folder: ``path``, ``$PYSYNTH_DATA``, or ``../shared/data`` of the repo."""
-    if path is not None:
-        p = Path(path)
-    elif os.environ.get("PYSYNTH_DATA"):
-        p = Path(os.environ["PYSYNTH_DATA"])
-    else:
-        p = Path(__file__).resolve().parents[3] / "shared" / "data"
-    if not p.is_dir():
-        raise FileNotFoundError(
-            f"shared data folder not found at {p}; pass its path or set PYSYNTH_DATA"
-        )
-    return p
+    """The shared data folder (:func:`pysynth.data.shared_dir`)."""
+    from pysynth.data import shared_dir
+
+    return shared_dir(path)
 
 
 @dataclass(frozen=True)

@@ -627,14 +627,16 @@ def score_corpus(
     """Corpus scores on a 0-100 scale: BLEU at corpus level, ROUGE as the mean F-measure, with
     the signature of the run (what ``pysynth score`` prints and ``POST /v1/score`` returns).
 
-    ``metrics``: any of ``bleu`` and :data:`ROUGE_TYPES`; the other arguments are those of
-    :func:`corpus_bleu` and :func:`rouge`.
+    ``metrics``: any of ``bleu``, ``meteor`` (:func:`pysynth.metrics.meteor.meteor`: the Meteor
+    1.5 jar, needs Java and pycocoevalcap) and :data:`ROUGE_TYPES`; the other arguments are
+    those of :func:`corpus_bleu` and :func:`rouge`.
     """
     if isinstance(metrics, str):
         raise TypeError(f"metrics: expected a list of metric names, got the str {metrics!r}; e.g. ['bleu', 'rougeL']")
-    unknown = [m for m in metrics if m != "bleu" and m not in ROUGE_TYPES]
+    unknown = [m for m in metrics if m not in ("bleu", "meteor") and m not in ROUGE_TYPES]
     if unknown or not metrics:
-        raise ValueError(f"metrics: unknown {unknown or 'empty list'}; choose from bleu, {', '.join(ROUGE_TYPES)}")
+        raise ValueError(f"metrics: unknown {unknown or 'empty list'}; choose from bleu, meteor, "
+                         f"{', '.join(ROUGE_TYPES)}")
     out: dict = {}
     if "bleu" in metrics:
         b = corpus_bleu(hyps, list(refs), flavor=bleu_flavor, tokenize=tokenize, lowercase=lowercase, workers=workers)
@@ -648,6 +650,12 @@ def score_corpus(
         for t, v in r.mean().items():
             out[t] = 100.0 * v["f"]
         out["rouge_signature"] = {"flavor": rouge_flavor, "stem": stem, "nrefs": len(refs)}
+    if "meteor" in metrics:
+        from pysynth.metrics.meteor import meteor
+
+        m = meteor(hyps, list(refs))
+        out["meteor"] = 100.0 * m.score
+        out["meteor_signature"] = m.signature
     out["n_segments"] = len(hyps)
     from pysynth import signature
 

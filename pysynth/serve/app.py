@@ -5,6 +5,7 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``POST /v1/k2q`` — questions for keyword queries (Ding & Balog 2018), greedy / beam / diverse
   beam search on the shipped CopyNet (or ``--model``);
 * ``POST /v1/score`` — corpus BLEU / ROUGE (:func:`pysynth.metrics.score_corpus`);
+* ``POST /v1/rewrite`` — ill-formed questions rewritten into well-formed ones (MQR, :mod:`pysynth.mqr`);
 * ``POST /v1/wellformed`` — the well-formedness probability of each text (:mod:`pysynth.quality`);
 * ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection``;
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
@@ -175,7 +176,7 @@ def create_app(config: Optional[ServeConfig] = None):
     wait = cfg.max_wait_ms if cfg.batching else 0.0
     generators: Dict[str, Union[GeneratorModel, ClassifierModel]] = {}
     for task, model in cfg.models.items():
-        kind = ClassifierModel if task == "wellformed" else GeneratorModel
+        kind = ClassifierModel if task == "wellformed" else GeneratorModel  # k2q, rewrite: seq2seq
         generators[task] = kind.load(task, model, device=cfg.device, threads=cfg.threads, max_batch=max_batch,
                                      max_wait_ms=wait, max_queue=cfg.max_queue)
     collection = (SearchCollection.load(cfg.collection, max_batch=max_batch, max_wait_ms=wait,
@@ -233,6 +234,23 @@ def create_app(config: Optional[ServeConfig] = None):
         questions: List[Question]
         truncated: bool = Field(description="the input was cut to the model's max_src_len tokens")
         dropped: int = Field(0, description="questions under min_wellformed")
+
+    class RewriteRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        questions: Union[StrictStr, List[StrictStr]] = Field(examples=["Spaghetti carbonara, mixing"])
+        beam: StrictInt = Field(4, ge=1, le=16, description="beam size (1: greedy)")
+        min_wellformed: Optional[Union[StrictFloat, StrictInt]] = Field(
+            None, ge=0, le=1, description="keep a rewrite only when its well-formedness is >= this (else the input)")
+
+    class Rewrite(BaseModel):
+        question: str
+        rewrite: str
+        rewritten: bool = Field(description="false: the input came back (no known word, or under min_wellformed)")
+        wellformed: Optional[float] = None
+
+    class RewriteResponse(BaseModel):
+        model: str
+        results: List[Rewrite]
 
     class WellformedRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -380,6 +398,41 @@ def create_app(config: Optional[ServeConfig] = None):
                 r["questions"] = keep
         return JSONResponse({"model": g.name, "method": key.method, "results": results})
 
+    @app.post("/v1/rewrite", response_model=RewriteResponse, responses={404: {}, 422: {}, 503: {}},
+              summary="rewrite ill-formed questions into well-formed ones (MQR, Chu et al. 2020)")
+    async def rewrite(req: RewriteRequest):
+        from pysynth.mqr.rewrite import truecase
+
+        g = generators.get("rewrite")
+        if g is None:
+            raise _ApiError(404, "no rewrite model loaded (start the server with --model rewrite=NAME|DIR)")
+        qs = _inputs(req.questions, "questions")
+        wf = None
+        if req.min_wellformed is not None:
+            wf = generators.get("wellformed")
+            if wf is None:
+                raise _ApiError(404, "min_wellformed: no wellformed model loaded (--model wellformed=NAME|DIR)")
+        ok = []
+        for i, q in enumerate(qs):
+            try:
+                g.check([q], "questions")
+                ok.append(i)
+            except (ValueError, TypeError):  # no word the model knows: the question comes back as it is
+                pass
+        key = DecodeKey("greedy" if req.beam == 1 else "beam", 1, req.beam, 1, 0.0, None)
+        outs = await _submit(g.batcher, key, [qs[i] for i in ok]) if ok else []
+        results = [{"question": q, "rewrite": q, "rewritten": False} for q in qs]
+        for i, o in zip(ok, outs):
+            if o.texts:
+                results[i].update(rewrite=truecase(o.texts[0], qs[i]), rewritten=True)
+        if wf is not None:
+            probs = await _submit(wf.batcher, None, [r["rewrite"] for r in results])
+            for r, p in zip(results, probs):
+                r["wellformed"] = round(p, 4)
+                if r["rewritten"] and p < req.min_wellformed:
+                    r.update(rewrite=r["question"], rewritten=False)
+        return JSONResponse({"model": g.name, "results": results})
+
     @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},
               summary="probability that each text is a well-formed question (Faruqui & Das 2018)")
     async def wellformed(req: WellformedRequest):
@@ -404,6 +457,9 @@ def create_app(config: Optional[ServeConfig] = None):
                 raise _ApiError(422, f"refs[{i}]: {len(r)} segments but hyps has {len(req.hyps)}; they must align")
         if not refs:
             raise _ApiError(422, "refs: empty list; give one reference per hypothesis")
+        if "meteor" in req.metrics:
+            raise _ApiError(422, "metrics: meteor is not served (it starts a Java VM per call); use `pysynth score "
+                                 "--metrics meteor`")
         _unicode(req.hyps, "hyps")
         for i, r in enumerate(refs):
             _unicode(r, f"refs[{i}]")

@@ -18,15 +18,16 @@ __all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "SearchCollection",
 log = logging.getLogger("pysynth.serve")
 
 #: endpoint (task) -> the shipped model it serves when ``--model`` names none for it
-TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small", "wellformed": "wellformed-minilm"}
+TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small", "rewrite": "mqr-copynet-small",
+                                   "wellformed": "wellformed-minilm"}
 
 
 def parse_model_spec(spec: str) -> tuple:
-    """``[TASK=]NAME|DIR`` -> ``(task, model)``; the task defaults to ``k2q``, or ``wellformed``
-    for the shipped classifier's name. ValueError for an unknown task."""
+    """``[TASK=]NAME|DIR`` -> ``(task, model)``; without ``TASK=``, the task whose shipped model
+    ``NAME`` is, else ``k2q``. ValueError for an unknown task."""
     task, sep, model = spec.partition("=")
     if not sep:
-        task, model = ("wellformed" if spec == TASKS["wellformed"] else "k2q"), spec
+        task, model = next((t for t, m in TASKS.items() if m == spec), "k2q"), spec
     if task not in TASKS:
         raise ValueError(f"--model {spec!r}: unknown task {task!r}; tasks with models: {', '.join(sorted(TASKS))}")
     if not model:

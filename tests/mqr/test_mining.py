@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from pysynth.mqr import mining as M
 from pysynth.stackexchange import Dump, iter_rows
 
-DATA = Path(os.environ.get("PYSYNTH_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from _data_dir import DATA  # noqa: E402
+
 DUMPS = DATA / "stackexchange_dumps"
 MQR = DATA / "mqr"
 need_data = pytest.mark.skipif(not (DUMPS.is_dir() and MQR.is_dir()), reason="shared data not present")

@@ -172,7 +172,8 @@ def test_score_endpoint_equals_the_library(server):
     status, res2 = server.post("/v1/score", {"hyps": hyps, "refs": [refs, refs], "metrics": ["bleu"]})
     assert status == 200 and res2["bleu_signature"]["nrefs"] == 2
     for body, msg in [({"hyps": hyps, "refs": refs[:1]}, "refs[0]"), ({"hyps": [], "refs": []}, "hyps"),
-                      ({"hyps": hyps, "refs": refs, "metrics": ["meteor"]}, "metrics"),
+                      ({"hyps": hyps, "refs": refs, "metrics": ["meteor"]}, "meteor is not served"),
+                      ({"hyps": hyps, "refs": refs, "metrics": ["cider"]}, "metrics"),
                       ({"hyps": hyps, "refs": refs, "bleu_flavor": "x"}, "bleu_flavor"),
                       ({"hyps": hyps, "refs": refs, "metrics": "bleu"}, "metrics"),
                       ({"hyps": "a", "refs": "b"}, "hyps")]:

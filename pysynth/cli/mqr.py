@@ -94,7 +94,7 @@ def _cmd_train(args) -> int:
     from pysynth.mqr.rewrite import training_pairs
 
     data = shared_dir(args.data)
-    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised)
+    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised, upsample=args.upsample)
     with gzip.open(data / "mqr" / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
         dev = [_json.loads(x) for x in f]
     held = {(r["ill_formed"], r["well_formed"]) for r in dev[-args.dev_pairs:]}
@@ -102,7 +102,8 @@ def _cmd_train(args) -> int:
     C.say(f"training pairs: {len(pairs)} ({counts}); dev: the last {len(held)} MQR dev pairs")
     mc = Seq2SeqConfig(arch=args.arch, vocab_size=args.vocab_size, emb_dim=args.emb_dim, enc_hidden=args.enc_hidden,
                        dec_hidden=args.dec_hidden, tie_embeddings=True, dropout=0.2, max_src_len=40, max_tgt_len=40)
-    tc = TrainConfig(lr=args.lr, clip_norm=1.0, batch_size=64, max_minutes=args.minutes, max_epochs=20,
+    tc = TrainConfig(lr=args.lr, clip_norm=1.0, batch_size=64, max_steps=args.steps, max_minutes=args.minutes,
+                     max_epochs=20,
                      eval_every=400, eval_max_pairs=300, patience=6, ckpt_every=400, log_every=100, seed=args.seed,
                      device="cpu", threads=args.threads)
     print(_json.dumps(train(pairs, args.out, mc, tc, dev_pairs=sorted(held))))
@@ -182,8 +183,12 @@ def add_commands(sub) -> None:
     tr.add_argument("--data", default=None, type=C.input_dir("data"),
                     help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
     tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet"))
-    tr.add_argument("--minutes", type=float, default=14.0, help="training time budget")
-    tr.add_argument("--noised", type=int, default=40000, help="noised SQuAD questions to add")
+    tr.add_argument("--steps", type=C.positive_int, default=2400,
+                    help="training steps (a fixed budget: the same model on any machine)")
+    tr.add_argument("--minutes", type=float, default=0.0, help="also stop after this many minutes (0: no limit)")
+    tr.add_argument("--noised", type=int, default=20000, help="noised SQuAD questions to add")
+    tr.add_argument("--upsample", type=C.positive_int, default=3,
+                    help="copies of the real pairs and noised copies of their well-formed sides")
     tr.add_argument("--dev-pairs", type=C.positive_int, default=300, help="MQR dev pairs held out for early stopping")
     tr.add_argument("--vocab-size", type=C.positive_int, default=12000)
     tr.add_argument("--emb-dim", type=C.positive_int, default=128)

@@ -22,8 +22,15 @@ def _cmd_serve(args) -> int:
 
     from pysynth.serve.models import TASKS
 
-    models = {t: None for t in TASKS}
-    models.update(dict(args.model or ()))
+    tasks = args.tasks or list(TASKS)
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        raise C.UsageError(f"argument --tasks: unknown {', '.join(unknown)}; choose from {', '.join(TASKS)}")
+    models = {t: None for t in tasks}
+    for task, m in args.model or ():
+        if task not in models:
+            raise C.UsageError(f"argument --model: task {task!r} is not among --tasks {','.join(tasks)}")
+        models[task] = m
     for task, m in models.items():
         if m is not None:
             C.resolve_model(m, flag=f"--model {task}")  # an unknown name or folder is a usage error
@@ -74,6 +81,8 @@ def add_commands(sub) -> None:
     s.add_argument("--model", action="append", type=_model_spec, metavar="[TASK=]NAME|DIR",
                    help="a model for a task (repeatable): k2q (default: the shipped k2q-copynet-small; a directory "
                         "needs its onnx/ export) or wellformed (default: wellformed-minilm)")
+    s.add_argument("--tasks", type=lambda v: [t.strip() for t in v.split(",") if t.strip()], default=None,
+                   metavar="LIST", help="the model endpoints to serve (default: all: k2q,rewrite,wellformed)")
     s.add_argument("--collection", default=None, metavar="DIR", type=C.input_dir("collection"),
                    help="a search collection (pysynth index build) for POST /v1/duplicates")
     s.add_argument("--host", default="127.0.0.1")

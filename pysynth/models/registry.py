@@ -207,6 +207,9 @@ for _name, _attention, _copy in (("ednet", False, False), ("attnet", True, False
 
 register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
                             "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))
+register_model(ShippedModel("mqr-copynet-small", "copynet", ASSETS / "mqr-copynet-small",
+                            "CopyNet question rewriter (Chu et al. 2020 task) trained on MQR dev, mined Stack Exchange "
+                            "title edits and noised questions"))
 register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
                             "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
 

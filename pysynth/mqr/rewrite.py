@@ -91,17 +91,19 @@ def _jsonl(path: Path) -> List[dict]:
         return [json.loads(line) for line in f]
 
 
-def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 40000,
+def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 20000, upsample: int = 3,
                    dumps: Optional[Sequence[Union[str, Path]]] = None) -> Tuple[List[Tuple[str, str]], dict]:
     """``(pairs, counts)``: (ill-formed, well-formed) training pairs from the shared data (see the
-    module doc); the MQR test split is never used. ``noised``: how many SQuAD questions to noise."""
+    module doc); the MQR test split is never used. ``noised``: how many SQuAD questions to noise;
+    ``upsample``: copies of the real (MQR dev, mined) pairs, and noised versions of their
+    well-formed sides and of the dumps' question titles (in-domain noise)."""
     d = Path(data_dir)
     rng = random.Random(seed)
     pairs: List[Tuple[str, str]] = []
     counts = {}
     dev = _jsonl(d / "mqr" / "dev.jsonl.gz")
-    pairs += [(r["ill_formed"], r["well_formed"]) for r in dev]
-    counts["mqr_dev"] = len(dev)
+    pairs += [(r["ill_formed"], r["well_formed"]) for r in dev] * upsample
+    counts["mqr_dev"] = len(dev) * upsample
     if dumps is None:
         se = d / "stackexchange_dumps"
         dumps = [p for p in sorted(se.iterdir()) if (p / "PostHistory.xml.gz").exists()] if se.is_dir() else []
@@ -109,9 +111,23 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
         from pysynth.mqr.mining import mine
 
         test_ids = {(r["category"], int(r["post_id"])) for r in _jsonl(d / "mqr" / "test.jsonl.gz")}
+        test_titles = {r["well_formed"] for r in _jsonl(d / "mqr" / "test.jsonl.gz")}
         mined = [r for r in mine(dumps).rows if (r["site"], r["post_id"]) not in test_ids]
-        pairs += [(r["ill_formed"], r["well_formed"]) for r in mined]
-        counts["mined"] = len(mined)
+        pairs += [(r["ill_formed"], r["well_formed"]) for r in mined] * upsample
+        counts["mined"] = len(mined) * upsample
+        # in-domain noise: the dumps' well-formed question titles, noised
+        from pysynth.stackexchange import Dump
+
+        titles = []
+        for dump in dumps:
+            for r in Dump(dump).rows("Posts"):
+                t = " ".join((r.get("Title") or "").split())
+                if t.endswith("?") and t.lower().startswith(QUESTION_WORDS) and t not in test_titles:
+                    titles.append(t)
+        made = [(noise(t, rng), t) for t in titles + [r["well_formed"] for r in dev] * (upsample - 1)]
+        made = [(a, b) for a, b in made if a != b]
+        pairs += made
+        counts["noised_in_domain"] = len(made)
     ident = [(r["well_formed"], r["well_formed"]) for r in dev]
     pairs += ident
     counts["identity"] = len(ident)
@@ -124,6 +140,11 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
         made = [(a, b) for a, b in made if a != b]
         pairs += made
         counts["noised_squad"] = len(made)
+    # the released dev and test splits share a pair: nothing of the test split is trained on
+    test = {(r["ill_formed"], r["well_formed"]) for r in _jsonl(d / "mqr" / "test.jsonl.gz")}
+    n = len(pairs)
+    pairs = [p for p in pairs if p not in test]
+    counts["dropped_test_overlap"] = n - len(pairs)
     rng.shuffle(pairs)
     return pairs, counts
 

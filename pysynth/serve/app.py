@@ -116,20 +116,26 @@ class _Limits:
             length = headers.get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body):
                 return await self._reject(send_, length)
-            seen = [0]
+            if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
+                # no Content-Length (a chunked upload): read the body here, counting, and hand it on
+                # (FastAPI would turn an error raised while it reads into a 400)
+                held, size = [], 0
+                while True:
+                    msg = await receive()
+                    held.append(msg)
+                    if msg["type"] != "http.request":
+                        break
+                    size += len(msg.get("body", b""))
+                    if size > self.max_body:
+                        return await self._reject(send_, None)
+                    if not msg.get("more_body", False):
+                        break
 
-            async def receive_():
-                msg = await receive()
-                if msg["type"] == "http.request":
-                    seen[0] += len(msg.get("body", b""))
-                    if seen[0] > self.max_body:  # chunked upload past the limit
-                        raise _BodyTooLarge()
-                return msg
+                async def replay():
+                    return held.pop(0) if held else await receive()
 
-            try:
-                await self.app(scope, receive_, send_)
-            except _BodyTooLarge:
-                await self._reject(send_, None)
+                return await self.app(scope, replay, send_)
+            await self.app(scope, receive, send_)
         finally:
             self.metrics.requests.inc(endpoint=path, code=str(status[0]))
             self.metrics.latency.observe(time.perf_counter() - t0, endpoint=path)
@@ -146,10 +152,6 @@ class _Limits:
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
-
-
-class _BodyTooLarge(Exception):
-    pass
 
 
 def create_app(config: Optional[ServeConfig] = None):

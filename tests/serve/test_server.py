@@ -149,8 +149,26 @@ def test_bad_bodies_content_types_and_sizes(server):
     got, res = server.request("POST", "/v1/k2q", b'{"keywords": "capital france"}',
                               headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert got == 200, res
-    got, res = server.post("/v1/k2q", b'{"keywords": "' + b"a " * 600_000 + b'"}')
-    assert got == 413 and "over the limit" in res["error"]
+    # an oversized body is refused from its Content-Length, before it is read (a raw socket: urllib
+    # would see the connection close while it still sends)
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 1200000\r\n\r\n" + b'{"keywords": "' + b"a " * 1000)
+        reply = sock.recv(65536)
+    assert reply.startswith(b"HTTP/1.1 413") and b"over the limit of 1048576 bytes" in reply
+    # a chunked upload has no Content-Length: it is counted as it arrives
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+        chunk = b"a" * 65536
+        try:
+            for _ in range(40):
+                sock.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        except OSError:
+            pass  # the server answered and closed
+        reply = sock.recv(65536)
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     got, res = server.post("/v1/k2q", b"\xff\xfe\x00garbage")
     assert got == 400, res
     got, res = server.get("/v1/k2q")
@@ -204,6 +222,30 @@ def test_k2q_min_wellformed_filters_and_scores(server):
     assert [q["text"] for q in r2["questions"]] == [q["text"] for q in r["questions"] if q["wellformed"] >= cut]
     assert r2["dropped"] == len(r["questions"]) - len(r2["questions"]) > 0
     assert server.post("/v1/k2q", {"keywords": "capital france", "min_wellformed": 2})[0] == 422
+
+
+def test_only_some_tasks():
+    with Server("--threads", "1", "--tasks", "wellformed") as s:
+        assert set(s.get("/ready")[1]["models"]) == {"wellformed"}
+        status, res = s.post("/v1/k2q", {"keywords": "capital france"})
+        assert status == 404 and "no k2q model loaded" in res["error"]
+        assert s.post("/v1/wellformed", {"texts": "what?"})[0] == 200
+
+
+def test_rewrite_endpoint(server):
+    from pysynth.mqr.rewrite import Rewriter
+
+    qs = ["Spaghetti carbonara, mixing", "install ubuntu on usb stick", "zzqxv qqzzv"]
+    status, res = server.post("/v1/rewrite", {"questions": qs})
+    assert status == 200 and res["model"] == "mqr-copynet-small"
+    want = Rewriter(threads=1).rewrite(qs, beam=4)
+    assert [r["rewrite"] for r in res["results"]] == want
+    assert [r["rewritten"] for r in res["results"]] == [True, True, False]
+    status, res = server.post("/v1/rewrite", {"questions": qs[0], "min_wellformed": 1.0, "beam": 1})
+    r = res["results"][0]
+    assert status == 200 and 0 <= r["wellformed"] <= 1 and (r["rewritten"] is False) == (r["rewrite"] == qs[0])
+    for body in ({"questions": []}, {"questions": "x", "beam": 0}, {"question": "x"}):
+        assert server.post("/v1/rewrite", body)[0] == 422
 
 
 def test_duplicates_without_a_collection_is_404(server):
@@ -327,6 +369,8 @@ def _cli(*args, timeout=60):
     (["--max-batch", "0"], 2, "--max-batch"),
     (["--timeout", "0"], 2, "--timeout"),
     (["--device", "tpu"], 2, "--device"),
+    (["--tasks", "k2q,paraphrase"], 2, "--tasks: unknown paraphrase"),
+    (["--tasks", "k2q", "--model", "rewrite=mqr-copynet-small"], 2, "not among --tasks"),
 ])
 def test_cli_errors_are_one_line(args, code, msg, tmp_path):
     out = _cli(*args, "--port", "0")

@@ -94,7 +94,8 @@ def _cmd_train(args) -> int:
     from pysynth.mqr.rewrite import training_pairs
 
     data = shared_dir(args.data)
-    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised, upsample=args.upsample)
+    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised, upsample=args.upsample,
+                                   in_domain=args.in_domain)
     with gzip.open(data / "mqr" / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
         dev = [_json.loads(x) for x in f]
     held = {(r["ill_formed"], r["well_formed"]) for r in dev[-args.dev_pairs:]}
@@ -183,12 +184,13 @@ def add_commands(sub) -> None:
     tr.add_argument("--data", default=None, type=C.input_dir("data"),
                     help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
     tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet"))
-    tr.add_argument("--steps", type=C.positive_int, default=2400,
+    tr.add_argument("--steps", type=C.positive_int, default=2300,
                     help="training steps (a fixed budget: the same model on any machine)")
     tr.add_argument("--minutes", type=float, default=0.0, help="also stop after this many minutes (0: no limit)")
-    tr.add_argument("--noised", type=int, default=20000, help="noised SQuAD questions to add")
-    tr.add_argument("--upsample", type=C.positive_int, default=3,
-                    help="copies of the real pairs and noised copies of their well-formed sides")
+    tr.add_argument("--noised", type=int, default=40000, help="noised SQuAD questions to add")
+    tr.add_argument("--upsample", type=C.positive_int, default=1, help="copies of the real (MQR dev, mined) pairs")
+    tr.add_argument("--in-domain", action="store_true",
+                    help="also noise the dumps' question titles and upsample-1 copies of the dev questions")
     tr.add_argument("--dev-pairs", type=C.positive_int, default=300, help="MQR dev pairs held out for early stopping")
     tr.add_argument("--vocab-size", type=C.positive_int, default=12000)
     tr.add_argument("--emb-dim", type=C.positive_int, default=128)

@@ -43,14 +43,16 @@ def test_truecase():
 def test_training_pairs_never_use_the_test_split():
     import gzip
 
-    pairs, counts = training_pairs(DATA, noised=500)
+    pairs, counts = training_pairs(DATA, noised=500, upsample=3, in_domain=True)
     test = {(json.loads(x)["ill_formed"], json.loads(x)["well_formed"]) for x in gzip.open(DATA / "mqr/test.jsonl.gz")}
     assert not test & set(pairs)
     assert counts["mqr_dev"] == 3 * 2112 and counts["identity"] == 2112 and 0 < counts["noised_squad"] <= 500
     assert counts["noised_in_domain"] > 2000
     assert counts["dropped_test_overlap"] == 3  # dev and test share one pair (x3 upsampled)
     assert len(pairs) == sum(counts.values()) - 2 * counts["dropped_test_overlap"]
-    assert training_pairs(DATA, noised=500) == (pairs, counts)
+    assert training_pairs(DATA, noised=500, upsample=3, in_domain=True) == (pairs, counts)
+    plain, c = training_pairs(DATA, noised=500)
+    assert c["mqr_dev"] == 2112 and "noised_in_domain" not in c and c["dropped_test_overlap"] == 1
 
 
 @pytest.fixture(scope="module")

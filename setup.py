@@ -30,6 +30,7 @@ class CMakeBuild(build_ext):
         out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
         build_temp = Path(self.build_temp).resolve() / ext.name
         build_temp.mkdir(parents=True, exist_ok=True)
+        _drop_stale_cache(build_temp)
         cfg = os.environ.get("PYSYNTH_BUILD_TYPE", "Release")
         args = [
             f"-DCMAKE_BUILD_TYPE={cfg}",
@@ -51,6 +52,23 @@ class CMakeBuild(build_ext):
             cwd=build_temp,
             check=True,
         )
+
+
+def _drop_stale_cache(build_temp: Path) -> None:
+    """A second ``pip install .`` in the same checkout reuses ``build/``, whose CMake cache names
+    the ninja/cmake of the first install's temporary build environment, deleted since: CMake
+    then fails ("ninja --version ... no such file"). Start that cache afresh."""
+    cache = build_temp / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    for line in cache.read_text(errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key.split(":")[0] in ("CMAKE_MAKE_PROGRAM", "CMAKE_COMMAND") and value and not Path(value).exists():
+            cache.unlink()
+            import shutil
+
+            shutil.rmtree(build_temp / "CMakeFiles", ignore_errors=True)
+            return
 
 
 ext_modules = [] if os.environ.get("PYSYNTH_NO_EXT") else [CMakeExtension("pysynth._core")]

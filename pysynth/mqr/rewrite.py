@@ -75,12 +75,13 @@ def noise(question: str, rng: random.Random) -> str:
 
 def truecase(output: str, source: str) -> str:
     """Restore the case of the words of ``output`` (lower-cased by the model) that occur in
-    ``source``, and capitalise the first letter."""
+    ``source`` (the pronoun "I" too), and capitalise the first letter."""
     cased = {}
     for i, w in enumerate(_WORD.findall(source)):
         if i == 0 and w[:1].isupper() and w[1:].islower():
             continue  # capitalised only because it starts the sentence
         cased.setdefault(w.lower(), w)
+    cased["i"] = "I"  # the pronoun, lower-cased by the model (and often by the asker)
     words = re.split(r"(\W+)", output)
     out = "".join(cased.get(w.lower(), w) if w and w[0].isalnum() else w for w in words)
     return out[:1].upper() + out[1:]

@@ -36,7 +36,9 @@ def test_truecase():
     assert truecase("how to mix a spaghetti carbonara?", "Spaghetti carbonara, mixing") == \
         "How to mix a spaghetti carbonara?"
     assert truecase("how do i install ubuntu on an usb stick?", "install Ubuntu on USB stick") == \
-        "How do I install Ubuntu on an USB stick?".replace("How do I", "How do i")
+        "How do I install Ubuntu on an USB stick?"
+    assert truecase("is it mine?", "it's mine") == "Is it mine?"
+    assert truecase("can i do it?", "can i do it") == "Can I do it?"
 
 
 @need_data

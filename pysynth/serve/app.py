@@ -335,6 +335,13 @@ def create_app(config: Optional[ServeConfig] = None):
                 for s in sizes:
                     metrics.batch.observe(s, model=batcher.name)
 
+    def _loaded(task, what=""):
+        """The model of ``task``; 404 naming the flag that loads it when the server has none."""
+        m = generators.get(task)
+        if m is None:
+            raise _ApiError(404, f"{what}no {task} model loaded (start the server with --model {task}=NAME|DIR)")
+        return m
+
     def _inputs(value, name):
         items = [value] if isinstance(value, str) else list(value)
         if not items:
@@ -362,9 +369,7 @@ def create_app(config: Optional[ServeConfig] = None):
     @app.post("/v1/k2q", response_model=K2QResponse, responses={422: {}, 503: {}, 504: {}},
               summary="questions for keyword queries (Ding & Balog 2018)")
     async def k2q(req: K2QRequest):
-        g = generators.get("k2q")
-        if g is None:
-            raise _ApiError(404, "no k2q model loaded (start the server with --model k2q=NAME|DIR)")
+        g = _loaded("k2q")
         kws = _inputs(req.keywords, "keywords")
         if req.diverse:
             beam = req.beam or 2 * req.n  # two beams per group: n distinct questions survive de-duplication
@@ -382,9 +387,7 @@ def create_app(config: Optional[ServeConfig] = None):
             raise _ApiError(422, str(exc)) from None
         wf = None
         if req.min_wellformed is not None:
-            wf = generators.get("wellformed")
-            if wf is None:
-                raise _ApiError(404, "min_wellformed: no wellformed model loaded (--model wellformed=NAME|DIR)")
+            wf = _loaded("wellformed", "min_wellformed: ")
         outs = await _submit(g.batcher, key, kws)
         results = [{"keywords": kw, "truncated": bool(o.truncated), "dropped": 0,
                     "questions": [{"text": t, "score": round(s, 4)} for t, s in zip(o.texts, o.scores)]}
@@ -405,15 +408,11 @@ def create_app(config: Optional[ServeConfig] = None):
     async def rewrite(req: RewriteRequest):
         from pysynth.mqr.rewrite import truecase
 
-        g = generators.get("rewrite")
-        if g is None:
-            raise _ApiError(404, "no rewrite model loaded (start the server with --model rewrite=NAME|DIR)")
+        g = _loaded("rewrite")
         qs = _inputs(req.questions, "questions")
         wf = None
         if req.min_wellformed is not None:
-            wf = generators.get("wellformed")
-            if wf is None:
-                raise _ApiError(404, "min_wellformed: no wellformed model loaded (--model wellformed=NAME|DIR)")
+            wf = _loaded("wellformed", "min_wellformed: ")
         ok = []
         for i, q in enumerate(qs):
             try:
@@ -438,9 +437,7 @@ def create_app(config: Optional[ServeConfig] = None):
     @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},
               summary="probability that each text is a well-formed question (Faruqui & Das 2018)")
     async def wellformed(req: WellformedRequest):
-        wf = generators.get("wellformed")
-        if wf is None:
-            raise _ApiError(404, "no wellformed model loaded (start the server with --model wellformed=NAME|DIR)")
+        wf = _loaded("wellformed")
         texts = _inputs(req.texts, "texts")
         probs = await _submit(wf.batcher, None, texts)
         return JSONResponse({"model": wf.name, "scores": [round(p, 4) for p in probs]})

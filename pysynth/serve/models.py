@@ -35,6 +35,20 @@ def parse_model_spec(spec: str) -> tuple:
     return task, model
 
 
+def _cuda_or_cpu(device: str, task: str) -> str:
+    """``device``, or ``"cpu"`` with a warning when ``"cuda"`` is asked for and onnxruntime has no
+    CUDA provider (onnxruntime-gpu not installed)."""
+    from pysynth.decoding.ort import choose_providers
+
+    if device == "cuda":
+        try:
+            choose_providers("cuda")
+        except ValueError as exc:
+            warnings.warn(f"{exc}; serving {task} on the CPU", RuntimeWarning, stacklevel=3)
+            return "cpu"
+    return device
+
+
 class DecodeKey(NamedTuple):
     """The decoding settings requests must share to be decoded in one search."""
 
@@ -64,7 +78,6 @@ class GeneratorModel:
         ``device="cuda"`` without onnxruntime's CUDA provider falls back to the CPU with a
         warning; the providers the session really uses are kept in :attr:`providers`.
         """
-        from pysynth.decoding.ort import choose_providers
         from pysynth.models.generate import Generator
         from pysynth.models.registry import resolve
 
@@ -72,12 +85,7 @@ class GeneratorModel:
         if r.kind != "pysynth":
             raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
                              "models with an ONNX export (pysynth export onnx)")
-        if device == "cuda":
-            try:
-                choose_providers("cuda")
-            except ValueError as exc:
-                warnings.warn(f"{exc}; serving {task} on the CPU", RuntimeWarning, stacklevel=2)
-                device = "cpu"
+        device = _cuda_or_cpu(device, task)
         gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
         providers = list(gen.backend.providers)
         if device == "cuda" and providers[0] != "CUDAExecutionProvider":
@@ -120,15 +128,9 @@ class ClassifierModel:
     @classmethod
     def load(cls, task: str, model: Optional[str], *, device: str = "cpu", threads: int = 0, max_batch: int = 32,
              max_wait_ms: float = 2.0, max_queue: int = 1024) -> "ClassifierModel":
-        from pysynth.decoding.ort import choose_providers
         from pysynth.quality import WellformednessModel
 
-        if device == "cuda":
-            try:
-                choose_providers("cuda")
-            except ValueError as exc:
-                warnings.warn(f"{exc}; serving {task} on the CPU", RuntimeWarning, stacklevel=2)
-                device = "cpu"
+        device = _cuda_or_cpu(device, task)
         m = WellformednessModel(model, threads=threads, device=device)
         self = cls(task, m.name, m, None, list(m.providers))  # type: ignore[arg-type]
         # the batch is one onnxruntime call: 4x the generators' inputs cost about as much

@@ -99,7 +99,7 @@ class Stored:
     def read_json(self, name: str) -> Any:
         try:
             return json.loads(self.read(name).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"{self.path / name} is corrupt: {exc}") from None
 
     def read_lines(self, name: str) -> List[str]:
@@ -113,7 +113,7 @@ def is_store(path: PathLike) -> bool:
         return False
     try:
         m = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(m, dict) and "format" in m and "format_version" in m
 
@@ -182,6 +182,8 @@ def read_meta(path: PathLike, format: str, versions: Sequence[int] = (1,)) -> Di
         doc = json.loads(mp.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{mp} is corrupt: {exc}") from None
+    except RecursionError:  # '[[[[...' deeper than the interpreter's stack
+        raise ValueError(f"{mp} is corrupt: nested too deeply") from None
     got = doc.get("format") if isinstance(doc, dict) else None
     if got != format:
         raise ValueError(f"{mp} does not describe a {format} (format={got!r})")

@@ -21,7 +21,8 @@ LIGHT = ("pysynth", "pysynth.io", "pysynth.store", "pysynth.signature", "pysynth
          "pysynth.metrics", "pysynth.ranking", "pysynth.sampling", "pysynth.filtering", "pysynth.models",
          "pysynth.models.registry", "pysynth.models.config", "pysynth.models.vocab", "pysynth.models.io",
          "pysynth.decoding", "pysynth.decoding.search", "pysynth.export", "pysynth.k2q.neural", "pysynth.cli",
-         "pysynth.pipelines", "pysynth.serve", "pysynth.stackexchange", "pysynth.mqr")
+         "pysynth.pipelines", "pysynth.serve", "pysynth.stackexchange", "pysynth.mqr", "pysynth.paraphrase",
+         "pysynth.retrieval.dense", "pysynth.pipelines.rows", "pysynth.dup")
 
 # Makes ``import pysynth._core`` raise ModuleNotFoundError(name="pysynth._core"), exactly as
 # when the extension was never built.

@@ -5,6 +5,8 @@
     pysynth index build|search      (``pysynth search``: alias)  (:mod:`.index`)
     pysynth mqr mine                                             (:mod:`.mqr`)
     pysynth quality wellformed                                   (:mod:`.quality`)
+    pysynth paraphrase                                           (:mod:`.paraphrase`)
+    pysynth dup eval|eval-data                                   (:mod:`.dup`)
     pysynth export onnx                                          (:mod:`.export`)
     pysynth serve                                                (:mod:`.serve`)
 
@@ -23,7 +25,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import export, index, k2q, mqr, quality, score, serve
+    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, quality, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -35,6 +37,8 @@ def build_parser() -> _common.Parser:
     index.add_commands(sub)  # index build/search, search
     mqr.add_commands(sub)
     quality.add_commands(sub)
+    paraphrase.add_commands(sub)
+    dup.add_commands(sub)
     export.add_commands(sub)
     serve.add_commands(sub)
     return p

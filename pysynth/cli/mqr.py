@@ -120,7 +120,7 @@ def _cmd_table6(args) -> int:
 
     data = shared_dir(args.data)
     models = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.model or [])) or None
-    rows = table6(data, models, beam=args.beam)
+    rows = table6(data, models, beam=args.beam, round_trip=None if args.round_trip == "none" else args.round_trip)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     md = markdown(rows, "pysynth mqr table6 " + " ".join(sys.argv[3:]))
@@ -206,5 +206,8 @@ def add_commands(sub) -> None:
                     help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
     t6.add_argument("--model", action="append", metavar="[NAME=]MODEL", help="rewriters (default: mqr-copynet-small)")
     t6.add_argument("--beam", type=C.positive_int, default=4)
+    t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
+                    help="the round-trip translation row's pivot: fr (the shipped English<->French models of "
+                         "pysynth paraphrase), FWD,BWD (two models) or none")
     t6.add_argument("--out", default="results/mqr_table6", help="output folder")
     t6.set_defaults(func=_cmd_table6)

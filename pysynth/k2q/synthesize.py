@@ -500,8 +500,10 @@ class _K2QStage(pipelines.Stage):
             _write_parquet(out, rows, meta, all(isinstance(x, int) for x in qs.ids),
                            all(g is None or isinstance(g, int) for g in qs.groups))
         else:
-            io.write_json(out.with_name(out.name + ".meta.json"), meta)
+            # data first, metadata last: a run killed in between leaves the old metadata beside the
+            # new rows, which a rerun replaces; never new metadata describing old rows
             io.write_jsonl(out, rows)
+            io.write_json(out.with_name(out.name + ".meta.json"), meta)
         info.timings["write_s"] = time.perf_counter() - t
         for i in order[: min(3, L)].tolist():
             info.log(f"      #{rank[i]} {keywords[i]!r} -> {qs.texts[i]!r}"

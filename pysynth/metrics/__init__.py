@@ -19,6 +19,7 @@ input is a :class:`TokenIds` (flat int32 ids + int64 offsets).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -91,6 +92,11 @@ class TokenIds:
         return int(self.offsets.shape[0] - 1)
 
     def row(self, i: int) -> List[int]:
+        """Ids of row ``i`` (negative ``i`` counts from the end, as for a list)."""
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"row {i} is out of range for {n} rows")
+        i %= n
         return self.values[self.offsets[i] : self.offsets[i + 1]].tolist()
 
     def take(self, index: np.ndarray) -> "TokenIds":
@@ -478,6 +484,10 @@ def _smoothing(flavor, smooth_method, smooth_value, sentence):
             raise ValueError(f"smooth_method must be one of {tuple(_SMOOTH_DEFAULTS)} for sacrebleu, got {smooth_method!r}")
         if smooth_value is None:
             smooth_value = _SMOOTH_DEFAULTS[smooth_method]
+        elif isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(smooth_value) or smooth_value < 0:
+            # nan / inf would come out as a nan or inf score, not as an error
+            raise ValueError(f"smooth_value must be a finite number >= 0, got {smooth_value!r}")
         return smooth_method, smooth_value
     if flavor == "nltk":
         m = 0 if smooth_method is None else smooth_method

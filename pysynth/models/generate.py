@@ -118,6 +118,25 @@ class Generator:
             be = OrtBackend(found[0], device=device, threads=threads)
         return cls(be, vocab, be.copy, cfg.max_src_len, cfg.max_tgt_len)
 
+    @classmethod
+    def from_onnx(cls, onnx_dir, device: Optional[str] = None, threads: int = 0) -> "Generator":
+        """A generator over an ONNX export folder alone (``pysynth export onnx``'s output: the
+        graphs, ``config.json`` and ``vocab.json``), without the model directory or torch."""
+        import json
+        from pathlib import Path
+
+        from pysynth.decoding.ort import OrtBackend, load_onnx_dir
+
+        st = load_onnx_dir(onnx_dir)
+        try:
+            cfg = json.loads(st.read("config.json"))
+            vocab = Vocab.from_json(st.read("vocab.json"))
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"onnx_dir: {Path(onnx_dir)} lacks a readable config.json / vocab.json ({exc}); "
+                             "re-export it with pysynth export onnx") from None
+        be = OrtBackend(onnx_dir, device=device, threads=threads)
+        return cls(be, vocab, be.copy, int(cfg.get("max_src_len", 32)), int(cfg.get("max_tgt_len", 40)))
+
     def generate(
         self,
         texts: Sequence[str],
@@ -137,6 +156,7 @@ class Generator:
         top_p: float = 1.0,
         temperature: float = 1.0,
         seed: int = 0,
+        seeds: Optional[Sequence[int]] = None,
     ) -> List[Generation]:
         """Generate n-best lists for ``texts``.
 
@@ -147,6 +167,9 @@ class Generator:
             ``sample``: ``n`` (default ``beam``) samples per input with ``top_k`` / ``top_p`` /
             ``temperature``; input ``i`` draws from seed ``[seed, i]`` whatever the batching
             (:func:`pysynth.decoding.search.sample_search`).
+        seeds : list of int, optional
+            ``sample``: one seed per input instead of ``[seed, i]`` (a caller that splits a job
+            into chunks keys them by the global row, so the chunking does not matter).
         n : int, optional
             Outputs per input (default ``beam``); duplicates after detokenization are dropped
             when ``dedupe``.
@@ -168,6 +191,8 @@ class Generator:
             S.check_sampling_args(n or beam, top_k, top_p, temperature, max_len)
             if not isinstance(seed, int) or seed < 0:
                 raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+            if seeds is not None and len(seeds) != len(texts):
+                raise ValueError(f"seeds: one per input, got {len(seeds)} for {len(texts)} inputs")
         toks, trunc = prepare_sources(texts, self.vocab, self.max_src_len)
         # sort by length so batches carry little padding; results go back in input order
         order = sorted(range(len(toks)), key=lambda i: len(toks[i]))
@@ -179,9 +204,10 @@ class Generator:
                 res = S.greedy_search(self.backend, batch, max_len=max_len, ban_unk=ban_unk)
             elif method == "sample":
                 # one seed per input position: the samples do not depend on batch_size or order
-                seeds = [int(np.random.SeedSequence([seed, i]).generate_state(1)[0]) for i in idx]
+                row_seeds = [int(seeds[i]) if seeds is not None
+                             else int(np.random.SeedSequence([seed, i]).generate_state(1)[0]) for i in idx]
                 res = S.sample_search(self.backend, batch, n=n or beam, top_k=top_k, top_p=top_p,
-                                      temperature=temperature, seed=seeds, max_len=max_len,
+                                      temperature=temperature, seed=row_seeds, max_len=max_len,
                                       length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
             elif method == "beam":
                 res = S.beam_search(self.backend, batch, beam=beam, max_len=max_len,

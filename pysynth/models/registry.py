@@ -210,6 +210,12 @@ register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copyne
 register_model(ShippedModel("mqr-copynet-small", "copynet", ASSETS / "mqr-copynet-small",
                             "CopyNet question rewriter (Chu et al. 2020 task) trained on MQR dev, mined Stack Exchange "
                             "title edits and noised questions"))
+register_model(ShippedModel("en-fr-copynet-small", "copynet", ASSETS / "en-fr-copynet-small",
+                            "CopyNet English->French, the forward pivot of pysynth paraphrase (Granstedt 2017), "
+                            "trained on Tatoeba"))
+register_model(ShippedModel("fr-en-copynet-small", "copynet", ASSETS / "fr-en-copynet-small",
+                            "CopyNet French->English, the backward pivot of pysynth paraphrase (Granstedt 2017), "
+                            "trained on Tatoeba"))
 register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
                             "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
 

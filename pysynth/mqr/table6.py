@@ -51,10 +51,12 @@ def score_system(hyps: Sequence[str], refs: Sequence[str], meteor: bool = True) 
 
 
 def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, beam: int = 4,
-           wellformed: bool = True, limit: Optional[int] = None, meteor: bool = True) -> List[dict]:
+           wellformed: bool = True, limit: Optional[int] = None, meteor: bool = True,
+           round_trip: Optional[str] = "fr") -> List[dict]:
     """The rows of Table 6 (see the module doc); ``models``: ``{row name: model}`` rewriters
     (default ``{"pysynth CopyNet (mqr-copynet-small)": "mqr-copynet-small"}``); ``limit``: the
-    first test rows only (for a quick check)."""
+    first test rows only (for a quick check); ``round_trip``: the pivot of the round-trip
+    translation baseline (:func:`pysynth.paraphrase.pipeline.round_trip`; None: no such row)."""
     from pysynth.mqr.rewrite import Rewriter, rule_floor
 
     d = Path(data_dir)
@@ -70,6 +72,13 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
     for name, model in (models or {"pysynth CopyNet (mqr-copynet-small)": "mqr-copynet-small"}).items():
         t0 = time.perf_counter()
         systems[name] = (None, Rewriter(model).rewrite(ill, beam=beam))
+        timing[name] = time.perf_counter() - t0
+    if round_trip:
+        from pysynth.paraphrase.pipeline import round_trip as _rt
+
+        t0 = time.perf_counter()
+        name = f"round trip through French (pysynth en-fr/fr-en, beam {beam})"
+        systems[name] = ("nmt_fr", _rt(ill, pivot=round_trip, beam=beam))
         timing[name] = time.perf_counter() - t0
     for sysname in ("transformer", "lstm", "GEC", "nmt_fr", "nmt_de"):
         systems[f"paper: {sysname} (released outputs)"] = (sysname, [released[r["row_idx"]][sysname] for r in test])

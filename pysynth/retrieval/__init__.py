@@ -73,6 +73,9 @@ from pysynth._validate import positive_int as _positive
 from pysynth._validate import ragged as _ragged
 from pysynth._validate import workers as _workers
 
+#: ids above the largest one in the corpus that Index.build accepts (per-term arrays are allocated)
+_MAX_UNUSED_IDS = 10_000_000
+
 __all__ = ["Index", "Hits", "FORMAT", "FORMAT_VERSION", "ARRAYS"]
 
 FORMAT = "pysynth.retrieval.index"
@@ -208,6 +211,12 @@ class Index:
         if int(ids.max()) >= vocab_size:
             bad = int(np.argmax(ids >= vocab_size))
             raise ValueError(f"docs_ids[{bad}] = {int(ids[bad])} is outside [0, vocab_size = {vocab_size})")
+        # the index keeps arrays per term id: 3e8 ids that never occur took 10.6 GB before this check
+        unused = vocab_size - (int(ids.max()) + 1)
+        if unused > _MAX_UNUSED_IDS:
+            raise ValueError(f"vocab_size = {vocab_size:,} is {unused:,} more than the largest term id + 1; the "
+                             f"index allocates per term id, so pass the vocabulary's size (len(vocab)), at most "
+                             f"{_MAX_UNUSED_IDS:,} ids beyond those that occur")
         arrays = backend("retrieval").build_index(ids, off, vocab_size, _workers(workers))
         return cls(arrays, _checked=True)
 

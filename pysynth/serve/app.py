@@ -7,6 +7,8 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``POST /v1/score`` — corpus BLEU / ROUGE (:func:`pysynth.metrics.score_corpus`);
 * ``POST /v1/rewrite`` — ill-formed questions rewritten into well-formed ones (MQR, :mod:`pysynth.mqr`);
 * ``POST /v1/wellformed`` — the well-formedness probability of each text (:mod:`pysynth.quality`);
+* ``POST /v1/paraphrase`` — paraphrases by pivoting through English->French->English with diverse
+  beam search (Granstedt 2017, :mod:`pysynth.paraphrase`);
 * ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection``;
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
   ``GET /metrics`` (Prometheus text).
@@ -23,10 +25,10 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Union
 
 from pysynth.serve.batching import QueueFull
-from pysynth.serve.models import TASKS, ClassifierModel, DecodeKey, GeneratorModel, SearchCollection
+from pysynth.serve.models import TASKS, ClassifierModel, DecodeKey, GeneratorModel, ParaphraseModel, SearchCollection
 from pysynth.serve.prom import Counter, Gauge, Histogram, render
 
 __all__ = ["ServeConfig", "create_app"]
@@ -176,9 +178,9 @@ def create_app(config: Optional[ServeConfig] = None):
     cfg = config or ServeConfig()
     max_batch = cfg.max_batch if cfg.batching else 1
     wait = cfg.max_wait_ms if cfg.batching else 0.0
-    generators: Dict[str, Union[GeneratorModel, ClassifierModel]] = {}
+    generators: Dict[str, Union[GeneratorModel, ClassifierModel, ParaphraseModel]] = {}
     for task, model in cfg.models.items():
-        kind = ClassifierModel if task == "wellformed" else GeneratorModel  # k2q, rewrite: seq2seq
+        kind = {"wellformed": ClassifierModel, "paraphrase": ParaphraseModel}.get(task, GeneratorModel)
         generators[task] = kind.load(task, model, device=cfg.device, threads=cfg.threads, max_batch=max_batch,
                                      max_wait_ms=wait, max_queue=cfg.max_queue)
     collection = (SearchCollection.load(cfg.collection, max_batch=max_batch, max_wait_ms=wait,
@@ -253,6 +255,33 @@ def create_app(config: Optional[ServeConfig] = None):
     class RewriteResponse(BaseModel):
         model: str
         results: List[Rewrite]
+
+    class ParaphraseRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        questions: Union[StrictStr, List[StrictStr]] = Field(examples=["How many animals can be seen?"])
+        decode: Literal["dbs", "beam"] = Field("dbs", description="diverse beam search or beam search (both stages)")
+        beams: StrictInt = Field(16, ge=1, le=32, description="B: outputs per input in each stage")
+        groups: StrictInt = Field(4, ge=1, le=32, description="G: diverse beam search groups (B a multiple of G)")
+        diversity: Union[StrictFloat, StrictInt] = Field(0.5, ge=0, le=100, description="lambda (Hamming)")
+        mode: Literal["augmented", "diverse"] = Field("augmented", description="Granstedt 2017's two filters")
+        top: StrictInt = Field(3, ge=1, le=16, description="paraphrases per question at most")
+        candidates: StrictBool = Field(False, description="also return every candidate with its score components")
+        min_wellformed: Optional[Union[StrictFloat, StrictInt]] = Field(
+            None, ge=0, le=1, description="drop paraphrases whose well-formedness probability is below this")
+
+    class Paraphrases(BaseModel):
+        question: str
+        paraphrases: List[str]
+        reason: Optional[str] = Field(None, description="why there is none (e.g. no candidate scored above 0)")
+        counts: Dict[str, int]
+        candidates: Optional[List[Dict[str, Any]]] = None
+        wellformed: Optional[List[float]] = Field(None, description="the kept paraphrases' probabilities "
+                                                  "(with min_wellformed)")
+        dropped: int = Field(0, description="paraphrases under min_wellformed")
+
+    class ParaphraseResponse(BaseModel):
+        model: str
+        results: List[Paraphrases]
 
     class WellformedRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -432,6 +461,35 @@ def create_app(config: Optional[ServeConfig] = None):
                 r["wellformed"] = round(p, 4)
                 if r["rewritten"] and p < req.min_wellformed:
                     r.update(rewrite=r["question"], rewritten=False)
+        return JSONResponse({"model": g.name, "results": results})
+
+    @app.post("/v1/paraphrase", response_model=ParaphraseResponse, responses={404: {}, 422: {}, 503: {}},
+              summary="paraphrases by pivoting through two models with diverse beam search (Granstedt 2017)")
+    async def paraphrase(req: ParaphraseRequest):
+        g = _loaded("paraphrase")
+        qs = _inputs(req.questions, "questions")
+        if req.decode == "dbs" and req.beams % req.groups:
+            raise _ApiError(422, f"beams: {req.beams} must be a multiple of groups={req.groups}")
+        try:
+            g.check(qs, "questions")
+        except (ValueError, TypeError) as exc:
+            raise _ApiError(422, str(exc)) from None
+        key = (("decode", req.decode), ("beams", req.beams), ("groups", req.groups if req.decode == "dbs" else 1),
+               ("diversity", float(req.diversity)), ("mode", req.mode), ("top", req.top))
+        wf = _loaded("wellformed", "min_wellformed: ") if req.min_wellformed is not None else None
+        outs = await _submit(g.batcher, key, qs)
+        results = [{"question": q, "paraphrases": o["paraphrases"], "reason": o["reason"], "counts": o["counts"],
+                    "dropped": 0, **({"candidates": o["candidates"]} if req.candidates else {})}
+                   for q, o in zip(qs, outs)]
+        if wf is not None:
+            flat = [p for r in results for p in r["paraphrases"]]
+            probs = iter(await _submit(wf.batcher, None, flat) if flat else [])
+            for r in results:
+                pr = [next(probs) for _ in r["paraphrases"]]
+                keep = [j for j, p in enumerate(pr) if p >= req.min_wellformed]
+                r["dropped"] = len(pr) - len(keep)
+                r["paraphrases"] = [r["paraphrases"][j] for j in keep]
+                r["wellformed"] = [round(pr[j], 4) for j in keep]
         return JSONResponse({"model": g.name, "results": results})
 
     @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},

@@ -13,13 +13,14 @@ from typing import Any, Dict, Hashable, List, NamedTuple, Optional, Sequence
 
 from pysynth.serve.batching import Batcher
 
-__all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "SearchCollection", "TASKS", "parse_model_spec"]
+__all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "ParaphraseModel", "SearchCollection", "TASKS",
+           "parse_model_spec"]
 
 log = logging.getLogger("pysynth.serve")
 
 #: endpoint (task) -> the shipped model it serves when ``--model`` names none for it
 TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small", "rewrite": "mqr-copynet-small",
-                                   "wellformed": "wellformed-minilm"}
+                                   "wellformed": "wellformed-minilm", "paraphrase": "fr"}
 
 
 def parse_model_spec(spec: str) -> tuple:
@@ -143,6 +144,48 @@ class ClassifierModel:
 
     def warmup(self) -> None:
         self.model(["what is a warm-up?"])
+
+
+@dataclass
+class ParaphraseModel:
+    """The pivot paraphraser (:class:`pysynth.paraphrase.pipeline.Paraphraser`): two pysynth models
+    on onnxruntime (``fr``, the default, or ``FWD,BWD``) and its batcher."""
+
+    task: str
+    name: str
+    paraphraser: Any
+    batcher: Batcher
+    providers: List[str]
+
+    @classmethod
+    def load(cls, task: str, model: Optional[str], *, device: str = "cpu", threads: int = 0, max_batch: int = 32,
+             max_wait_ms: float = 2.0, max_queue: int = 1024) -> "ParaphraseModel":
+        from pysynth.paraphrase.pipeline import ModelTranslator, ParaphraseConfig, Paraphraser
+
+        spec = model or TASKS[task]
+        if spec == "keywords":
+            raise ValueError("--model paraphrase=keywords: the keyword pivot samples from collection statistics "
+                             "of a whole input file; use `pysynth paraphrase --pivot keywords`")
+        cfg = ParaphraseConfig(pivot=spec, threads=threads)
+        device = _cuda_or_cpu(device, task)
+        fwd, bwd = (GeneratorModel.load("k2q", m, device=device, threads=threads).generator for m in cfg.models)
+        p = Paraphraser(cfg, forward=ModelTranslator.wrap(fwd, cfg.models[0]),
+                        backward=ModelTranslator.wrap(bwd, cfg.models[1]))
+        self = cls(task, spec, p, None, list(fwd.backend.providers))  # type: ignore[arg-type]
+        self.batcher = Batcher(task, self._run, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
+        return self
+
+    def check(self, texts: Sequence[str], argname: str) -> None:
+        for i, t in enumerate(texts):
+            why = self.paraphraser.forward.valid(t)
+            if why:
+                raise ValueError(f"{argname}[{i}]: {why}")
+
+    def _run(self, key: Hashable, texts: List[str]) -> List[Any]:
+        return self.paraphraser.run(texts, config=self.paraphraser.cfg.replace(**dict(key)))  # type: ignore[arg-type]
+
+    def warmup(self) -> None:
+        self.paraphraser.run(["what is a warm-up?"], config=self.paraphraser.cfg.replace(beams=4, groups=2))
 
 
 @dataclass

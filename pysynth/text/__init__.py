@@ -288,9 +288,16 @@ class Corpus:
         return self._lookup().get(term, default)
 
     def decode(self, ids: Iterable[int]) -> List[str]:
-        """Terms of the given ids."""
+        """Terms of the given ids (an id outside ``[0, len(vocab))`` is an IndexError, not the
+        term a Python negative index would give)."""
         v = self.vocab
-        return [v[int(i)] for i in ids]
+        out = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < len(v):
+                raise IndexError(f"ids: {i} is not a term id (vocabulary of {len(v)} terms)")
+            out.append(v[i])
+        return out
 
     def doc(self, i: int) -> np.ndarray:
         """Ids of question ``i`` (a view)."""
@@ -771,6 +778,8 @@ class FrozenPhrases:
                 raise TypeError(f"phrasegrams keys must be str, got {type(k).__name__}")
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TypeError(f"phrasegrams[{k!r}] must be a number, got {type(v).__name__}")
+            if v != v:  # nan never passes the threshold test: the phrase would silently never join
+                raise ValueError(f"phrasegrams[{k!r}] is nan; scores must be numbers")
             table[k] = float(v)
         self.phrasegrams = table
         self.min_count = _check_int(min_count, "min_count", 1)

@@ -81,6 +81,8 @@ def test_table6_quick(rewriter):
     assert by["ill_formed (input)"]["paper"]["bleu4"] == 5.9
     assert by["pysynth"]["bleu4"] > by["ill_formed (input)"]["bleu4"]
     assert all(len(r["outputs"]) == 200 for r in rows)
+    rt = next(r for s, r in by.items() if s.startswith("round trip through French"))
+    assert rt["paper"]["bleu4"] == 9.3 and rt["bleu4"] > 0  # Chu et al.'s NMT fr row beside it
 
 
 def _cli(*args, inp=None):

@@ -96,3 +96,19 @@ def test_cli_executor_ray_starts_and_stops_its_own_ray(tmp_path):
                        env=env, check=True, timeout=180, capture_output=True)
         outs[ex] = (out.read_bytes(), out.with_name(out.name + ".meta.json").read_bytes())
     assert outs["ray"] == outs["local"]
+
+
+def test_paraphrase_on_ray_equals_local(tmp_path, local_ray):
+    """pysynth paraphrase (Granstedt 2017) on two Ray actors: the bytes of a local run."""
+    from pysynth.paraphrase.jobs import run
+    from pysynth.paraphrase.pipeline import ParaphraseConfig
+
+    qs = ["what color is the keyboard?", "how many animals can be seen?", "is this a grocery store?",
+          "what shape is the bench seat?", "are these items for sale?", "who is holding the umbrella?"]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"question": q, "label": i}) + "\n" for i, q in enumerate(qs * 2)))
+    cfg = ParaphraseConfig(pivot="keywords", beams=4, groups=2)
+    ref, got = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    run(inp, ref, cfg, chunk_size=12, progress=False)
+    s = run(inp, got, cfg, chunk_size=5, progress=False, executor=pipelines.RayExecutor(actors=2))
+    assert got.read_bytes() == ref.read_bytes() and s["questions"] == 12

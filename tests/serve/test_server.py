@@ -261,6 +261,26 @@ def test_rewrite_endpoint(server):
         assert server.post("/v1/rewrite", body)[0] == 422
 
 
+def test_paraphrase_endpoint(server):
+    from pysynth.paraphrase.pipeline import ParaphraseConfig, Paraphraser
+
+    qs = ["How many animals can be seen?", "What color is the keyboard?"]
+    status, res = server.post("/v1/paraphrase", {"questions": qs, "beams": 8, "groups": 4})
+    assert status == 200, res
+    want = Paraphraser(ParaphraseConfig(beams=8, groups=4, threads=1)).run(qs)
+    assert [r["paraphrases"] for r in res["results"]] == [w["paraphrases"] for w in want]
+    assert res["model"] == "fr" and all("candidates" not in r for r in res["results"])
+    status, res = server.post("/v1/paraphrase", {"questions": qs[0], "beams": 4, "groups": 2, "mode": "diverse",
+                                                 "candidates": True})
+    assert status == 200 and res["results"][0]["candidates"]
+    status, res = server.post("/v1/paraphrase", {"questions": qs, "beams": 8, "min_wellformed": 0.5})
+    r = res["results"][0]
+    assert status == 200 and len(r["wellformed"]) == len(r["paraphrases"]) and min(r["wellformed"], default=1) >= 0.5
+    for body in ({"questions": qs, "beams": 6}, {"questions": []}, {"questions": "zzqx qqzv"},
+                 {"questions": qs, "mode": "best"}):
+        assert server.post("/v1/paraphrase", body)[0] == 422, body
+
+
 def test_duplicates_without_a_collection_is_404(server):
     status, res = server.post("/v1/duplicates", {"queries": "x"})
     assert status == 404 and "--collection" in res["error"]
@@ -377,12 +397,12 @@ def _cli(*args, timeout=60):
 
 @pytest.mark.parametrize("args,code,msg", [
     (["--model", "no-such-model"], 2, "neither a shipped model"),
-    (["--model", "paraphrase=k2q-copynet-small"], 2, "unknown task"),
+    (["--model", "qagen=k2q-copynet-small"], 2, "unknown task"),
     (["--collection", "/no/such/dir"], 2, "no such collection directory"),
     (["--max-batch", "0"], 2, "--max-batch"),
     (["--timeout", "0"], 2, "--timeout"),
     (["--device", "tpu"], 2, "--device"),
-    (["--tasks", "k2q,paraphrase"], 2, "--tasks: unknown paraphrase"),
+    (["--tasks", "k2q,qagen"], 2, "--tasks: unknown qagen"),
     (["--tasks", "k2q", "--model", "rewrite=mqr-copynet-small"], 2, "not among --tasks"),
 ])
 def test_cli_errors_are_one_line(args, code, msg, tmp_path):

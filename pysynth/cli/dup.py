@@ -1,0 +1,52 @@
+"""``pysynth dup eval | eval-data``: duplicate-question detection (Rücklé et al. 2019); the
+weak-supervision pairs, training and indexing commands are still to come (issue 15)."""
+from __future__ import annotations
+
+import json
+
+from pysynth.cli import _common as C
+
+
+def _cmd_eval(args) -> int:
+    from pysynth.dup.evaluate import evaluate
+
+    rows = list(C.read_rows(args.data, "--data"))
+    print(json.dumps(evaluate(rows, args.model, workers=args.workers)))
+    return 0
+
+
+def _cmd_eval_data(args) -> int:
+    from pysynth.data import shared_dir
+    from pysynth.dup.data import eval_rows
+    from pysynth.io import write_rows
+
+    C.check_output(args.out)
+    rows = eval_rows(shared_dir(args.shared), args.source, args.split, args.negatives, args.seed,
+                     args.negatives_from)
+    n = write_rows(args.out, rows)
+    C.say(f"{n:,} eval rows ({args.source}, {args.split}) -> {args.out}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    d = sub.add_parser("dup", help="duplicate question detection (Rücklé et al. 2019)")
+    ds = d.add_subparsers(dest="dup_command", required=True, metavar="VERB")
+    e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
+    e.add_argument("--data", required=True, type=C.input_file,
+                   help='JSONL/Parquet rows {"query", "positives": [...], "negatives": [...]}; - reads stdin')
+    e.add_argument("--model", default="bm25",
+                   help="bm25 or sdm (pysynth.retrieval over the candidates), minilm (the offline MiniLM, "
+                        "cosine), or a local Hugging Face encoder folder")
+    C.add_workers(e)
+    e.set_defaults(func=_cmd_eval)
+    m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates or ComQA clusters")
+    m.add_argument("--source", choices=("mqr", "comqa"), default="mqr")
+    m.add_argument("--split", default="test", help="mqr: dev|test; comqa: train|dev")
+    m.add_argument("--negatives", type=C.positive_int, default=20, help="negatives per query")
+    m.add_argument("--negatives-from", choices=("bm25", "random"), default="bm25",
+                   help="bm25: the pool's questions BM25 ranks highest (hard); random: seeded draws (easy)")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--shared", default=None, type=C.input_dir("shared"),
+                   help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    m.add_argument("--out", required=True, help="output JSONL/Parquet")
+    m.set_defaults(func=_cmd_eval_data)

@@ -1,0 +1,501 @@
+"""Paraphrasing by pivoting through two seq2seq models (Granstedt 2017, Sect. 3, Fig. 3.3).
+
+question --forward (diverse beam search, B pivots)--> intermediate filter --(optionally strip "?"),
+decode each distinct pivot once--> backward (B candidates per pivot) --> diversity score --> the chosen
+paraphrases, each row keeping every other field of its source (the thesis: the VQA answers).
+
+Pivots: ``"fr"`` (the shipped English->French and French->English models), ``"keywords"`` (keyword
+queries from Ding & Balog 2018's generator, back to questions with the K2Q CopyNet: it stays in
+the question domain), or ``"FWD,BWD"``, any two pysynth models (names, directories, training
+runs) or local Hugging Face translation model directories.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+import zlib
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import pysynth.paraphrase.filters as S
+
+__all__ = ["ParaphraseConfig", "Paraphraser", "Translator", "load_translator", "PIVOTS", "DECODES",
+           "paraphrase_rows", "round_trip"]
+
+#: the shipped pivots: name -> (forward model, backward model); "keywords" has a generator forward
+PIVOTS = {"fr": ("en-fr-copynet-small", "fr-en-copynet-small"), "keywords": (None, "k2q-copynet-small")}
+DECODES = ("dbs", "beam", "sample")
+_TERM = re.compile(r"[\s.?!]*$")
+
+
+@dataclass
+class ParaphraseConfig:
+    """Settings of :class:`Paraphraser` (defaults: the thesis's B = 16, G = 4, lambda = 0.5, top 3).
+
+    Parameters
+    ----------
+    pivot : str
+        ``"fr"``, ``"keywords"`` or ``"FWD,BWD"`` (model names or directories).
+    decode : {"dbs", "beam", "sample"}
+        Both stages: diverse beam search (Vijayakumar et al. 2016, Hamming diversity), standard
+        beam search (the thesis's Table 3.8), or top-k / top-p sampling of ``beams`` outputs.
+    beams, groups, diversity : int, int, float
+        B, G and lambda; ``beams`` outputs per input in every mode.
+    mode, top : str, int
+        :func:`pysynth.paraphrase.filters.select`'s mode and count.
+    unknown_penalty, length_penalty, violation_penalty, case_sensitive
+        The score's settings (:func:`pysynth.paraphrase.filters.score`).
+    ban_unk : bool
+        Never generate ``<unk>`` (pysynth's models copy unknown source words instead); False
+        gives the thesis's setting, where unknowns are filtered and penalised.
+    strip_question : bool
+        Remove a pivot's trailing "?" before the backward model (Sect. 3.2: the thesis's fre2eng
+        model turned the word before a final "?" into <unk>). Off by default: pysynth's
+        fr-en model, trained on punctuated sentences, does not stop without it (on 4 VQA
+        questions: mean candidate 22 words and 31 % cut at 40 tokens, vs 5 words and none).
+    top_k, top_p, temperature : sampling settings (``decode="sample"``).
+    keywords : int
+        ``pivot="keywords"``: keyword queries per question (default: ``beams``).
+    backend : {"onnx", "torch"}
+        How pysynth models run (onnx needs no torch).
+    threads : int
+        onnxruntime / torch threads (0: their default).
+    batch_size : int
+        Inputs per decoding batch.
+    seed : int
+        Sampling and keyword-generation seed; a row's draws depend on the seed and its position
+        in the input only.
+    """
+
+    pivot: str = "fr"
+    decode: str = "dbs"
+    beams: int = 16
+    groups: int = 4
+    diversity: float = 0.5
+    mode: str = "augmented"
+    top: int = 3
+    unknown_penalty: Optional[float] = None
+    length_penalty: float = 10.0
+    violation_penalty: float = 10.0
+    case_sensitive: bool = True
+    ban_unk: bool = True
+    strip_question: bool = False
+    top_k: int = 0
+    top_p: float = 1.0
+    temperature: float = 1.0
+    keywords: int = 0
+    backend: str = "onnx"
+    threads: int = 0
+    batch_size: int = 16
+    seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.pivot, str) or not self.pivot.strip():
+            raise ValueError(f"pivot: must be 'fr', 'keywords' or 'FWD,BWD', got {self.pivot!r}")
+        if self.pivot not in PIVOTS and len(self.pivot.split(",")) != 2:
+            raise ValueError(f"pivot: must be 'fr', 'keywords' or two models 'FWD,BWD', got {self.pivot!r}")
+        if self.decode not in DECODES:
+            raise ValueError(f"decode: must be one of {DECODES}, got {self.decode!r}")
+        if self.mode not in S.MODES:
+            raise ValueError(f"mode: must be one of {S.MODES}, got {self.mode!r}")
+        for name in ("beams", "groups", "top", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+        if self.decode == "dbs" and self.beams % self.groups:
+            raise ValueError(f"beams: must be a multiple of groups ({self.groups}) for diverse beam search, "
+                             f"got {self.beams}")
+        if not self.diversity >= 0:
+            raise ValueError(f"diversity: must be >= 0, got {self.diversity!r}")
+        if self.backend not in ("onnx", "torch"):
+            raise ValueError(f"backend: must be 'onnx' or 'torch', got {self.backend!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed: must be an integer >= 0, got {self.seed!r}")
+
+    @property
+    def models(self) -> Tuple[Optional[str], str]:
+        if self.pivot in PIVOTS:
+            return PIVOTS[self.pivot]
+        fwd, bwd = (p.strip() for p in self.pivot.split(","))
+        return fwd, bwd
+
+    def as_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes) -> "ParaphraseConfig":
+        """A copy with ``changes`` (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+class Translator:
+    """One direction of the pivot: ``translate(texts, cfg, seeds)`` -> per input, a list of
+    ``(text, logprob, group)`` in the search's order; ``valid(text)`` -> None or why the model
+    cannot take it. ``lowercases``: outputs come lower-cased (pysynth's tokenizer)."""
+
+    lowercases = False
+
+    def valid(self, text: str) -> Optional[str]:
+        return None
+
+    def translate(self, texts: Sequence[str], cfg: ParaphraseConfig, seeds: Sequence[int]):
+        raise NotImplementedError
+
+
+def _search_kwargs(cfg: ParaphraseConfig) -> Dict[str, Any]:
+    if cfg.decode == "dbs":
+        return dict(method="diverse", beam=cfg.beams, groups=cfg.groups, diversity=cfg.diversity)
+    if cfg.decode == "beam":
+        return dict(method="beam", beam=cfg.beams)
+    return dict(method="sample", beam=cfg.beams, top_k=cfg.top_k, top_p=cfg.top_p, temperature=cfg.temperature)
+
+
+class ModelTranslator(Translator):
+    """A pysynth model (:class:`pysynth.models.generate.Generator`, onnxruntime or torch)."""
+
+    lowercases = True
+
+    def __init__(self, model, backend: str = "onnx", threads: int = 0):
+        from pysynth.models.generate import Generator
+
+        self.gen = Generator.load(model, backend=backend, threads=threads)
+        self.name = str(model)
+
+    @classmethod
+    def wrap(cls, generator, name: str = "") -> "ModelTranslator":
+        """A translator over an already loaded :class:`~pysynth.models.generate.Generator`."""
+        self = cls.__new__(cls)
+        self.gen, self.name = generator, name
+        return self
+
+    def valid(self, text: str) -> Optional[str]:
+        from pysynth.models.generate import prepare_sources
+
+        try:
+            prepare_sources([text], self.gen.vocab, self.gen.max_src_len, argname="question")
+        except (TypeError, ValueError) as e:
+            return str(e).split(": ", 1)[-1]
+        return None
+
+    def translate(self, texts, cfg, seeds):
+        if not texts:
+            return []
+        kw = _search_kwargs(cfg)
+        res = self.gen.generate(list(texts), n=cfg.beams, dedupe=False, ban_unk=cfg.ban_unk,
+                                batch_size=cfg.batch_size, seeds=list(seeds) if kw["method"] == "sample" else None,
+                                **kw)
+        return [list(zip(g.texts, g.scores, g.groups or [0] * len(g.texts))) for g in res]
+
+
+class HFTranslator(Translator):
+    """A local Hugging Face encoder-decoder directory (e.g. a Marian en->X model) with its own
+    tokenizer, decoded by pysynth's searches (:class:`pysynth.decoding.hf.HFBackend`)."""
+
+    def __init__(self, path, device: Optional[str] = None):
+        from pysynth.decoding.hf import HFBackend, hf_specials
+        from pysynth.models.hf import load_seq2seq
+
+        model, self.tok = load_seq2seq(path, device=device)
+        unk = getattr(self.tok, "unk_token_id", None)
+        self.backend = HFBackend(model, specials=hf_specials(model.config, unk))
+        self.name = str(path)
+        gc = getattr(model, "generation_config", None)
+        pos = getattr(model.config, "max_position_embeddings", None) or 512
+        # outputs within the generation config's length and the decoder's positions
+        self.max_len = min(int(getattr(gc, "max_length", None) or 64), 128, pos - 1)
+        self.max_src = min(512, pos)
+
+    def valid(self, text: str) -> Optional[str]:
+        return None if text.strip() else "empty input"
+
+    def translate(self, texts, cfg, seeds):
+        from pysynth.decoding import search as D
+        from pysynth.decoding.protocol import SourceBatch
+
+        out = []
+        for b0 in range(0, len(texts), cfg.batch_size):
+            chunk = list(texts[b0 : b0 + cfg.batch_size])
+            ids = self.tok(chunk, truncation=True, max_length=self.max_src)["input_ids"]
+            batch = SourceBatch.from_ids(ids, self.backend.specials.pad)
+            if cfg.decode == "dbs":
+                res = D.diverse_beam_search(self.backend, batch, beam=cfg.beams, groups=cfg.groups,
+                                            diversity=cfg.diversity, max_len=self.max_len, ban_unk=cfg.ban_unk)
+            elif cfg.decode == "beam":
+                res = D.beam_search(self.backend, batch, beam=cfg.beams, max_len=self.max_len, ban_unk=cfg.ban_unk)
+            else:
+                res = D.sample_search(self.backend, batch, n=cfg.beams, top_k=cfg.top_k, top_p=cfg.top_p,
+                                      temperature=cfg.temperature, seed=list(seeds[b0 : b0 + len(chunk)]),
+                                      max_len=self.max_len, ban_unk=cfg.ban_unk)
+            for hyps in res:
+                out.append([(self.tok.decode(h.tokens, skip_special_tokens=True).strip(), h.score, h.group)
+                            for h in hyps])
+        return out
+
+
+def load_translator(model, backend: str = "onnx", threads: int = 0) -> Translator:
+    """A :class:`Translator` for a pysynth model name/directory, an ONNX export folder (runs on
+    onnxruntime whatever ``backend``) or a local Hugging Face directory."""
+    from pathlib import Path
+
+    from pysynth import store
+    from pysynth.models.registry import resolve
+
+    if isinstance(model, (str, Path)) and store.is_store(model) and _is_onnx_export(model):
+        from pysynth.models.generate import Generator
+
+        return ModelTranslator.wrap(Generator.from_onnx(model, threads=threads), str(model))
+    r = resolve(model, what="pivot model")
+    if r.kind == "pysynth":
+        return ModelTranslator(r.path, backend=backend, threads=threads)
+    return HFTranslator(r.path)
+
+
+def _is_onnx_export(path) -> bool:
+    from pysynth import store
+    from pysynth.decoding.ort import ONNX_FORMAT
+
+    try:
+        store.read_meta(path, ONNX_FORMAT)
+    except ValueError:
+        return False
+    return True
+
+
+def _match_case(text: str, source: str) -> str:
+    """Give a lower-cased model output the source's casing: its first letter upper-case, and each
+    word that is in the source (case-insensitively) spelled as there ("paris" -> "Paris"); so the
+    case-sensitive score compares like with like."""
+    forms = {}
+    for j, w in enumerate(source.split()):
+        # the first word is capitalised for the sentence, not for itself ("Is this ...")
+        forms.setdefault(w.lower(), w if j or w == "I" else w.lower())
+    words = [forms.get(w.lower(), "I" if w == "i" else w) for w in text.split()]
+    if words and words[0][:1].islower():
+        words[0] = words[0][:1].upper() + words[0][1:]
+    return " ".join(words)
+
+
+def _finish_text(text: str, source: str) -> str:
+    """A chosen paraphrase as output: its trailing punctuation replaced by the source's (Sect. 3.2:
+    the "?" restored)."""
+    core = text[: len(text) - len(_TERM.search(text).group(0))]
+    tail = _TERM.search(source).group(0).strip()
+    return core + (tail[-1:] if tail else "")
+
+
+class Paraphraser:
+    """The pivot pipeline over a list of questions (Granstedt 2017, Fig. 3.3).
+
+    Parameters
+    ----------
+    config : ParaphraseConfig
+    forward, backward : Translator, optional
+        Default: the pivot's models (:data:`PIVOTS`, or ``config.pivot``'s two models).
+    keywords : pysynth.k2q.keywords.KeywordGenerator, optional
+        ``pivot="keywords"``: the generator whose questions are the inputs (see :meth:`run`).
+    """
+
+    def __init__(self, config: Optional[ParaphraseConfig] = None, forward: Optional[Translator] = None,
+                 backward: Optional[Translator] = None, keywords=None):
+        self.cfg = cfg = config or ParaphraseConfig()
+        fwd, bwd = cfg.models
+        if cfg.pivot == "keywords":
+            self.forward = None
+            self.keywords = keywords
+        else:
+            self.forward = forward or load_translator(fwd, cfg.backend, cfg.threads)
+        self.backward = backward or load_translator(bwd, cfg.backend, cfg.threads)
+        #: seconds spent per stage over every :meth:`run` call (the cost split)
+        self.timings: Dict[str, float] = {}
+
+    def _keyword_pivots(self, rows: Sequence[int], index: Sequence[int],
+                        cfg: ParaphraseConfig) -> List[List[Tuple[str, float, int]]]:
+        from pysynth.k2q.keywords import DEFAULT_CONFIG, make_model
+
+        gen = self.keywords
+        if gen is None:
+            raise ValueError("pivot='keywords' needs a KeywordGenerator over the questions (paraphrase_rows builds it)")
+        m = cfg.keywords or cfg.beams
+        model = make_model(**DEFAULT_CONFIG)
+        rows = np.asarray(rows, dtype=np.int64)
+        if getattr(self, "_samplable", None) is None:  # once per generator, not once per chunk
+            self._samplable = gen.samplable(model)
+        ok = self._samplable[rows]
+        out: List[List[Tuple[str, float, int]]] = [[] for _ in rows]
+        # draws keyed by the row's global position: the same queries whatever the chunking
+        for j in np.flatnonzero(ok):
+            c = gen.generate_ids(model, m=m, seed=cfg.seed, subset=rows[j : j + 1], first_index=int(index[j]))
+            c = gen.order_like_questions(c, rows[j : j + 1], m)
+            out[j] = [(q, 0.0, 0) for q in gen.decode(c)]
+        return out
+
+    def run(self, questions: Sequence[str], first_index: int = 0, rows: Optional[Sequence[int]] = None,
+            config: Optional[ParaphraseConfig] = None) -> List[Dict[str, Any]]:
+        """Paraphrase ``questions``; returns one dict per question: ``paraphrases``, ``candidates``
+        (every candidate with its pivot, search scores and score components), ``pivots`` (every
+        pivot with the filter rules it broke), ``counts`` and ``reason`` (why nothing was chosen).
+
+        ``first_index``: the global position of ``questions[0]`` (keys sampling seeds and keyword
+        draws); ``rows``: the questions' rows in the keyword generator (``pivot="keywords"``);
+        ``config``: other search and selection settings for this call (same models).
+        """
+        cfg = config or self.cfg
+        n = len(questions)
+        seeds = [int(np.random.SeedSequence([cfg.seed, first_index + i]).generate_state(1)[0]) for i in range(n)]
+        out: List[Dict[str, Any]] = [{"paraphrases": [], "candidates": [], "pivots": [], "reason": None,
+                                      "counts": {}} for _ in range(n)]
+        first_stage = self.backward if cfg.pivot == "keywords" else self.forward
+        valid = []
+        for i, q in enumerate(questions):
+            why = first_stage.valid(q)
+            if why:
+                out[i]["reason"] = f"invalid question: {why}"
+            else:
+                valid.append(i)
+        # 1. forward: B pivots per question
+        t0 = time.perf_counter()
+        if cfg.pivot == "keywords":
+            kw_rows = list(rows) if rows is not None else list(range(first_index, first_index + n))
+            piv = dict(zip(valid, self._keyword_pivots([kw_rows[i] for i in valid],
+                                                       [first_index + i for i in valid], cfg)))
+        else:
+            piv = dict(zip(valid, self.forward.translate([questions[i] for i in valid], cfg,
+                                                         [seeds[i] for i in valid])))
+        t1 = time.perf_counter()
+        # 2. intermediate filter, "?" stripped (strip_question), each distinct pivot decoded once
+        todo: Dict[str, int] = {}
+        kept: Dict[int, List[Tuple[int, str]]] = {}
+        for i in valid:
+            lst = []
+            for r, (p, lp, g) in enumerate(piv[i]):
+                broke = [] if cfg.pivot == "keywords" else S.pivot_rejections(p, questions[i])
+                out[i]["pivots"].append({"pivot": p, "rank": r, "group": g, "logprob": round(float(lp), 6),
+                                         "rejected": broke})
+                if broke:
+                    continue
+                key = S.strip_question(p) if cfg.strip_question else p
+                if not key.strip():
+                    continue
+                todo.setdefault(key, len(todo))
+                lst.append((r, key, g, lp))
+            kept[i] = lst
+        keys = list(todo)
+        # a pivot's sampling seed comes from its text: decoded once, the same whatever the chunking
+        pivot_seed = {key: int(np.random.SeedSequence([cfg.seed, 0xBAC, zlib.crc32(key.encode("utf-8")), len(key)])
+                               .generate_state(1)[0]) for key in keys}
+        bad = [key for key in keys if self.backward.valid(key)]
+        good = [key for key in keys if key not in set(bad)]
+        t2 = time.perf_counter()
+        back = dict(zip(good, self.backward.translate(good, cfg, [pivot_seed[key] for key in good])))
+        t3 = time.perf_counter()
+        # 3. candidates in generation order, scored and chosen
+        sel_kw = dict(mode=cfg.mode, top=cfg.top, unknown_penalty=cfg.unknown_penalty,
+                      length_penalty=cfg.length_penalty, violation_penalty=cfg.violation_penalty,
+                      case_sensitive=cfg.case_sensitive)
+        for i in valid:
+            q = questions[i]
+            cands, meta, decoded = [], [], set()
+            for r, key, pg, plp in kept[i]:
+                if key in decoded:  # the same pivot twice for one question: its candidates once
+                    continue
+                decoded.add(key)
+                for br, (text, lp, g) in enumerate(back.get(key, [])):
+                    t = _match_case(text, q) if self.backward.lowercases else text
+                    cands.append(t)
+                    meta.append({"pivot": key, "pivot_rank": r, "pivot_group": pg, "pivot_logprob": round(float(plp), 6),
+                                 "rank": br, "group": g, "logprob": round(float(lp), 6)})
+            chosen, scored = S.select(q, cands, return_scores=True, **sel_kw) if cands else ([], [])
+            by_text = {s.text: s for s in scored}
+            rec, seen_text = [], set()
+            for c, m in zip(cands, meta):
+                d = {**m, **by_text[c].as_dict()}
+                if c in seen_text:  # a repeat is scored with its first occurrence, which is the one chosen
+                    d["chosen"], d["repeat"] = False, True
+                seen_text.add(c)
+                rec.append(d)
+            o = out[i]
+            o["paraphrases"] = [_finish_text(c, q) for c in chosen]
+            o["candidates"] = rec
+            rejected = sum(bool(p["rejected"]) for p in o["pivots"])
+            o["counts"] = {"pivots": len(o["pivots"]), "pivots_rejected": rejected,
+                           "pivots_decoded": len(decoded), "candidates": len(cands),
+                           "distinct_candidates": len(by_text), "chosen": len(chosen)}
+            for rule in S.PIVOT_RULES:
+                o["counts"]["rule_" + rule] = sum(rule in p["rejected"] for p in o["pivots"])
+            if not o["pivots"]:
+                o["reason"] = "no pivot (no keyword query)" if cfg.pivot == "keywords" else "no pivot"
+            elif not kept[i]:
+                o["reason"] = "every pivot rejected by the intermediate filter"
+            elif not cands:
+                o["reason"] = "the backward model gave no candidate (no pivot it can read)"
+            elif not chosen:
+                o["reason"] = "no candidate scored above 0"
+        t4 = time.perf_counter()
+        for k, v in (("forward_s", t1 - t0), ("filter_s", t2 - t1), ("backward_s", t3 - t2), ("select_s", t4 - t3)):
+            self.timings[k] = self.timings.get(k, 0.0) + v
+        return out
+
+
+def round_trip(texts: Sequence[str], pivot: str = "fr", beam: int = 4, backend: str = "onnx",
+               threads: int = 0) -> List[str]:
+    """Round-trip translation: each text through the pivot's forward then backward model, the best
+    beam-search output of each (the "NMT fr" baseline of Chu et al. 2020, Table 6). A text the
+    forward model cannot read, or whose round trip has no word, comes back unchanged."""
+    cfg = ParaphraseConfig(pivot=pivot, decode="beam", beams=beam, groups=1, backend=backend, threads=threads)
+    if cfg.pivot == "keywords":
+        raise ValueError("pivot: round_trip needs two translation models ('fr' or 'FWD,BWD'), not 'keywords'")
+    fwd_m, bwd_m = cfg.models
+    fwd, bwd = load_translator(fwd_m, backend, threads), load_translator(bwd_m, backend, threads)
+    ok = [i for i, t in enumerate(texts) if not fwd.valid(t)]
+    mid = [h[0][0] if h else "" for h in fwd.translate([texts[i] for i in ok], cfg, [0] * len(ok))]
+    ok2 = [j for j, m in enumerate(mid) if m and not bwd.valid(m)]
+    back = bwd.translate([mid[j] for j in ok2], cfg, [0] * len(ok2))
+    out = list(texts)
+    for j, h in zip(ok2, back):
+        if h and any(c.isalnum() for c in h[0][0]):  # "." alone is no translation: keep the input
+            i = ok[j]
+            out[i] = _match_case(h[0][0], texts[i]) if bwd.lowercases else h[0][0]
+    return out
+
+
+def paraphrase_rows(rows: Sequence[Dict[str, Any]], config: Optional[ParaphraseConfig] = None,
+                    paraphraser: Optional[Paraphraser] = None) -> List[Dict[str, Any]]:
+    """Paraphrase ``rows`` (``{"id"?, "question", ...}``) in memory; returns the output rows
+    ``{"id", "question", "paraphrases", ..., "reason"?}`` with every other field carried over.
+    For files, resumable and on Ray, use :func:`pysynth.paraphrase.run` (``pysynth paraphrase``)."""
+    qs = _questions(rows)
+    cfg = config or (paraphraser.cfg if paraphraser else ParaphraseConfig())
+    p = paraphraser
+    if p is None:
+        kw = _keyword_generator(qs) if cfg.pivot == "keywords" else None
+        p = Paraphraser(cfg, keywords=kw)
+    res = p.run(qs)
+    return [_out_row(r, i, x) for i, (r, x) in enumerate(zip(rows, res))]
+
+
+def _questions(rows: Sequence[Dict[str, Any]]) -> List[str]:
+    qs = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise TypeError(f"rows[{i}]: expected an object with a 'question' field, got {type(r).__name__}")
+        q = r.get("question")
+        if not isinstance(q, str):
+            raise ValueError(f"rows[{i}]: 'question' must be a string, got {type(q).__name__}")
+        qs.append(q)
+    return qs
+
+
+def _keyword_generator(questions: Sequence[str], workers: int = 1):
+    from pysynth.k2q.keywords import KeywordGenerator
+
+    return KeywordGenerator([], list(questions), workers=workers)
+
+
+def _out_row(row: Dict[str, Any], index: int, res: Dict[str, Any]) -> Dict[str, Any]:
+    out = {"id": row.get("id", index), "question": row["question"], "paraphrases": res["paraphrases"]}
+    out.update({k: v for k, v in row.items() if k not in out})
+    if res["reason"]:
+        out["reason"] = res["reason"]
+    return out

@@ -1,0 +1,60 @@
+"""Silent wrong results found by a hostile-user pass (issue 17), now errors."""
+import math
+
+import pytest
+
+from pysynth import metrics, text
+from pysynth.metrics import TokenIds
+
+
+@pytest.mark.parametrize("method, value", [("add-k", math.nan), ("floor", math.inf), ("floor", -1.0),
+                                           ("add-k", "1")])
+def test_bleu_smoothing_value_must_be_finite(method, value):
+    with pytest.raises(ValueError, match="smooth_value"):
+        metrics.corpus_bleu(["a b c"], ["a b d"], smooth_method=method, smooth_value=value)
+    with pytest.raises(ValueError, match="smooth_value"):
+        metrics.sentence_bleu("a b c", ["a b d"], smooth_method=method, smooth_value=value)
+
+
+def test_token_ids_row_bounds():
+    t = TokenIds.from_lists([[1, 2], [3]])
+    assert t.row(-1) == [3] and t.row(0) == [1, 2]
+    for i in (2, -3):
+        with pytest.raises(IndexError, match="out of range"):
+            t.row(i)
+
+
+def test_corpus_decode_refuses_ids_outside_the_vocabulary():
+    c = text.build_corpus(["a b c", "b c d"])
+    assert c.decode([0]) == [c.vocab[0]]
+    for bad in (-1, len(c.vocab)):
+        with pytest.raises(IndexError, match="not a term id"):
+            c.decode([bad])
+
+
+def test_frozen_phrases_refuse_nan_scores():
+    with pytest.raises(ValueError, match="nan"):
+        text.FrozenPhrases({"a_b": math.nan})
+
+
+def test_index_build_refuses_a_huge_unused_vocabulary():
+    import numpy as np
+
+    from pysynth.retrieval import Index
+
+    ids, off = np.array([0], np.int32), np.array([0, 1])
+    with pytest.raises(ValueError, match="vocab_size = 300,000,000"):
+        Index.build(ids, off, vocab_size=3 * 10**8)
+    assert Index.build(ids, off, vocab_size=1000).vocab_size == 1000
+
+
+def test_deeply_nested_store_metadata_is_a_value_error(tmp_path):
+    import numpy as np
+
+    from pysynth.retrieval import Index
+
+    d = tmp_path / "ix"
+    Index.build(np.array([0, 1], np.int32), np.array([0, 2])).save(d)
+    (d / "meta.json").write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="meta.json"):
+        Index.load(d)

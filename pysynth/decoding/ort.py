@@ -55,13 +55,22 @@ def load_onnx_dir(onnx_dir):
         raise ValueError(f"{exc} (re-export with: pysynth export onnx --model MODEL_DIR --out {d})") from None
 
 
+def _onnxruntime():
+    try:
+        import onnxruntime
+    except ImportError:
+        raise ImportError("onnxruntime is not installed; pip install 'pysynth[onnx]' (or 'pysynth[serve]') to run "
+                          "the shipped models") from None
+    return onnxruntime
+
+
 def choose_providers(device: Optional[str] = None) -> List[str]:
     """Execution providers to request, from those onnxruntime reports as available.
 
     ``device=None``/``"auto"``: CUDA first when the installed onnxruntime has it, then CPU;
     ``"cpu"``: CPU only; ``"cuda"``: CUDA (ValueError when this onnxruntime has none).
     """
-    import onnxruntime as ort
+    ort = _onnxruntime()
 
     avail = ort.get_available_providers()
     if device in (None, "auto"):
@@ -112,7 +121,7 @@ class OrtBackend:
 
     def __init__(self, onnx_dir, device: Optional[str] = None, threads: int = 0, parts="auto",
                  spin: bool = False, workers: int = 1):
-        import onnxruntime as ort
+        ort = _onnxruntime()
 
         d = Path(onnx_dir)
         self.path = d

@@ -36,19 +36,12 @@ def _read(path: Path) -> List[dict]:
 def _bm25_pick(queries: List[str], pool: List[str], exclude: List[set], n: int) -> List[List[str]]:
     """Per query, the ``n`` pool texts BM25 ranks highest, skipping ``exclude[i]``; topped up with
     the pool's first texts when fewer share a term with the query."""
-    import numpy as np
+    from pysynth.dup.evaluate import search_pool
 
-    from pysynth import text
-    from pysynth.retrieval import Index
-
-    corpus = text.build_corpus(pool + queries)
-    ids, off = np.asarray(corpus.ids), np.asarray(corpus.offsets)
-    m = len(pool)
-    if off[m] == 0:  # a pool without any token
+    k = min(len(pool), n + max((len(e) for e in exclude), default=0) + 1)
+    hits = search_pool(pool, queries, "bm25", k=k)
+    if hits is None:  # a pool without any token
         return [[p for p in pool if p not in ex][:n] for ex in exclude]
-    index = Index.build(ids[: off[m]], off[: m + 1], vocab_size=len(corpus.vocab))
-    k = min(m, n + max(len(e) for e in exclude) + 1)
-    hits = index.search(ids[off[m]:], off[m:] - off[m], model="bm25", k=k)
     out = []
     for j, ex in enumerate(exclude):
         got = [pool[d] for d in hits.docs[j][: hits.counts[j]].tolist() if pool[d] not in ex]

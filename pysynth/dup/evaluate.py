@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["check_rows", "score_candidates", "evaluate", "SPARSE"]
+__all__ = ["check_rows", "score_candidates", "evaluate", "search_pool", "SPARSE"]
 
 SPARSE = ("bm25", "sdm")
 
@@ -54,19 +54,28 @@ def check_rows(rows: Iterable[Mapping[str, Any]], what: str = "data") -> Tuple[L
     return out, counts
 
 
-def _sparse_scores(rows: Sequence[dict], model: str, workers: int) -> List[np.ndarray]:
+def search_pool(pool: Sequence[str], queries: Sequence[str], model: str = "bm25", k: int = 0, workers: int = 1):
+    """:mod:`pysynth.retrieval` over the texts ``pool`` for ``queries`` (one vocabulary for both):
+    the :class:`~pysynth.retrieval.Hits` of the top ``k`` (0: all) pool texts per query, or None
+    when the pool has no token."""
     from pysynth import text
     from pysynth.retrieval import Index
 
-    cands = [c for r in rows for c in r["negatives"] + r["positives"]]
-    uniq = list(dict.fromkeys(cands))
-    pos = {t: i for i, t in enumerate(uniq)}
-    corpus = text.build_corpus(uniq + [r["query"] for r in rows], workers=workers)
+    corpus = text.build_corpus(list(pool) + list(queries), workers=workers)
     ids, off = np.asarray(corpus.ids), np.asarray(corpus.offsets)
-    n = len(uniq)
+    n = len(pool)
+    if off[n] == 0:
+        return None
     index = Index.build(ids[: off[n]], off[: n + 1], vocab_size=len(corpus.vocab), workers=workers)
-    q_off = off[n:] - off[n]
-    hits = index.search(ids[off[n]:], q_off, model=model, k=n, workers=workers, dtype=np.float64)
+    return index.search(ids[off[n]:], off[n:] - off[n], model=model, k=k or n, workers=workers, dtype=np.float64)
+
+
+def _sparse_scores(rows: Sequence[dict], model: str, workers: int) -> List[np.ndarray]:
+    uniq = list(dict.fromkeys(c for r in rows for c in r["negatives"] + r["positives"]))
+    pos = {t: i for i, t in enumerate(uniq)}
+    hits = search_pool(uniq, [r["query"] for r in rows], model, workers=workers)
+    if hits is None:  # no candidate has a token: every score ties
+        return [np.zeros(len(r["negatives"]) + len(r["positives"])) for r in rows]
     out = []
     for j, r in enumerate(rows):
         got = {int(d): float(s) for d, s in zip(hits.docs[j][: hits.counts[j]], hits.scores[j][: hits.counts[j]])}

@@ -45,7 +45,9 @@ class WellformednessModel:
     """
 
     def __init__(self, model: Optional[PathLike] = None, threads: int = 0, device: str = "cpu"):
-        import onnxruntime as ort
+        from pysynth.decoding.ort import _onnxruntime
+
+        ort = _onnxruntime()
 
         from pysynth import store
         from pysynth.decoding.ort import choose_providers

@@ -1,5 +1,5 @@
-"""``pysynth dup eval | eval-data``: duplicate-question detection (Rücklé et al. 2019); the
-weak-supervision pairs, training and indexing commands are still to come (issue 15)."""
+"""``pysynth dup pairs | eval | eval-data``: duplicate-question detection (Rücklé et al. 2019);
+duplicate question generation, training and indexing are still to come (issue 15)."""
 from __future__ import annotations
 
 import json
@@ -28,9 +28,43 @@ def _cmd_eval_data(args) -> int:
     return 0
 
 
+def _cmd_pairs(args) -> int:
+    from pysynth.dup.pairs import ws_tb_pairs
+    from pysynth.io import write_rows
+
+    C.check_output(args.out)
+    if args.method != "ws-tb":
+        raise C.UsageError(f"argument --method: {args.method} (duplicate question generation) is not built yet; "
+                           "use --method ws-tb")
+    exclude = C.read_lines(args.exclude_ids, "--exclude-ids") if args.exclude_ids else []
+    rows, counts = [], {}
+    for dump in args.dump:
+        r, c = ws_tb_pairs(dump, negatives=args.negatives, min_words=args.min_words, select=args.select,
+                           min_score=args.min_score, exclude=exclude, seed=args.seed)
+        rows += r
+        counts[str(dump)] = c
+    write_rows(args.out, rows)
+    print(json.dumps(counts))
+    return 0
+
+
 def add_commands(sub) -> None:
     d = sub.add_parser("dup", help="duplicate question detection (Rücklé et al. 2019)")
     ds = d.add_subparsers(dest="dup_command", required=True, metavar="VERB")
+    p = ds.add_parser("pairs", help="weakly supervised training pairs from Stack Exchange dumps (WS-TB)")
+    p.add_argument("--dump", action="append", required=True, type=C.input_dir("dump"),
+                   help="a site's dump folder (Posts.xml[.gz], PostLinks.xml[.gz]) or .7z archive; repeatable")
+    p.add_argument("--out", required=True, help="output JSONL/Parquet: {site, post_id, title, body, label}")
+    p.add_argument("--method", choices=("ws-tb", "dqg", "both"), default="ws-tb")
+    p.add_argument("--negatives", type=int, default=1, help="random other bodies per question (never itself, a "
+                                                            "known duplicate or an excluded id)")
+    p.add_argument("--min-words", type=C.positive_int, default=10, help="paragraphs shorter than this are dropped")
+    p.add_argument("--select", choices=("tfidf", "all"), default="tfidf",
+                   help="the body: the paragraph closest to the title (TF-IDF), or all paragraphs")
+    p.add_argument("--min-score", type=int, default=None, help="leave out questions scored below this")
+    p.add_argument("--exclude-ids", default=None, help="file of post ids to leave out (evaluation items)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_pairs)
     e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
     e.add_argument("--data", required=True, type=C.input_file,
                    help='JSONL/Parquet rows {"query", "positives": [...], "negatives": [...]}; - reads stdin')

@@ -1,8 +1,9 @@
-"""Duplicate question detection without labelled data (Rücklé et al. 2019): evaluation
-(:mod:`pysynth.dup.evaluate`); dense retrieval is :mod:`pysynth.retrieval.dense`.
+"""Duplicate question detection without labelled data (Rücklé et al. 2019): title–body weak
+supervision (:mod:`pysynth.dup.pairs`, WS-TB), evaluation (:mod:`pysynth.dup.evaluate`) and eval sets
+(:mod:`pysynth.dup.data`); dense retrieval is :mod:`pysynth.retrieval.dense`.
 
-Work in progress (issue 15): the weak-supervision pairs (WS-TB, DQG), trained detectors and the
-``pysynth dup pairs|train|index|search`` commands are not built yet.
+Work in progress (issue 15): duplicate question generation (DQG), trained detectors and the
+``pysynth dup train|index|search`` commands are not built yet.
 """
 from pysynth.dup.evaluate import check_rows, evaluate, score_candidates
 

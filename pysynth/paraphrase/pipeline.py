@@ -309,6 +309,7 @@ class Paraphraser:
         self.backward = backward or load_translator(bwd, cfg.backend, cfg.threads)
         #: seconds spent per stage over every :meth:`run` call (the cost split)
         self.timings: Dict[str, float] = {}
+        self._samplable = None  # keywords pivot: the questions that have a samplable term
 
     def _keyword_pivots(self, rows: Sequence[int], index: Sequence[int],
                         cfg: ParaphraseConfig) -> List[List[Tuple[str, float, int]]]:
@@ -320,7 +321,7 @@ class Paraphraser:
         m = cfg.keywords or cfg.beams
         model = make_model(**DEFAULT_CONFIG)
         rows = np.asarray(rows, dtype=np.int64)
-        if getattr(self, "_samplable", None) is None:  # once per generator, not once per chunk
+        if self._samplable is None:  # once per generator, not once per chunk
             self._samplable = gen.samplable(model)
         ok = self._samplable[rows]
         out: List[List[Tuple[str, float, int]]] = [[] for _ in rows]
@@ -385,8 +386,7 @@ class Paraphraser:
         # a pivot's sampling seed comes from its text: decoded once, the same whatever the chunking
         pivot_seed = {key: int(np.random.SeedSequence([cfg.seed, 0xBAC, zlib.crc32(key.encode("utf-8")), len(key)])
                                .generate_state(1)[0]) for key in keys}
-        bad = [key for key in keys if self.backward.valid(key)]
-        good = [key for key in keys if key not in set(bad)]
+        good = [key for key in keys if not self.backward.valid(key)]
         t2 = time.perf_counter()
         back = dict(zip(good, self.backward.translate(good, cfg, [pivot_seed[key] for key in good])))
         t3 = time.perf_counter()

@@ -130,16 +130,21 @@ def wellformedness(texts: Sequence[str], model: Optional[PathLike] = None, batch
 
 
 def filter_rows(rows: List[dict], field: str, min_prob: float, parallel: Sequence[str] = (),
-                model: Optional[PathLike] = None) -> int:
+                model: Optional[PathLike] = None, probs: Optional[Sequence[float]] = None) -> int:
     """The ``--min-wellformed`` filter of the generating commands, in place: in each row, drop the
     texts of the list ``row[field]`` (and the same positions of the lists named in ``parallel``,
     e.g. their scores) whose well-formedness is below ``min_prob``; add ``row["wellformed"]`` (the
     kept texts' probabilities, rounded to 4 decimals) and ``row["dropped"]``. Every text is scored
-    in one batched call. Returns the number of texts dropped."""
+    in one batched call (or ``probs``, one per text in row order, when the caller scored them, e.g.
+    through the server's batcher). Returns the number of texts dropped."""
     if not 0.0 <= float(min_prob) <= 1.0:
         raise ValueError(f"min_prob: must be a probability in [0, 1], got {min_prob!r}")
     flat = [t for r in rows for t in r[field]]
-    probs = wellformedness(flat, model).tolist() if flat else []
+    if probs is None:
+        probs = wellformedness(flat, model).tolist() if flat else []
+    elif len(probs) != len(flat):
+        raise ValueError(f"probs: {len(probs)} values for {len(flat)} texts")
+    probs = [float(p) for p in probs]
     i = dropped = 0
     for r in rows:
         n = len(r[field])

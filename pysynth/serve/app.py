@@ -482,14 +482,11 @@ def create_app(config: Optional[ServeConfig] = None):
                     "dropped": 0, **({"candidates": o["candidates"]} if req.candidates else {})}
                    for q, o in zip(qs, outs)]
         if wf is not None:
+            from pysynth.quality import filter_rows
+
             flat = [p for r in results for p in r["paraphrases"]]
-            probs = iter(await _submit(wf.batcher, None, flat) if flat else [])
-            for r in results:
-                pr = [next(probs) for _ in r["paraphrases"]]
-                keep = [j for j, p in enumerate(pr) if p >= req.min_wellformed]
-                r["dropped"] = len(pr) - len(keep)
-                r["paraphrases"] = [r["paraphrases"][j] for j in keep]
-                r["wellformed"] = [round(pr[j], 4) for j in keep]
+            probs = await _submit(wf.batcher, None, flat) if flat else []
+            filter_rows(results, "paraphrases", req.min_wellformed, probs=probs)
         return JSONResponse({"model": g.name, "results": results})
 
     @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},

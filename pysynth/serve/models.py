@@ -61,6 +61,24 @@ class DecodeKey(NamedTuple):
     max_len: Optional[int]
 
 
+def _onnx_generator(task: str, model: str, device: str, threads: int):
+    """``(Generator on onnxruntime, display name)`` for ``model`` (a name or directory) of ``task``;
+    CUDA falls back to the CPU with a warning when onnxruntime has no CUDA provider."""
+    from pysynth.models.generate import Generator
+    from pysynth.models.registry import resolve
+
+    r = resolve(model, what=f"--model {task}")
+    if r.kind != "pysynth":
+        raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
+                         "models with an ONNX export (pysynth export onnx)")
+    device = _cuda_or_cpu(device, task)
+    gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
+    used = gen.backend.providers[0]
+    if device == "cuda" and used != "CUDAExecutionProvider":
+        warnings.warn(f"{task}: onnxruntime runs on {used}, not CUDA", RuntimeWarning, stacklevel=3)
+    return gen, r.name or str(r.path)
+
+
 @dataclass
 class GeneratorModel:
     """A seq2seq model on onnxruntime (:class:`pysynth.models.generate.Generator`) and its batcher."""
@@ -79,20 +97,8 @@ class GeneratorModel:
         ``device="cuda"`` without onnxruntime's CUDA provider falls back to the CPU with a
         warning; the providers the session really uses are kept in :attr:`providers`.
         """
-        from pysynth.models.generate import Generator
-        from pysynth.models.registry import resolve
-
-        r = resolve(model, default=TASKS[task], what=f"--model {task}")
-        if r.kind != "pysynth":
-            raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
-                             "models with an ONNX export (pysynth export onnx)")
-        device = _cuda_or_cpu(device, task)
-        gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
-        providers = list(gen.backend.providers)
-        if device == "cuda" and providers[0] != "CUDAExecutionProvider":
-            warnings.warn(f"{task}: onnxruntime runs on {providers[0]}, not CUDA", RuntimeWarning, stacklevel=2)
-        name = r.name or str(r.path)
-        self = cls(task, name, gen, None, providers)  # type: ignore[arg-type]
+        gen, name = _onnx_generator(task, model or TASKS[task], device, threads)
+        self = cls(task, name, gen, None, list(gen.backend.providers))  # type: ignore[arg-type]
         self.batcher = Batcher(task, self._run, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
         return self
 
@@ -167,10 +173,8 @@ class ParaphraseModel:
             raise ValueError("--model paraphrase=keywords: the keyword pivot samples from collection statistics "
                              "of a whole input file; use `pysynth paraphrase --pivot keywords`")
         cfg = ParaphraseConfig(pivot=spec, threads=threads)
-        device = _cuda_or_cpu(device, task)
-        fwd, bwd = (GeneratorModel.load("k2q", m, device=device, threads=threads).generator for m in cfg.models)
-        p = Paraphraser(cfg, forward=ModelTranslator.wrap(fwd, cfg.models[0]),
-                        backward=ModelTranslator.wrap(bwd, cfg.models[1]))
+        (fwd, fname), (bwd, bname) = (_onnx_generator(task, m, device, threads) for m in cfg.models)
+        p = Paraphraser(cfg, forward=ModelTranslator.wrap(fwd, fname), backward=ModelTranslator.wrap(bwd, bname))
         self = cls(task, spec, p, None, list(fwd.backend.providers))  # type: ignore[arg-type]
         self.batcher = Batcher(task, self._run, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
         return self

@@ -37,8 +37,12 @@ def atomic_open(path: PathLike) -> Iterator[IO[bytes]]:
     the old file or the whole new one, never a part, even if the process is killed.  The
     temporary file is ``.<name>.<random>.tmp`` and is removed on error."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    except OSError as exc:  # name the file the user asked for, not our temporary one
+        raise OSError(exc.errno, f"cannot create a file in {path.parent} ({exc.strerror}); choose a writable "
+                                 "output path", str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             yield f

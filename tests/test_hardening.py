@@ -1,5 +1,7 @@
 """Silent wrong results found by a hostile-user pass (issue 17), now errors."""
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +60,30 @@ def test_deeply_nested_store_metadata_is_a_value_error(tmp_path):
     (d / "meta.json").write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(ValueError, match="meta.json"):
         Index.load(d)
+
+
+def test_cuda_asked_without_cuda_is_one_clean_line(tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    inp = tmp_path / "k.jsonl"
+    inp.write_text('{"keywords": "honda speed"}\n')
+    r = subprocess.run([sys.executable, "-m", "pysynth", "k2q", "generate", "--in", str(inp), "--out",
+                        str(tmp_path / "o.jsonl"), "--device", "cuda"], capture_output=True, text=True)
+    assert r.returncode == 1 and "sees no CUDA device" in r.stderr and "internal error" not in r.stderr
+    from pysynth.models.io import torch_device
+
+    with pytest.raises(ValueError, match="not a torch device"):
+        torch_device("gpu0")
+
+
+def test_unwritable_output_names_the_output(tmp_path):
+    import os
+
+    from pysynth import io
+
+    if not os.path.isdir("/proc"):
+        pytest.skip("no /proc")
+    with pytest.raises(OSError) as e:
+        io.write_jsonl("/proc/x.jsonl", [{"a": 1}])
+    assert e.value.filename == "/proc/x.jsonl" and "choose a writable output path" in e.value.strerror

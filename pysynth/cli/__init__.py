@@ -6,6 +6,7 @@
     pysynth mqr mine                                             (:mod:`.mqr`)
     pysynth quality wellformed                                   (:mod:`.quality`)
     pysynth paraphrase                                           (:mod:`.paraphrase`)
+    pysynth qagen generate|evaluate                              (:mod:`.qagen`)
     pysynth dup eval|eval-data                                   (:mod:`.dup`)
     pysynth export onnx                                          (:mod:`.export`)
     pysynth serve                                                (:mod:`.serve`)
@@ -25,7 +26,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, quality, score, serve
+    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, qagen, quality, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -38,6 +39,7 @@ def build_parser() -> _common.Parser:
     mqr.add_commands(sub)
     quality.add_commands(sub)
     paraphrase.add_commands(sub)
+    qagen.add_commands(sub)
     dup.add_commands(sub)
     export.add_commands(sub)
     serve.add_commands(sub)

@@ -74,3 +74,9 @@ def questions_sample() -> List[str]:
     """18k CC BY-SA questions (query-wellformedness >= 0.8, MQR, SQuAD 2.0): the rows of
     :func:`k2q_demo` except the ill-formed MQR originals; see README.md."""
     return [r["question"] for r in k2q_demo() if r["source"] != "mqr-ill-formed"]
+
+
+def qagen_sample_path() -> Path:
+    """The bundled SQuAD 2.0 sample (16 paragraphs of two dev articles; CC BY-SA 4.0), the input of
+    ``pysynth qagen generate --contexts sample``."""
+    return Path(str(resources.files("pysynth.data") / "qagen_sample.json.gz"))

@@ -27,7 +27,7 @@ from pysynth import store
 from pysynth.io import atomic_write
 from pysynth.models import registry
 
-__all__ = ["atomic_save", "save_model", "load_model", "load_state_dict", "read_model_dir", "upgrade_model_dir",
+__all__ = ["atomic_save", "save_model", "load_model", "torch_device", "load_state_dict", "read_model_dir", "upgrade_model_dir",
            "CONFIG", "VOCAB", "WEIGHTS"]
 
 CONFIG, VOCAB, WEIGHTS, LEGACY_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
@@ -107,6 +107,23 @@ def load_state_dict(folder: os.PathLike) -> Dict[str, Any]:
     return _safetensors().load(read_model_dir(folder).read(WEIGHTS))
 
 
+def torch_device(name: Optional[str]):
+    """``torch.device`` of ``name`` (``auto``: CUDA when torch sees one); ValueError naming the fix
+    when CUDA is asked for and this torch has none (a CPU build, or no GPU)."""
+    import torch
+
+    if name in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device: {name!r} is not a torch device ({exc}); use cpu, cuda or auto") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: {name!r} asked for, but torch {torch.__version__} sees no CUDA device; "
+                         "use --device cpu (or auto)")
+    return dev
+
+
 def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, Any]:
     """``(model, vocab)`` from a model directory or a registered name; the model is in eval mode."""
     load = _safetensors().load
@@ -117,7 +134,7 @@ def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, 
     model = arch.build(cfg, len(vocab))
     model.load_state_dict(load(st.read(WEIGHTS)))
     if device:
-        model.to(device)
+        model.to(torch_device(device))
     return model.eval(), vocab
 
 

@@ -50,9 +50,9 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, bucket_batches: int,
 
 
 def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    from pysynth.models.io import torch_device
+
+    return torch_device(name)
 
 
 class Trainer:

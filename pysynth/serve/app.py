@@ -9,6 +9,8 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``POST /v1/wellformed`` — the well-formedness probability of each text (:mod:`pysynth.quality`);
 * ``POST /v1/paraphrase`` — paraphrases by pivoting through English->French->English with diverse
   beam search (Granstedt 2017, :mod:`pysynth.paraphrase`);
+* ``POST /v1/qagen`` — roundtrip-consistent (context, question, answer) triples (Alberti et al. 2019,
+  :mod:`pysynth.qagen`): answer extraction, question generation and QA on onnxruntime;
 * ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection``;
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
   ``GET /metrics`` (Prometheus text).
@@ -28,7 +30,15 @@ from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Union
 
 from pysynth.serve.batching import QueueFull
-from pysynth.serve.models import TASKS, ClassifierModel, DecodeKey, GeneratorModel, ParaphraseModel, SearchCollection
+from pysynth.serve.models import (
+    TASKS,
+    ClassifierModel,
+    DecodeKey,
+    GeneratorModel,
+    ParaphraseModel,
+    QAGenModel,
+    SearchCollection,
+)
 from pysynth.serve.prom import Counter, Gauge, Histogram, render
 
 __all__ = ["ServeConfig", "create_app"]
@@ -178,9 +188,10 @@ def create_app(config: Optional[ServeConfig] = None):
     cfg = config or ServeConfig()
     max_batch = cfg.max_batch if cfg.batching else 1
     wait = cfg.max_wait_ms if cfg.batching else 0.0
-    generators: Dict[str, Union[GeneratorModel, ClassifierModel, ParaphraseModel]] = {}
+    generators: Dict[str, Union[GeneratorModel, ClassifierModel, ParaphraseModel, QAGenModel]] = {}
     for task, model in cfg.models.items():
-        kind = {"wellformed": ClassifierModel, "paraphrase": ParaphraseModel}.get(task, GeneratorModel)
+        kind = {"wellformed": ClassifierModel, "paraphrase": ParaphraseModel, "qagen": QAGenModel}.get(task,
+                                                                                                      GeneratorModel)
         generators[task] = kind.load(task, model, device=cfg.device, threads=cfg.threads, max_batch=max_batch,
                                      max_wait_ms=wait, max_queue=cfg.max_queue)
     collection = (SearchCollection.load(cfg.collection, max_batch=max_batch, max_wait_ms=wait,
@@ -283,6 +294,31 @@ def create_app(config: Optional[ServeConfig] = None):
         model: str
         results: List[Paraphrases]
 
+    class QAGenRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        contexts: Union[StrictStr, List[StrictStr]] = Field(
+            examples=["Oxygen was discovered by Carl Wilhelm Scheele in Uppsala in 1773."])
+        top_k: StrictInt = Field(10, ge=1, le=50, description="the answer is drawn from the top K spans")
+        joint: StrictBool = Field(True, description="joint start-end span scores (Alberti et al. 2019, Sect. 3.1)")
+        decode: Literal["greedy", "beam"] = Field("greedy", description="question decoding")
+        match: StrictStr = Field("exact", description="roundtrip test: exact or f1:TAU")
+        margin: Optional[Union[StrictFloat, StrictInt]] = Field(None, description="no-answer margin the QA answer "
+                                                                                  "must beat")
+        seed: StrictInt = Field(0, ge=0, description="seeds the answer draw (per context, not per batch)")
+
+    class QAGenTriple(BaseModel):
+        context: str
+        question: Optional[str]
+        answer_text: Optional[str]
+        answer_start: int
+        roundtrip_text: Optional[str]
+        consistent: bool
+        reason: Optional[str] = Field(None, description="why the triple is inconsistent")
+
+    class QAGenResponse(BaseModel):
+        model: str
+        results: List[QAGenTriple]
+
     class WellformedRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
         texts: Union[StrictStr, List[StrictStr]] = Field(examples=[["what is the capital of france?",
@@ -371,15 +407,16 @@ def create_app(config: Optional[ServeConfig] = None):
             raise _ApiError(404, f"{what}no {task} model loaded (start the server with --model {task}=NAME|DIR)")
         return m
 
-    def _inputs(value, name):
+    def _inputs(value, name, max_chars=None):
+        max_chars = max_chars or cfg.max_chars
         items = [value] if isinstance(value, str) else list(value)
         if not items:
             raise _ApiError(422, f"{name}: empty list; give at least one")
         if len(items) > cfg.max_inputs:
             raise _ApiError(413, f"{name}: {len(items)} items, over the limit of {cfg.max_inputs} per request")
         for i, t in enumerate(items):
-            if len(t) > cfg.max_chars:
-                raise _ApiError(413, f"{name}[{i}]: {len(t)} characters, over the limit of {cfg.max_chars}")
+            if len(t) > max_chars:
+                raise _ApiError(413, f"{name}[{i}]: {len(t)} characters, over the limit of {max_chars}")
             if not t.strip():
                 raise _ApiError(422, f"{name}[{i}]: empty string")
         _unicode(items, name)
@@ -488,6 +525,27 @@ def create_app(config: Optional[ServeConfig] = None):
             probs = await _submit(wf.batcher, None, flat) if flat else []
             filter_rows(results, "paraphrases", req.min_wellformed, probs=probs)
         return JSONResponse({"model": g.name, "results": results})
+
+    @app.post("/v1/qagen", response_model=QAGenResponse, responses={404: {}, 413: {}, 422: {}, 503: {}},
+              summary="roundtrip-consistent question-answer pairs for contexts (Alberti et al. 2019)")
+    async def qagen(req: QAGenRequest):
+        g = _loaded("qagen")
+        items = [req.contexts] if isinstance(req.contexts, str) else list(req.contexts)
+        # contexts are paragraphs: 20x the per-text limit of the other endpoints
+        texts = _inputs(items, "contexts", max_chars=20 * cfg.max_chars)
+        from pysynth.qagen.pipeline import parse_match
+
+        try:
+            parse_match(req.match)
+        except ValueError as exc:
+            raise _ApiError(422, str(exc)) from None
+        key = (("top_k", req.top_k), ("joint", req.joint), ("decode", req.decode), ("match", req.match),
+               ("margin", None if req.margin is None else float(req.margin)), ("seed", req.seed))
+        outs = await _submit(g.batcher, key, texts)
+        keep = ("context", "question", "answer_text", "answer_start", "roundtrip_text", "roundtrip_start",
+                "consistent", "reason", "answer_rank", "answer_score", "qa_score", "null_score", "roundtrip_f1")
+        return JSONResponse({"model": g.name, "results": [{**{k: o[k] for k in keep if k in o}, "context": t}
+                                                          for t, o in zip(texts, outs)]})
 
     @app.post("/v1/wellformed", response_model=WellformedResponse, responses={404: {}, 422: {}, 503: {}},
               summary="probability that each text is a well-formed question (Faruqui & Das 2018)")

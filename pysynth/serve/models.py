@@ -13,14 +13,15 @@ from typing import Any, Dict, Hashable, List, NamedTuple, Optional, Sequence
 
 from pysynth.serve.batching import Batcher
 
-__all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "ParaphraseModel", "SearchCollection", "TASKS",
+__all__ = ["DecodeKey", "GeneratorModel", "ClassifierModel", "ParaphraseModel", "QAGenModel", "SearchCollection", "TASKS",
            "parse_model_spec"]
 
 log = logging.getLogger("pysynth.serve")
 
 #: endpoint (task) -> the shipped model it serves when ``--model`` names none for it
 TASKS: Dict[str, Optional[str]] = {"k2q": "k2q-copynet-small", "rewrite": "mqr-copynet-small",
-                                   "wellformed": "wellformed-minilm", "paraphrase": "fr"}
+                                   "wellformed": "wellformed-minilm", "paraphrase": "fr",
+                                   "qagen": "qagen-span-minilm,qagen-qg-copynet"}
 
 
 def parse_model_spec(spec: str) -> tuple:
@@ -190,6 +191,54 @@ class ParaphraseModel:
 
     def warmup(self) -> None:
         self.paraphraser.run(["what is a warm-up?"], config=self.paraphraser.cfg.replace(beams=4, groups=2))
+
+
+@dataclass
+class QAGenModel:
+    """Roundtrip QA generation (:class:`pysynth.qagen.pipeline.QAGenerator`): a span model
+    (``pysynth.spans.onnx``: answer extraction and QA) and a question generator's ONNX export,
+    ``SPAN,QG`` (default: the shipped pair), and its batcher (inputs: contexts)."""
+
+    task: str
+    name: str
+    generator: Any
+    batcher: Batcher
+    providers: List[str]
+
+    @classmethod
+    def load(cls, task: str, model: Optional[str], *, device: str = "cpu", threads: int = 0, max_batch: int = 32,
+             max_wait_ms: float = 2.0, max_queue: int = 1024) -> "QAGenModel":
+        from pysynth.qagen.models import QuestionGenerator, SpanModel
+        from pysynth.qagen.pipeline import QAGenerator
+
+        spec = model or TASKS[task]
+        parts = spec.split(",")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"--model {task}={spec}: expected SPAN,QG (a span model and a question generator)")
+        device = _cuda_or_cpu(device, task)
+        span = SpanModel(parts[0], threads=threads, device=device)
+        if span.backend != "onnx":
+            raise ValueError(f"--model {task}: {parts[0]} is not an ONNX span model (pysynth.spans.onnx store); "
+                             "the server runs onnxruntime only")
+        qg = QuestionGenerator(parts[1], backend="onnx", threads=threads, device=device)
+        if qg.kind != "seq2seq":
+            raise ValueError(f"--model {task}: {parts[1]} is not a pysynth seq2seq model with an ONNX export")
+        self = cls(task, spec, QAGenerator(None, span, qg), None,  # type: ignore[arg-type]
+                   list(span.scorer.sess.get_providers()))
+        self.batcher = Batcher(task, self._run, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
+        return self
+
+    def _run(self, key: Hashable, texts: List[Any]) -> List[Any]:
+        from pysynth.qagen.data import Context
+        from pysynth.qagen.pipeline import QAGenConfig
+
+        # one config per key (requests with other settings are other batches); every context is
+        # drawn for as index 0, so its answer does not depend on its batch
+        self.generator.cfg = QAGenConfig(**dict(key), neg_fraction=0.0)  # type: ignore[arg-type]
+        return self.generator.run([Context(str(i), "", t) for i, t in enumerate(texts)], indices=[0] * len(texts))
+
+    def warmup(self) -> None:
+        self._run((), ["Oxygen was discovered by Carl Wilhelm Scheele in 1773."])
 
 
 @dataclass

@@ -1,0 +1,212 @@
+"""Speed of roundtrip QA generation (Alberti et al. 2019) end to end, side by side, same contexts.
+
+Systems (each in its own process, so peak memory is its own):
+
+* ``pysynth-onnx``: ``QAGenerator`` with the shipped models on onnxruntime (int8-weight MiniLM span
+  model, CopyNet question generator) -- what ``pysynth qagen generate`` runs;
+* ``pysynth-torch``: the same models in torch eager (fp32 span weights from the training run);
+* ``hf-chain``: what a user chains with transformers today for the question + roundtrip-answer
+  steps. transformers 5 removed the ``question-answering`` and ``text2text-generation``
+  pipelines, so the chain is what its docs now show: ``AutoModelForSeq2SeqLM.generate`` (greedy)
+  for the question and ``AutoModelForQuestionAnswering`` with the standard SQuAD post-processing
+  (top-20 starts x top-20 ends per window, answers <= 30 tokens, the [CLS] null score).
+  Models of the same size: the QA model is pysynth's span model converted to
+  ``BertForQuestionAnswering`` (same weights: its answers are compared with pysynth's); the
+  question model is a BART with as many parameters as the CopyNet (random weights, so it is
+  forced to emit as many tokens as pysynth's questions have on average: equal decoding work).
+  Answer extraction has no transformers counterpart: the chain gets pysynth's answers.
+
+``python bench/qagen_speed.py [--n 64] [--threads 2] [--write-results]`` -> ``bench/results/qagen_speed.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SQUAD = HERE.parents[1] / "shared" / "data" / "squad2_dev_subset" / "dev-v2.0.explorer_rest.json.gz"
+SPAN_TORCH = os.environ.get("QAGEN_SPAN_TORCH", "/work/runs/qagen-span-minilm.torch")
+
+
+def _contexts(n):
+    from pysynth.qagen.data import read_squad
+
+    return read_squad(SQUAD)[:n]
+
+
+def _pysynth(backend, n, threads):
+    import numpy as np  # noqa: F401
+
+    from pysynth.qagen.models import QuestionGenerator, SpanModel
+    from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
+
+    cs = _contexts(n)
+    span = SpanModel(None if backend == "onnx" else SPAN_TORCH, threads=threads)
+    qg = QuestionGenerator(None, backend=backend, threads=threads)
+    gen = QAGenerator(QAGenConfig(neg_fraction=0.0), span, qg)
+    gen.run(cs[:2])  # warm-up
+    gen.timings = {k: 0.0 for k in gen.timings}
+    t = time.perf_counter()
+    rows = gen.run(cs)
+    dt = time.perf_counter() - t
+    return {"seconds": dt, "contexts_per_s": len(cs) / dt, "kept_per_s": sum(r["consistent"] for r in rows) / dt,
+            "stages_s": gen.timings, "qg_qa_s": gen.timings["generate_s"] + gen.timings["answer_s"],
+            "rows": [{k: r.get(k) for k in ("answer_text", "answer_start", "question", "roundtrip_text",
+                                            "roundtrip_start", "consistent")} for r in rows]}
+
+
+def _hf_qa_dir(out: Path):
+    """pysynth's span weights as a transformers BertForQuestionAnswering folder (same weights)."""
+    import torch
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    from pysynth.models import encoders
+
+    m, tok = encoders.load(SPAN_TORCH)
+    bc = m.config.bert_config(m.vocab_size)
+    hf = BertForQuestionAnswering(bc).eval()
+    state = {k: v for k, v in m.state_dict().items() if k.startswith("bert.")}
+    state["qa_outputs.weight"], state["qa_outputs.bias"] = m.qa.weight, m.qa.bias
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    assert not [k for k in missing if "pooler" not in k] and not unexpected, (missing, unexpected)
+    hf.save_pretrained(out)
+    tok.save_pretrained(out)
+    del torch
+    return out
+
+
+def _hf_chain(n, threads, pysynth_rows, q_tokens):
+    import numpy as np
+    import torch
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    torch.set_num_threads(threads)
+    cs = _contexts(n)
+    qa_dir = _hf_qa_dir(Path("/tmp/pysynth_bench_hf_qa"))
+    tok = AutoTokenizer.from_pretrained(qa_dir)
+    qa = AutoModelForQuestionAnswering.from_pretrained(qa_dir).eval()
+    # a BART of the CopyNet's size (~8.6M parameters), pad/bos/eos from the BERT tokenizer
+    bc = BartConfig(vocab_size=len(tok), d_model=192, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                    decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, max_position_embeddings=512,
+                    pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id,
+                    decoder_start_token_id=tok.cls_token_id, forced_eos_token_id=None)
+    torch.manual_seed(0)
+    qg = BartForConditionalGeneration(bc).eval()
+    items = [(c.text, r) for c, r in zip(cs, pysynth_rows) if r["answer_text"] is not None]
+    srcs = [f"answer: {r['answer_text']} context: {c}" for c, r in items]
+
+    def run():
+        qs = []
+        with torch.no_grad():
+            for b in range(0, len(srcs), 16):
+                enc = tok(srcs[b:b + 16], truncation=True, max_length=512, padding=True, return_tensors="pt")
+                ids = qg.generate(**enc, do_sample=False, num_beams=1, min_new_tokens=q_tokens,
+                                  max_new_tokens=q_tokens)
+                qs += tok.batch_decode(ids, skip_special_tokens=True)
+        # QA on pysynth's questions (so the answers can be compared), the chain's post-processing
+        questions = [r["question"] for _, r in items]
+        answers = []
+        with torch.no_grad():
+            for b in range(0, len(items), 16):
+                ctx = [c for c, _ in items[b:b + 16]]
+                enc = tok(questions[b:b + 16], ctx, truncation="only_second", max_length=256, stride=96,
+                          return_overflowing_tokens=True, return_offsets_mapping=True, padding=True,
+                          return_tensors="pt")
+                owner = enc.pop("overflow_to_sample_mapping").tolist()
+                offs = enc.pop("offset_mapping").numpy()
+                out = qa(**enc)
+                st, en = out.start_logits.numpy(), out.end_logits.numpy()
+                best = {}
+                for w, r in enumerate(owner):
+                    seq = enc.sequence_ids(w)
+                    null = st[w, 0] + en[w, 0]
+                    cand = best.setdefault(r, [null, None, -np.inf])
+                    cand[0] = min(cand[0], null)
+                    for s in np.argsort(st[w])[-20:][::-1]:
+                        for e in np.argsort(en[w])[-20:][::-1]:
+                            if seq[s] != 1 or seq[e] != 1 or e < s or e - s + 1 > 30:
+                                continue
+                            sc = st[w, s] + en[w, e]
+                            if sc > cand[2]:
+                                cand[1], cand[2] = (int(offs[w, s, 0]), int(offs[w, e, 1])), sc
+                for r in sorted(best):
+                    null, span, sc = best[r]
+                    c = ctx[r]
+                    answers.append(None if span is None or sc < null else c[span[0]:span[1]])
+        return qs, answers
+
+    run()  # warm-up
+    t = time.perf_counter()
+    _, answers = run()
+    dt = time.perf_counter() - t
+    return {"seconds": dt, "contexts_per_s": len(items) / dt, "qg_qa_s": dt,
+            "qa_answers": answers, "qg_params": sum(p.numel() for p in qg.parameters()),
+            "qa_params": sum(p.numel() for p in qa.parameters())}
+
+
+def _child(system, n, threads, extra):
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    if system == "hf-chain":
+        res = _hf_chain(n, threads, extra["rows"], extra["q_tokens"])
+    else:
+        res = _pysynth(system.split("-")[1], n, threads)
+    res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("RESULT " + json.dumps(res))
+
+
+def _spawn(system, n, threads, extra=None):
+    cmd = [sys.executable, __file__, "--child", system, "--n", str(n), "--threads", str(threads)]
+    p = subprocess.run(cmd, input=json.dumps(extra or {}), capture_output=True, text=True)
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    if p.returncode or not line:
+        raise RuntimeError(f"{system} failed:\n{p.stderr[-3000:]}")
+    return json.loads(line[-1][7:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--child", default=None)
+    ap.add_argument("--write-results", action="store_true")
+    a = ap.parse_args()
+    if a.child:
+        _child(a.child, a.n, a.threads, json.loads(sys.stdin.read() or "{}"))
+        return
+    res = {"n_contexts": a.n, "threads": a.threads, "date": time.strftime("%Y-%m-%d"), "machine": os.uname().nodename,
+           "cpus": os.cpu_count()}
+    for s in ("pysynth-onnx", "pysynth-torch"):
+        res[s] = _spawn(s, a.n, a.threads)
+    from pysynth.qagen.models import SpanModel
+
+    tok = SpanModel().tokenizer
+    qs = [r["question"] for r in res["pysynth-onnx"]["rows"] if r["question"]]
+    q_tokens = round(sum(len(tok(q, add_special_tokens=False)["input_ids"]) for q in qs) / max(len(qs), 1))
+    res["hf-chain"] = _spawn("hf-chain", a.n, a.threads, {"rows": res["pysynth-torch"]["rows"], "q_tokens": q_tokens})
+    res["hf-chain"]["forced_question_tokens"] = q_tokens
+    # same outputs: the chain's QA answers vs pysynth torch's roundtrip answers (same weights)
+    rows = [r for r in res["pysynth-torch"]["rows"] if r["answer_text"] is not None]
+    same = sum((r["roundtrip_text"] if r["question"] else None) == h or not r["question"]
+               for r, h in zip(rows, res["hf-chain"].pop("qa_answers")))
+    res["hf-chain"]["qa_same_answer_as_pysynth_torch"] = f"{same}/{len(rows)}"
+    on, to = res["pysynth-onnx"]["rows"], res["pysynth-torch"]["rows"]
+    res["onnx_vs_torch_same_triple"] = f"{sum(x == y for x, y in zip(on, to))}/{len(on)}"
+    for s in ("pysynth-onnx", "pysynth-torch"):
+        res[s].pop("rows")
+    res["ratios"] = {"onnx_vs_torch_end_to_end": res["pysynth-torch"]["seconds"] / res["pysynth-onnx"]["seconds"],
+                     "onnx_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res["pysynth-onnx"]["qg_qa_s"],
+                     "torch_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res["pysynth-torch"]["qg_qa_s"]}
+    print(json.dumps(res, indent=1))
+    if a.write_results:
+        out = HERE / "results" / "qagen_speed.json"
+        out.write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

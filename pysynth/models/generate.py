@@ -91,6 +91,13 @@ class Generator:
         from pysynth.models.registry import RUN_MODEL, resolve
 
         r = resolve(model, default=default, what="model")
+        from pysynth.decoding.ort import ONNX_FORMAT
+        from pysynth.store import format_of
+
+        if r.kind == "pysynth" and format_of(r.path) == ONNX_FORMAT:
+            if backend != "onnx":  # a model shipped as its ONNX export alone (int8 weights)
+                raise ValueError(f"model: {r.name or r.path} ships as an ONNX export only; use backend='onnx'")
+            return cls.from_onnx(r.path, device=device, threads=threads)
         if r.kind != "pysynth":
             raise ValueError(f"model: {r.path} is a Hugging Face model directory; decode it with "
                              "pysynth.decoding.hf.HFBackend and its own tokenizer")
@@ -231,3 +238,4 @@ class Generator:
                     groups_i.append(hyp.group)
                 out[i] = Generation(texts[i], texts_i[:k], scores_i[:k], groups_i[:k], trunc[i])
         return out  # type: ignore[return-value]
+

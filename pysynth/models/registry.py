@@ -216,6 +216,12 @@ register_model(ShippedModel("en-fr-copynet-small", "copynet", ASSETS / "en-fr-co
 register_model(ShippedModel("fr-en-copynet-small", "copynet", ASSETS / "fr-en-copynet-small",
                             "CopyNet French->English, the backward pivot of pysynth paraphrase (Granstedt 2017), "
                             "trained on Tatoeba"))
+register_model(ShippedModel("qagen-span-minilm", "span-encoder", ASSETS / "qagen-span-minilm",
+                            "MiniLM span model of pysynth qagen (Alberti et al. 2019): answer extraction (joint spans) "
+                            "and extractive QA with no-answer, trained on SQuAD; int8 ONNX"))
+register_model(ShippedModel("qagen-qg-copynet", "copynet", ASSETS / "qagen-qg-copynet",
+                            "CopyNet question generator of pysynth qagen (Alberti et al. 2019): answer sentence with the "
+                            "answer marked -> question, trained on SQuAD 1.1"))
 register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
                             "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
 

@@ -5,15 +5,22 @@ span encoder or bi-encoder ran.
   extractive QA; Alberti et al. 2019, Sect. 3.1, "independent" scoring).
 * :func:`best_joint_spans` -- the best spans of a joint ``[start, end]`` score table (Alberti et
   al. 2019, Sect. 3.1, joint scoring).
+* :func:`predict_spans` -- texts in, character spans out (long contexts in windows), for any
+  scorer with ``span_scores`` (a torch :class:`~pysynth.models.encoders.SpanEncoder`, an ONNX
+  session, a Hugging Face QA model).
+* :func:`wordpiece_tokenizer` -- the fast (Rust) BERT WordPiece tokenizer of a ``vocab.txt``.
 * :func:`cosine` -- row-wise cosine similarity of bi-encoder embeddings.
+
+Nothing here imports torch: the server runs span models on onnxruntime with these.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["best_spans", "best_joint_spans", "cosine", "MASK_NEG"]
+__all__ = ["best_spans", "best_joint_spans", "predict_spans", "wordpiece_tokenizer", "cosine", "MASK_NEG"]
 
 MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
 
@@ -110,3 +117,92 @@ def best_joint_spans(joint, k: int = 1, mask=None, max_len: Optional[int] = None
     idx_c = np.minimum(idx, T - 1)
     ok = (idx < T) & m[:, None] & m[idx_c] & (j > MASK_NEG / 2)
     return _topk_band(j, ok, int(k))
+
+
+def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optional[Sequence[str]] = None,
+                  k: int = 1, max_answer_len: int = 30, max_length: int = 384, stride: int = 128,
+                  joint: bool = False, batch_size: int = 16) -> List[List[Dict[str, Any]]]:
+    """Top-k answer spans of ``contexts`` as text, for answer extraction and extractive QA.
+
+    Contexts longer than ``max_length`` tokens are read in overlapping windows (``stride``
+    tokens of overlap, the SQuAD "doc stride"); candidates of all windows compete, and the
+    no-answer score is the smallest of the windows' (as in BERT's SQuAD 2.0 decoding).
+
+    Parameters
+    ----------
+    scorer : an object with ``span_scores(input_ids, attention_mask, token_type_ids)`` returning
+        numpy ``start_logits``, ``end_logits``, ``null_score`` (and ``joint``):
+        :class:`SpanEncoder`, :class:`pysynth.models.hf.HFSpanModel`.
+    tokenizer : a fast Hugging Face tokenizer (offsets and windows are needed).
+    contexts : texts to extract from.
+    questions : optional; pairs ``(question, context)`` are encoded (extractive QA), otherwise
+        the context alone (answer extraction).
+    k : spans per context, distinct by text.
+    max_answer_len : longest span in tokens.
+    max_length, stride : window size and overlap in tokens (``stride < max_length`` minus the
+        question and special tokens).
+    joint : rank with the joint head's scores (Alberti et al. 2019, Sect. 3.1) instead of
+        ``start + end``.
+    batch_size : contexts per tokenizer / scorer call.
+
+    Returns
+    -------
+    per context, up to ``k`` dicts ``{"text", "start", "end" (character offsets), "score",
+    "null_score"}``, best first; ``score - null_score`` is the SQuAD 2.0 answerability margin.
+    """
+    if isinstance(contexts, str):
+        raise TypeError("contexts: must be a sequence of strings (wrap a single text in a list)")
+    if questions is not None and (isinstance(questions, str) or len(questions) != len(contexts)):
+        raise ValueError("questions: must be a sequence with one question per context")
+    _check_k_len(k, max_answer_len)
+    if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length:
+        raise ValueError(f"stride: must be an integer in [0, max_length={max_length}), got {stride!r}")
+    results: List[List[Dict[str, Any]]] = []
+    ctx_seq = 1 if questions is not None else 0
+    for b in range(0, len(contexts), batch_size):
+        ctx = list(contexts[b:b + batch_size])
+        args = (list(questions[b:b + batch_size]), ctx) if questions is not None else (ctx,)
+        enc = tokenizer(*args, truncation="only_second" if questions is not None else True, max_length=max_length,
+                        stride=stride, return_overflowing_tokens=True, padding=True, return_offsets_mapping=True,
+                        return_tensors="np")
+        sc = scorer.span_scores(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids"))
+        owner = np.asarray(enc["overflow_to_sample_mapping"])  # window -> context
+        cands: List[list] = [[] for _ in ctx]
+        null = np.full(len(ctx), np.inf)
+        for w, r in enumerate(owner):
+            mask = np.array([sid == ctx_seq for sid in enc.sequence_ids(w)], dtype=bool)
+            # over-fetch: spans with equal text (different tokens or windows) collapse to one
+            if joint:
+                spans = best_joint_spans(sc["joint"][w], 4 * k, mask, max_answer_len)
+            else:
+                spans = best_spans(sc["start_logits"][w], sc["end_logits"][w], max_answer_len, 4 * k, mask)
+            offs = enc["offset_mapping"][w]
+            cands[r] += [(score, int(offs[s][0]), int(offs[e][1])) for s, e, score in spans]
+            null[r] = min(null[r], float(sc["null_score"][w]))
+        for r, text in enumerate(ctx):
+            seen, out = set(), []
+            for score, a, z in sorted(cands[r], key=lambda c: (-c[0], c[1], c[2])):
+                if text[a:z] in seen:
+                    continue
+                seen.add(text[a:z])
+                out.append({"text": text[a:z], "start": a, "end": z, "score": score, "null_score": float(null[r])})
+                if len(out) == k:
+                    break
+            results.append(out)
+    return results
+
+
+def wordpiece_tokenizer(vocab_file, do_lower_case: bool = True):
+    """A fast BERT WordPiece tokenizer from a ``vocab.txt`` (one token a line, id = line number;
+    transformers 4 and 5 spell the argument differently)."""
+    import inspect
+
+    from transformers import BertTokenizerFast
+
+    vocab_file = Path(vocab_file)
+    if not vocab_file.is_file():
+        raise ValueError(f"vocab_file: {str(vocab_file)!r} does not exist")
+    if "vocab" in inspect.signature(BertTokenizerFast.__init__).parameters:  # transformers >= 5
+        tokens = vocab_file.read_text(encoding="utf-8").split("\n")[:-1]
+        return BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=do_lower_case)
+    return BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=do_lower_case)

@@ -22,7 +22,7 @@ import string
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
 
 __all__ = ["Context", "read_contexts", "read_squad", "split_articles", "normalize_answer",
            "exact_match", "f1_score", "qg_source", "iter_answers", "ANSWER_OPEN", "ANSWER_CLOSE"]

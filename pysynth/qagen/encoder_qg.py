@@ -21,9 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
-
-import numpy as np
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 __all__ = ["EncoderQG", "FORMAT", "train_encoder_qg"]
 

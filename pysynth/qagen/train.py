@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple, Union
 
-import numpy as np
-
 from pysynth.qagen.data import Context, iter_answers, qg_source, read_squad, split_articles
 
 __all__ = ["span_examples", "train_span", "export_span", "qg_pairs", "train_qg", "HELD_OUT_FRACTION", "SPLIT_SEED"]
@@ -88,13 +86,14 @@ def span_examples(contexts: Sequence[Context], tok, role: str, max_length: int =
 
 def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int = 4000, n_qa2: int = 0, epochs: int = 1,
                lr: float = 5e-5, batch_size: int = 16, max_length: int = 192, seed: int = 0, threads: int = 0,
-               log=_log):
+               init=None, log=_log):
     """Fine-tune MiniLM as the shared answer-extraction + QA span model; ``(model, tok, info)``.
 
     ``n_qa`` SQuAD 1.1 questions plus ``n_qa2`` SQuAD 2.0 questions (0: all; their unanswerables
     teach the no-answer score), and ``n_ae`` (context, answer) pairs; SQuAD 1.1 train articles in
     the held-out 5 % (:data:`HELD_OUT_FRACTION`) are never used. AdamW, linear warm-up (6 %) and
-    decay, length-bucketed batches; seeded.
+    decay, length-bucketed batches; seeded. ``init``: continue from a span-encoder folder
+    (:func:`pysynth.models.encoders.save_pretrained`) instead of the pretrained MiniLM.
     """
     import torch
 
@@ -118,7 +117,12 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
     info: Dict = {"qa_windows": len(qa), "qa_no_answer": sum(1 for x in qa if x[2] == 0), "ae_windows": len(ae),
                   "tokenize_s": round(time.perf_counter() - t0, 1)}
     log(json.dumps(info))
-    model = SpanEncoder.from_bert(d, max_answer_len=32, joint=True).train()
+    if init:
+        from pysynth.models.encoders import load
+
+        model = load(init)[0].train()
+    else:
+        model = SpanEncoder.from_bert(d, max_answer_len=32, joint=True).train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     batches = [b for ep in range(epochs) for b in bucket_batches([len(x[0]) for x in ex], batch_size, 50, seed + ep)]
     warm = max(1, int(0.06 * len(batches)))
@@ -212,6 +216,7 @@ def main(argv=None) -> int:
     s.add_argument("--max-length", type=int, default=192)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--threads", type=int, default=0)
+    s.add_argument("--init", default=None, help="continue from a span-encoder folder (OUT.torch of a run)")
     q = sub.add_parser("qg", help="the CopyNet question generator")
     q.add_argument("--squad11", required=True)
     q.add_argument("--out", required=True)
@@ -223,9 +228,10 @@ def main(argv=None) -> int:
         from pysynth.models.encoders import save_pretrained
 
         model, tok, info = train_span(a.squad11, a.squad2, a.n_qa, a.n_ae, a.n_qa2, a.epochs, a.lr, a.batch_size,
-                                      a.max_length, a.seed, a.threads)
+                                      a.max_length, a.seed, a.threads, a.init)
         save_pretrained(model, tok, str(a.out) + ".torch")
-        info["train"] = {k: getattr(a, k) for k in ("n_qa", "n_ae", "n_qa2", "epochs", "lr", "batch_size", "max_length", "seed")}
+        info["train"] = {k: getattr(a, k) for k in ("n_qa", "n_ae", "n_qa2", "epochs", "lr", "batch_size", "max_length", "seed",
+                                                "init")}
         export_span(model, tok, a.out, info=info)
         print(json.dumps(info))
     else:

@@ -112,3 +112,17 @@ def test_paraphrase_on_ray_equals_local(tmp_path, local_ray):
     run(inp, ref, cfg, chunk_size=12, progress=False)
     s = run(inp, got, cfg, chunk_size=5, progress=False, executor=pipelines.RayExecutor(actors=2))
     assert got.read_bytes() == ref.read_bytes() and s["questions"] == 12
+
+
+def test_qagen_on_ray_equals_local(tmp_path, local_ray):
+    """pysynth qagen generate (Alberti et al. 2019) with the shipped models on two Ray actors."""
+    from pysynth.data import qagen_sample_path
+    from pysynth.qagen.jobs import run
+    from pysynth.qagen.pipeline import QAGenConfig
+
+    ref, got = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    cfg = QAGenConfig(neg_fraction=0.5)
+    a = run(qagen_sample_path(), ref, cfg, keep_discarded=True, chunk_size=16, threads=1, progress=False)
+    b = run(qagen_sample_path(), got, cfg, keep_discarded=True, chunk_size=5, threads=1, progress=False,
+            executor=pipelines.RayExecutor(actors=2))
+    assert got.read_bytes() == ref.read_bytes() and a["contexts"] == b["contexts"] == 16

@@ -363,12 +363,19 @@ def test_slow_and_silent_clients_do_not_block_others(server):
         slow.close()
 
 
-def test_serving_never_imports_torch():
+@pytest.mark.parametrize("qagen", [False, True])
+def test_serving_never_imports_torch(qagen):
+    """No torch or triton on the serving path; transformers only for /v1/qagen (its Rust WordPiece
+    tokenizer with offsets; transformers without torch)."""
+    from pysynth.serve.models import TASKS
+
+    tasks = {t: None for t in TASKS if qagen or t != "qagen"}
+    forbidden = ("torch", "triton") if qagen else ("torch", "triton", "transformers")
     code = """
 import sys, threading, time, json, urllib.request, socket
 import uvicorn
 from pysynth.serve import ServeConfig, create_app
-app = create_app(ServeConfig(threads=1))
+app = create_app(ServeConfig(threads=1, models=TASKS))
 sock = socket.socket(); sock.bind(("127.0.0.1", 0)); port = sock.getsockname()[1]
 server = uvicorn.Server(uvicorn.Config(app, log_level="error"))
 threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
@@ -382,9 +389,12 @@ req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/k2q", data=json.dumps(
 assert urllib.request.urlopen(req).status == 200
 urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/score", data=json.dumps(
     {"hyps": ["a b"], "refs": ["a c"]}).encode())).read()
+if "qagen" in TASKS:
+    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/qagen", data=json.dumps(
+        {"contexts": ["Oxygen was discovered by Carl Wilhelm Scheele in Uppsala in 1773."]}).encode())).read()
 server.should_exit = True
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "transformers")))
-"""
+print(sorted(m for m in sys.modules if m.split(".")[0] in FORBIDDEN))
+""".replace("TASKS", repr(tasks)).replace("FORBIDDEN", repr(forbidden))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(ROOT))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
@@ -397,12 +407,12 @@ def _cli(*args, timeout=60):
 
 @pytest.mark.parametrize("args,code,msg", [
     (["--model", "no-such-model"], 2, "neither a shipped model"),
-    (["--model", "qagen=k2q-copynet-small"], 2, "unknown task"),
+    (["--model", "nope=k2q-copynet-small"], 2, "unknown task"),
     (["--collection", "/no/such/dir"], 2, "no such collection directory"),
     (["--max-batch", "0"], 2, "--max-batch"),
     (["--timeout", "0"], 2, "--timeout"),
     (["--device", "tpu"], 2, "--device"),
-    (["--tasks", "k2q,qagen"], 2, "--tasks: unknown qagen"),
+    (["--tasks", "k2q,nope"], 2, "--tasks: unknown nope"),
     (["--tasks", "k2q", "--model", "rewrite=mqr-copynet-small"], 2, "not among --tasks"),
 ])
 def test_cli_errors_are_one_line(args, code, msg, tmp_path):
@@ -604,3 +614,25 @@ def test_threads_in_flight_do_not_share_state(server):
         assert res["results"][0]["keywords"] == bodies[i]["keywords"]
         assert res["method"] == ("diverse" if bodies[i]["diverse"] else ("greedy" if bodies[i]["n"] == 1 else "beam"))
         assert 1 <= len(res["results"][0]["questions"]) <= bodies[i]["n"]
+
+
+def test_qagen_endpoint(server):
+    """POST /v1/qagen: the rows of QAGenerator on the shipped models, whatever the batch."""
+    from pysynth.data import qagen_sample_path
+    from pysynth.qagen.data import Context, read_contexts
+    from pysynth.qagen.models import QuestionGenerator, SpanModel
+    from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
+
+    ctx = [c.text for c in read_contexts(qagen_sample_path())[:3]]
+    g = QAGenerator(QAGenConfig(neg_fraction=0.0), SpanModel(threads=1), QuestionGenerator(threads=1))
+    want = [g.run([Context("0", "", t)], indices=[0])[0] for t in ctx]
+    status, res = server.post("/v1/qagen", {"contexts": ctx})
+    assert status == 200 and res["model"] == "qagen-span-minilm,qagen-qg-copynet"
+    for r, w in zip(res["results"], want):
+        assert (r["question"], r["answer_text"], r["roundtrip_text"], r["consistent"], r["reason"]) == \
+            (w["question"], w["answer_text"], w["roundtrip_text"], w["consistent"], w["reason"])
+    status, one = server.post("/v1/qagen", {"contexts": ctx[1]})
+    assert status == 200 and one["results"][0]["question"] == res["results"][1]["question"]
+    for body in ({"contexts": []}, {"contexts": ["  "]}, {"contexts": ctx, "match": "f1:3"}, {"contexts": ctx, "x": 1},
+                 {"contexts": ctx, "top_k": 0}):
+        assert server.post("/v1/qagen", body)[0] == 422, body

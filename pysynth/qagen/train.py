@@ -29,13 +29,19 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple, Union
 
-from pysynth.qagen.data import Context, iter_answers, qg_source, read_squad, split_articles
+from pysynth.qagen.data import (
+    HELD_OUT_FRACTION,
+    SPLIT_SEED,
+    Context,
+    iter_answers,
+    qg_source,
+    read_squad,
+    split_articles,
+)
 
-__all__ = ["span_examples", "train_span", "export_span", "qg_pairs", "train_qg", "HELD_OUT_FRACTION", "SPLIT_SEED"]
+__all__ = ["span_examples", "train_span", "export_span", "qg_pairs", "train_qg"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-#: share of SQuAD 1.1 train articles held out (question generation / answer extraction dev), by article
-HELD_OUT_FRACTION, SPLIT_SEED = 0.05, 0
 
 
 def _log(msg: str) -> None:
@@ -91,7 +97,7 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
 
     ``n_qa`` SQuAD 1.1 questions plus ``n_qa2`` SQuAD 2.0 questions (0: all; their unanswerables
     teach the no-answer score), and ``n_ae`` (context, answer) pairs; SQuAD 1.1 train articles in
-    the held-out 5 % (:data:`HELD_OUT_FRACTION`) are never used. AdamW, linear warm-up (6 %) and
+    the held-out 5 % (:data:`pysynth.qagen.data.HELD_OUT_FRACTION`) are never used. AdamW, linear warm-up (6 %) and
     decay, length-bucketed batches; seeded. ``init``: continue from a span-encoder folder
     (:func:`pysynth.models.encoders.save_pretrained`) instead of the pretrained MiniLM.
     """

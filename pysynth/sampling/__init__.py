@@ -249,6 +249,9 @@ def _ragged(obj, name: str) -> Tuple[np.ndarray, np.ndarray]:
         ids, off = obj
     else:
         rows = list(obj)
+        if any(isinstance(r, str) for r in rows[:1000]) or any(isinstance(t, str) for r in rows[:100] for t in r):
+            raise TypeError(f"{name}: must be token ids (lists of int, or flat ids + offsets), got text; "
+                            "tokenize first (pysynth.text.Corpus.from_tokens) or use pysynth.k2q.keywords for texts")
         lens = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         off = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lens, out=off[1:])

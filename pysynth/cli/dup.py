@@ -1,5 +1,5 @@
-"""``pysynth dup pairs | eval | eval-data``: duplicate-question detection (Rücklé et al. 2019);
-duplicate question generation, training and indexing are still to come (issue 15)."""
+"""``pysynth dup pairs | eval | eval-data | index | search``: duplicate-question detection (Rücklé et
+al. 2019); duplicate question generation and detector training are still to come (issue 15)."""
 from __future__ import annotations
 
 import json
@@ -48,6 +48,32 @@ def _cmd_pairs(args) -> int:
     return 0
 
 
+def _cmd_index(args) -> int:
+    from pysynth.dup.search import build
+
+    C.check_out_dir(args.out)
+    print(json.dumps(build(C.read_rows(args.inp), args.out, model=args.model, kind=args.kind,
+                           text_field=args.field, workers=args.workers)))
+    return 0
+
+
+def _cmd_search(args) -> int:
+    from pysynth.dup.search import search
+    from pysynth.io import write_rows
+
+    C.check_output(args.out)
+    qs = []
+    for n, r in enumerate(C.read_rows(args.queries, "--queries"), 1):
+        q = r.get(args.field) if isinstance(r, dict) else None
+        if not isinstance(q, str) or not q.strip():
+            raise ValueError(f"--queries row {n}: no non-empty {args.field!r} string")
+        qs.append(q)
+    res = search(args.index, qs, k=args.k, hybrid=args.hybrid, alpha=args.alpha, workers=args.workers)
+    n = write_rows(args.out, res)
+    C.say(f"{n:,} queries -> {args.out}")
+    return 0
+
+
 def add_commands(sub) -> None:
     d = sub.add_parser("dup", help="duplicate question detection (Rücklé et al. 2019)")
     ds = d.add_subparsers(dest="dup_command", required=True, metavar="VERB")
@@ -73,6 +99,26 @@ def add_commands(sub) -> None:
                         "cosine), or a local Hugging Face encoder folder")
     C.add_workers(e)
     e.set_defaults(func=_cmd_eval)
+    x = ds.add_parser("index", help="embed a forum's questions into a faiss index (+ BM25 for --hybrid search)")
+    C.add_in(x, help='JSONL/Parquet rows {"id"?, "question"}')
+    x.add_argument("--out", required=True, help="index folder to write")
+    x.add_argument("--model", default="minilm", help="minilm (the offline MiniLM) or a local Hugging Face encoder")
+    x.add_argument("--kind", choices=("flat", "hnsw", "ivf"), default="flat", help="faiss index (flat: exact)")
+    x.add_argument("--field", default="question", help="the rows' text field")
+    C.add_workers(x)
+    x.set_defaults(func=_cmd_index)
+    s = ds.add_parser("search", help="the indexed questions closest to each query (dense, or --hybrid with BM25)")
+    s.add_argument("--index", required=True, type=C.input_dir("index"), help="a folder from pysynth dup index")
+    s.add_argument("--queries", required=True, type=C.input_file, help='JSONL/Parquet rows {"question", ...}')
+    s.add_argument("--out", required=True, help='output JSONL/Parquet: {"query", "results": [{"id", "question", '
+                                                '"score"}]}')
+    s.add_argument("--k", type=C.positive_int, default=10)
+    s.add_argument("--hybrid", action="store_true", help="fuse min-max scaled dense and BM25 scores")
+    s.add_argument("--alpha", type=C.float_in(0, False, 1, "a number in [0, 1]"), default=0.5,
+                   help="--hybrid: weight of the dense score")
+    s.add_argument("--field", default="question", help="the query rows' text field")
+    C.add_workers(s)
+    s.set_defaults(func=_cmd_search)
     m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates or ComQA clusters")
     m.add_argument("--source", choices=("mqr", "comqa"), default="mqr")
     m.add_argument("--split", default="test", help="mqr: dev|test; comqa: train|dev")

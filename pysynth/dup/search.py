@@ -1,0 +1,106 @@
+"""Index a forum's questions and find duplicates: dense (faiss), sparse (BM25) or hybrid.
+
+Rücklé et al. (2019) rank a forum's questions for a new one by the cosine of their embeddings;
+:func:`build` writes a folder with the questions, their embeddings in a
+:class:`pysynth.retrieval.dense.DenseIndex` (normalised, inner product = cosine) and a BM25
+:class:`pysynth.retrieval.collection.Collection` over the same rows; :func:`search` answers
+queries from it. ``hybrid=True`` fuses the two rankings: over the union of each one's top
+``pool`` candidates, ``alpha * dense + (1 - alpha) * bm25`` with each score min-max scaled per
+query (a candidate missing from one list gets that list's minimum); ties: doc number ascending.
+
+Folder layout: ``docs/`` (a store: the rows' ids and texts, the encoder's name), ``dense/``
+(:meth:`DenseIndex.save`), ``sparse/`` (:meth:`Collection.save`), written atomically.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Union
+
+import numpy as np
+
+__all__ = ["build", "search", "FORMAT"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+FORMAT, FORMAT_VERSION = "pysynth.dup.Index", 1
+
+
+def _encoder(model: str):
+    return None if model == "minilm" else model
+
+
+def build(rows: Iterable[Mapping], out: PathLike, model: str = "minilm", kind: str = "flat",
+          text_field: str = "question", batch_size: int = 64, workers: int = 1) -> Dict[str, Any]:
+    """Index ``rows`` (``{"id"?, text_field: str}``; id defaults to the row number) into ``out``.
+
+    ``model``: ``minilm`` (the offline MiniLM) or a local Hugging Face encoder folder; ``kind``:
+    the faiss index (``flat`` exact, ``hnsw``, ``ivf``). Returns ``{"docs", "dim", "kind", "model"}``.
+    """
+    from pysynth import io, store
+    from pysynth.retrieval.collection import Collection
+    from pysynth.retrieval.dense import DenseIndex, encode_texts
+
+    docs: List[Dict[str, Any]] = []
+    for n, r in enumerate(rows):
+        t = r.get(text_field) if isinstance(r, Mapping) else None
+        if not isinstance(t, str) or not t.strip():
+            raise ValueError(f"rows: row {n + 1} has no non-empty {text_field!r} string")
+        docs.append({"id": r.get("id", n), "text": t})
+    if not docs:
+        raise ValueError(f"rows: no rows; give JSONL/Parquet rows with a {text_field!r} field")
+    emb = encode_texts([d["text"] for d in docs], _encoder(model), batch_size=batch_size)
+    with io.atomic_dir(out) as tmp:
+        store.save(tmp / "docs", FORMAT, FORMAT_VERSION,
+                   files={"docs.jsonl": "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs).encode()},
+                   meta={"model": str(model), "kind": kind, "docs": len(docs), "dim": int(emb.shape[1])})
+        DenseIndex.build(emb, kind=kind, metric="ip", normalize=True, workers=workers).save(tmp / "dense")
+        Collection.from_rows([{"id": i, "text": d["text"]} for i, d in enumerate(docs)]).save(tmp / "sparse")
+    return {"docs": len(docs), "dim": int(emb.shape[1]), "kind": kind, "model": str(model)}
+
+
+def _scaled(scores: np.ndarray) -> np.ndarray:
+    lo, hi = float(scores.min()), float(scores.max())
+    return np.zeros_like(scores) if hi <= lo else (scores - lo) / (hi - lo)
+
+
+def search(index: PathLike, queries: Sequence[str], k: int = 10, hybrid: bool = False, alpha: float = 0.5,
+           pool: int = 100, workers: int = 1) -> List[Dict[str, Any]]:
+    """Top ``k`` indexed questions for each query: ``[{"query", "results": [{"id", "question",
+    "score"}]}]``, best first (dense cosine, or the hybrid fusion of the module doc)."""
+    from pysynth import store
+    from pysynth.retrieval.collection import Collection
+    from pysynth.retrieval.dense import DenseIndex, encode_texts
+
+    if isinstance(queries, str):
+        raise TypeError("queries: must be a sequence of strings (wrap a single query in a list)")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k: must be a positive integer, got {k!r}")
+    if not 0.0 <= float(alpha) <= 1.0:
+        raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
+    d = Path(index)
+    st = store.load(d / "docs", FORMAT, (FORMAT_VERSION,))
+    docs = [json.loads(line) for line in st.read("docs.jsonl").decode("utf-8").splitlines()]
+    dense = DenseIndex.load(d / "dense")
+    q = encode_texts(list(queries), _encoder(st.meta["model"]))
+    depth = max(k, pool) if hybrid else k
+    dh = dense.search(q, k=min(depth, len(docs)), workers=workers, dtype=np.float64)
+    if hybrid:
+        sh = Collection.load(d / "sparse").search_docs(list(queries), model="bm25", k=min(depth, len(docs)),
+                                                       workers=workers)
+    out = []
+    for i, text in enumerate(queries):
+        n = int(dh.counts[i])
+        cand = {int(doc): float(s) for doc, s in zip(dh.docs[i, :n], dh.scores[i, :n])}
+        if hybrid:
+            m = int(sh.counts[i])
+            sparse = {int(doc): float(s) for doc, s in zip(sh.docs[i, :m], sh.scores[i, :m])}
+            ids = sorted(set(cand) | set(sparse))
+            dv = np.array([cand.get(j, min(cand.values(), default=0.0)) for j in ids])
+            sv = np.array([sparse.get(j, min(sparse.values(), default=0.0)) for j in ids])
+            fused = alpha * _scaled(dv) + (1 - alpha) * _scaled(sv) if ids else np.zeros(0)
+            cand = dict(zip(ids, fused.tolist()))
+        best = sorted(cand.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        out.append({"query": text, "results": [{"id": docs[j]["id"], "question": docs[j]["text"],
+                                                "score": round(s, 6)} for j, s in best]})
+    return out

@@ -73,7 +73,7 @@ def qa_scores(qa_model, contexts: List[Context]) -> Dict[str, Any]:
         golds = [a["text"] for a in qa.get("answers") or []] if not qa.get("is_impossible") else [""]
         key = "no_ans" if golds == [""] else "has_ans"
         acc[key][0] += 1
-        acc[key][1] += max(float(normalize_answer(text) == normalize_answer(g)) for g in golds)
+        acc[key][1] += max(float(exact_match(text, g)) for g in golds)
         acc[key][2] += max(f1_score(text, g) for g in golds)
     out: Dict[str, Any] = {}
     tot = [0, 0.0, 0.0]
@@ -147,7 +147,6 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     res["answer_recall@10"] = {"joint": answer_recall(span, contexts, 10, True) if span.joint else None,
                                "independent": answer_recall(span, contexts, 10, False)}
     res["answer_recall_s"] = round(time.perf_counter() - t, 1)
-    t = time.perf_counter()
     res["qg_from_gold_answers"] = qg_scores(qg, contexts, seed=seed)
     t = time.perf_counter()
     res["qa"] = qa_scores(qa, contexts)

@@ -230,12 +230,13 @@ class QAGenModel:
 
     def _run(self, key: Hashable, texts: List[Any]) -> List[Any]:
         from pysynth.qagen.data import Context
-        from pysynth.qagen.pipeline import QAGenConfig
+        from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
 
-        # one config per key (requests with other settings are other batches); every context is
-        # drawn for as index 0, so its answer does not depend on its batch
-        self.generator.cfg = QAGenConfig(**dict(key), neg_fraction=0.0)  # type: ignore[arg-type]
-        return self.generator.run([Context(str(i), "", t) for i, t in enumerate(texts)], indices=[0] * len(texts))
+        # one config per key (requests with other settings are other batches), over the loaded
+        # models; every context is drawn for as index 0, so its answer does not depend on its batch
+        g = self.generator
+        run = QAGenerator(QAGenConfig(**dict(key), neg_fraction=0.0), g.span, g.qg, g.qa)  # type: ignore[arg-type]
+        return run.run([Context(str(i), "", t) for i, t in enumerate(texts)], indices=[0] * len(texts))
 
     def warmup(self) -> None:
         self._run((), ["Oxygen was discovered by Carl Wilhelm Scheele in 1773."])

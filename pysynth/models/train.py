@@ -100,7 +100,8 @@ class Trainer:
             torch.set_num_threads(self.tc.threads)
         self.device = _device(self.tc.device)
         self.vocab = vocab or Vocab.build((t for p in pairs for t in p), max_size=self.mc.vocab_size)
-        self.copy = self.mc.arch == "copynet"
+        # extended source ids for every copying model (CopyNet; the Transformer's pointer head)
+        self.copy = self.mc.arch == "copynet" or bool(getattr(self.mc, "copy", False))
         self.src_tok = [tokenize(s)[: self.mc.max_src_len] for s, _ in pairs]
         self.tgt_tok = [tokenize(t)[: self.mc.max_tgt_len] for _, t in pairs]
         keep = [i for i in range(len(pairs)) if self.src_tok[i] and self.tgt_tok[i]]

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Union
 
 __all__ = ["Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
-           "ASSETS", "RUN_MODEL"]
+           "ASSETS", "RUN_MODEL", "model_fingerprint"]
 
 #: store format of a pysynth model directory (:mod:`pysynth.store`)
 MODEL_FORMAT = "pysynth.model"
@@ -177,6 +177,24 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
                          "config.json with a model_type)")
     raise ValueError(f"{what}: {str(model)!r} is neither a shipped model ({', '.join(models()) or 'none'}) "
                      "nor an existing directory")
+
+
+def model_fingerprint(model: Optional[PathLike], default: Optional[str] = None) -> Dict[str, str]:
+    """``{"model", "sha256"}`` of a model (what a pipeline run's signature records): its store's
+    ``meta.json`` (which holds every file's size and CRC) or, for a Hugging Face folder, the
+    names and sizes of its files."""
+    import hashlib
+
+    r = resolve(model, default=default, what="model")
+    p = Path(r.path)
+    h = hashlib.sha256()
+    if (p / "meta.json").is_file():
+        h.update((p / "meta.json").read_bytes())
+    else:
+        for f in sorted(p.rglob("*")):
+            if f.is_file():
+                h.update(f"{f.relative_to(p)}:{f.stat().st_size}\n".encode())
+    return {"model": r.name or str(p), "sha256": h.hexdigest()}
 
 
 # ------------------------------------------------------------------------------ built-in entries

@@ -1,7 +1,6 @@
 """``pysynth qagen generate`` as a pipeline stage: resumable, signed, local or Ray, every context accounted for."""
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import Counter
@@ -12,6 +11,7 @@ import numpy as np
 
 from pysynth import io, pipelines, store
 from pysynth import signature as _signature
+from pysynth.models.registry import model_fingerprint
 from pysynth.pipelines.rows import check_rows, iter_rows, pack_rows
 from pysynth.qagen.data import Context, read_contexts
 from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables
@@ -21,23 +21,6 @@ __all__ = ["run", "to_squad"]
 FORMAT = "pysynth.qagen"
 FORMAT_VERSION = 1
 _CONTEXT = "pysynth.qagen.Context"
-
-
-def model_fingerprint(model: Optional[str], default: str) -> Dict[str, str]:
-    """``{"model", "sha256"}`` of a model: its store's ``meta.json`` (which holds every file's
-    size and CRC) or, for a Hugging Face folder, the names and sizes of its files."""
-    from pysynth.models.registry import resolve
-
-    r = resolve(model, default=default, what="model")
-    p = Path(r.path)
-    h = hashlib.sha256()
-    if (p / "meta.json").is_file():
-        h.update((p / "meta.json").read_bytes())
-    else:
-        for f in sorted(p.rglob("*")):
-            if f.is_file():
-                h.update(f"{f.relative_to(p)}:{f.stat().st_size}\n".encode())
-    return {"model": r.name or str(p), "sha256": h.hexdigest()}
 
 
 class _Kernel(pipelines.Kernel):

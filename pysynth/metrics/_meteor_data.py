@@ -1,0 +1,283 @@
+"""Meteor 1.5's English resources, read without Java (Denkowski & Lavie 2014).
+
+The jar that ``pycocoevalcap`` ships holds the function-word list (``function/english.words``),
+WordNet's morphological exceptions and synsets (``synonym/english.exceptions``,
+``synonym/english.synsets``) and the nonbreaking-prefix list of its normalizer
+(``nonbreaking/english.prefixes``); ``data/paraphrase-en.gz`` beside it holds the paraphrase
+table (5.3 M phrase pairs, 62 MB). The jar is a zip file: Python reads it directly.
+
+The paraphrase table is parsed once into a compact binary cache (``paraphrase-en.<key>.bin`` in
+``$PYSYNTH_METEOR_CACHE``, else ``$XDG_CACHE_HOME/pysynth/meteor``, else
+``~/.cache/pysynth/meteor``), written atomically (temporary file + rename) with a CRC-32 of
+its payload; later calls memory-map it. Layout (all little-endian, 64-byte aligned arrays):
+
+* ``vocab_blob`` / ``vocab_off``: the table's words (UTF-8), id = order of first appearance;
+* ``phr_tok`` / ``phr_off``: every distinct phrase as word ids;
+* ``grp_ptr`` / ``grp_par``: for phrase ``p`` read as the table's first side, the phrases it
+  paraphrases to, in file order (Meteor's transducer emits them in that order);
+* ``htab_key`` / ``htab_val``: an open-addressing table (linear probing) from the FNV-1a hash
+  of a phrase's word ids to its phrase id, for phrases that have a paraphrase.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["MeteorFiles", "find_files", "load_text_resources", "paraphrase_cache", "load_paraphrase",
+           "build_paraphrase_cache", "fnv_ids"]
+
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+_MASK = (1 << 64) - 1
+_MAGIC = b"PSMTRPARA1\n"
+_ARRAYS = ("vocab_blob", "vocab_off", "phr_tok", "phr_off", "grp_ptr", "grp_par", "htab_key", "htab_val")
+_FIX = ("pip install pycocoevalcap (it ships meteor-1.5.jar and data/paraphrase-en.gz; no Java needed "
+        "for the compiled flavor), or set PYSYNTH_METEOR_JAR to meteor-1.5.jar and PYSYNTH_METEOR_DATA to "
+        "the folder holding paraphrase-en.gz")
+
+
+@dataclass(frozen=True)
+class MeteorFiles:
+    jar: Path
+    paraphrase: Path
+
+
+def find_files() -> MeteorFiles:
+    """The jar and the paraphrase table: ``$PYSYNTH_METEOR_JAR`` / ``$PYSYNTH_METEOR_DATA`` or pycocoevalcap's.
+
+    Raises
+    ------
+    ImportError
+        neither is available; the message names the fix.
+    """
+    jar_env = os.environ.get("PYSYNTH_METEOR_JAR")
+    data_env = os.environ.get("PYSYNTH_METEOR_DATA")
+    jar = Path(jar_env) if jar_env else None
+    data = Path(data_env) if data_env else None
+    if jar is None or data is None:
+        try:
+            import pycocoevalcap.meteor.meteor as m
+
+            base = Path(m.__file__).resolve().parent
+        except ImportError:
+            base = None
+        if jar is None and base is not None:
+            jar = base / "meteor-1.5.jar"
+        if data is None:
+            data = (jar.parent / "data") if jar is not None else None
+    if jar is None or not jar.is_file():
+        raise ImportError(f"METEOR: meteor-1.5.jar not found ({jar or 'no pycocoevalcap'}); {_FIX}")
+    para = data / "paraphrase-en.gz" if data is not None and data.is_dir() else data
+    if para is None or not para.is_file():
+        raise ImportError(f"METEOR: paraphrase-en.gz not found ({para}); {_FIX}")
+    return MeteorFiles(jar, para)
+
+
+def load_text_resources(jar: Path) -> Dict[str, bytes]:
+    """The small resources inside the jar, as raw bytes."""
+    names = {"function": "function/english.words", "exceptions": "synonym/english.exceptions",
+             "synsets": "synonym/english.synsets", "prefixes": "nonbreaking/english.prefixes"}
+    try:
+        with zipfile.ZipFile(jar) as z:
+            return {k: z.read(v) for k, v in names.items()}
+    except (zipfile.BadZipFile, KeyError, OSError) as e:
+        raise ValueError(f"METEOR: {jar} is not the Meteor 1.5 jar ({e}); {_FIX}") from None
+
+
+def fnv_ids(ids) -> int:
+    """FNV-1a (64 bit) over a sequence of word ids: the cache's phrase hash."""
+    h = FNV_OFFSET
+    for t in ids:
+        h = ((h ^ (t & 0xFFFFFFFF)) * FNV_PRIME) & _MASK
+    return h
+
+
+def _cache_dir() -> Path:
+    env = os.environ.get("PYSYNTH_METEOR_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pysynth" / "meteor"
+
+
+def paraphrase_cache(para: Path) -> Path:
+    """Where the cache of ``para`` lives: keyed by the table's path, size and mtime."""
+    st = para.stat()
+    key = hashlib.sha1(f"{para.resolve()}|{st.st_size}|{int(st.st_mtime)}".encode()).hexdigest()[:16]
+    return _cache_dir() / f"paraphrase-en.{key}.bin"
+
+
+def _parse_table(para: Path):
+    """Read the gzipped table (lines: probability, phrase, paraphrase) into phrase ids."""
+    vocab: Dict[bytes, int] = {}
+    phrases: Dict[bytes, int] = {}
+    phr_list: List[bytes] = []
+    refs: List[int] = []
+    pars: List[int] = []
+    with gzip.open(para, "rb") as f:
+        it = iter(f)
+        for _prob in it:
+            a = next(it, None)
+            b = next(it, None)
+            if a is None or b is None:
+                break
+            for s, out in ((a, refs), (b, pars)):
+                s = b" ".join(s.split())
+                p = phrases.get(s)
+                if p is None:
+                    p = phrases[s] = len(phr_list)
+                    phr_list.append(s)
+                out.append(p)
+    tok: List[int] = []
+    off = [0]
+    for s in phr_list:
+        for w in s.split():
+            i = vocab.get(w)
+            if i is None:
+                i = vocab[w] = len(vocab)
+            tok.append(i)
+        off.append(len(tok))
+    return vocab, np.asarray(tok, np.int32), np.asarray(off, np.int64), np.asarray(refs, np.int32), \
+        np.asarray(pars, np.int32)
+
+
+def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    lens = off[ids + 1] - off[ids]
+    h = np.full(len(ids), FNV_OFFSET, np.uint64)
+    for k in range(int(lens.max(initial=0))):
+        act = lens > k
+        t = tok[off[ids[act]] + k].astype(np.uint64)
+        h[act] = (h[act] ^ t) * np.uint64(FNV_PRIME)
+    return h
+
+
+def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    size = 1
+    while size < 2 * max(len(keys), 1):
+        size *= 2
+    tk = np.zeros(size, np.uint64)
+    tv = np.full(size, -1, np.int32)
+    slot = (keys & np.uint64(size - 1)).astype(np.int64)
+    todo = np.arange(len(keys))
+    while todo.size:
+        s = slot[todo]
+        free = tv[s] == -1
+        cand, cs = todo[free], s[free]
+        _, first = np.unique(cs, return_index=True)
+        win = cand[first]
+        tk[slot[win]] = keys[win]
+        tv[slot[win]] = vals[win]
+        placed = np.zeros(len(keys), bool)
+        placed[win] = True
+        todo = todo[~placed[todo]]
+        slot[todo] = (slot[todo] + 1) & (size - 1)
+    return tk, tv
+
+
+def build_paraphrase_cache(para: Path, out: Path) -> Path:
+    """Parse ``para`` once and write the binary cache ``out`` atomically; returns ``out``."""
+    vocab, tok, off, refs, pars = _parse_table(para)
+    order = np.argsort(refs, kind="stable")
+    nphr = len(off) - 1
+    counts = np.bincount(refs, minlength=nphr)
+    grp_ptr = np.zeros(nphr + 1, np.int64)
+    np.cumsum(counts, out=grp_ptr[1:])
+    grp_par = pars[order].astype(np.int32)
+    ids = np.nonzero(counts)[0].astype(np.int64)
+    tk, tv = _build_htab(_hash_phrases(tok, off, ids), ids.astype(np.int32))
+    words = list(vocab)
+    blob = np.frombuffer(b"".join(words), np.uint8)
+    voff = np.zeros(len(words) + 1, np.int64)
+    np.cumsum([len(w) for w in words], out=voff[1:])
+    arrays = {"vocab_blob": blob, "vocab_off": voff, "phr_tok": tok, "phr_off": off, "grp_ptr": grp_ptr,
+              "grp_par": grp_par, "htab_key": tk, "htab_val": tv}
+    maxlen = int((off[1:] - off[:-1]).max(initial=0))
+    return _write(out, arrays, {"max_len": maxlen, "source": str(para), "entries": int(len(refs))})
+
+
+def _write(out: Path, arrays: Dict[str, np.ndarray], meta: dict) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    layout, pos, crc = {}, 0, 0
+    for k in _ARRAYS:
+        a = np.ascontiguousarray(arrays[k])
+        pos = (pos + 63) // 64 * 64
+        layout[k] = [pos, a.dtype.str, int(a.size)]
+        pos += a.nbytes
+    head = json.dumps({"arrays": layout, **meta}).encode()
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"\0" * (len(_MAGIC) + 16 + len(head)))
+            base = f.tell()
+            for k in _ARRAYS:
+                a = np.ascontiguousarray(arrays[k])
+                f.seek(base + layout[k][0])
+                f.write(a.tobytes())
+                crc = zlib.crc32(a.tobytes(), crc)
+            f.seek(0)
+            f.write(_MAGIC + len(head).to_bytes(8, "little") + crc.to_bytes(8, "little") + head)
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return out
+
+
+def load_paraphrase(path: Path, verify: bool = False) -> Tuple[Dict[str, np.ndarray], dict]:
+    """Memory-map a cache written by :func:`build_paraphrase_cache`.
+
+    Raises
+    ------
+    ValueError
+        not a cache file, truncated, or (``verify=True``) its CRC-32 does not match.
+    """
+    with open(path, "rb") as f:
+        pre = f.read(len(_MAGIC) + 16)
+        if len(pre) < len(_MAGIC) + 16 or not pre.startswith(_MAGIC):
+            raise ValueError(f"METEOR: {path} is not a pysynth paraphrase cache; delete it to rebuild")
+        hl = int.from_bytes(pre[len(_MAGIC):len(_MAGIC) + 8], "little")
+        crc = int.from_bytes(pre[len(_MAGIC) + 8:], "little")
+        meta = json.loads(f.read(hl))
+    base = len(_MAGIC) + 16 + hl
+    size = path.stat().st_size
+    out, got = {}, 0
+    for k in _ARRAYS:
+        o, dt, n = meta["arrays"][k]
+        dt = np.dtype(dt)
+        if base + o + n * dt.itemsize > size:
+            raise ValueError(f"METEOR: {path} is truncated; delete it to rebuild")
+        out[k] = np.memmap(path, dtype=dt, mode="r", offset=base + o, shape=(n,)) if n else np.zeros(0, dt)
+        if verify:
+            got = zlib.crc32(out[k].tobytes(), got)
+    if verify and got != crc:
+        raise ValueError(f"METEOR: {path} fails its checksum; delete it to rebuild")
+    return out, meta
+
+
+def ensure_paraphrase(para: Path) -> Path:
+    """The cache for ``para``, built first when absent (tens of seconds, once)."""
+    p = paraphrase_cache(para)
+    if not p.is_file():
+        build_paraphrase_cache(para, p)
+        load_paraphrase(p, verify=True)
+    return p
+
+
+def cached_paths() -> Optional[Path]:  # pragma: no cover - helper for the bench
+    try:
+        return paraphrase_cache(find_files().paraphrase)
+    except ImportError:
+        return None

@@ -1,0 +1,661 @@
+"""Pure-Python twin of the compiled METEOR 1.5 (the specification; ``PYSYNTH_IMPL=python``).
+
+Meteor 1.5 (Denkowski & Lavie 2014) as the jar runs with nlg-eval's ``-l en -norm``:
+
+* :func:`normalize`: the jar's ``-norm`` tokenizer (Moses-style punctuation splitting, quote
+  and dash normalisation, dashes between words dropped, English contractions split right,
+  dots split unless a nonbreaking prefix), then Java's ``toLowerCase``;
+* four matching stages (section 2.1 of the paper), in order: exact (Java ``String.hashCode``
+  equality, as the jar compares word keys), stem (Snowball English, :func:`stem`), synonym
+  (WordNet synsets of the word or of its morphological base form) and paraphrase (the phrase
+  table, both directions);
+* the jar's alignment search: one-to-one matches covering words nobody else covers are fixed,
+  the rest resolved left to right over the reference with a beam of 40 partial alignments
+  ranked by (weighted matched words desc, chunks asc, summed distance asc), stable; the
+  search uses the weights 1/0.5/0.5/0.5 truncated to integers as the jar does, and keeps the
+  jar's quirk of charging a branch's distance to the path it branched from;
+* the score (section 2.3): weighted precision and recall with content/function-word weight
+  delta, ``Fmean = P R / (alpha P + (1 - alpha) R)``, penalty ``gamma (chunks / m)^beta``,
+  with the 'rank' task's English parameters alpha 0.85, beta 0.20, gamma 0.60, delta 0.75 and
+  stage weights 1.0 / 0.6 / 0.8 / 0.6. Several references: the best-scoring one (first on ties).
+
+:func:`meteor_stats` returns the 23 sufficient statistics per segment in the jar's order; the
+corpus score is :func:`score_from_stats` of their column sums (the jar's ``EVAL`` line).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME
+
+__all__ = ["normalize", "stem", "java_hash", "MeteorResources", "meteor_stats", "score_from_stats",
+           "PARAMS", "WEIGHTS", "N_STATS", "corpus_stats"]
+
+PARAMS = (0.85, 0.20, 0.60, 0.75)  # alpha, beta, gamma, delta: Meteor 1.5 'rank' task, English
+WEIGHTS = (1.0, 0.6, 0.8, 0.6)  # exact, stem, synonym, paraphrase (scoring)
+SEARCH_WEIGHTS = (1.0, 0.5, 0.5, 0.5)  # what the jar's scorer gives its aligner for the search
+BEAM = 40
+N_STATS = 23
+_MASK64 = (1 << 64) - 1
+
+# ---------------------------------------------------------------------------------------------
+# -norm tokenization (edu.cmu.meteor.util.Normalizer, English)
+
+_ALPHA = ("A-Za-z\u0160\u017d\u0161\u017e\u0178\xc0-\xd6\xd8-\xf6\xf8-\u017e\u0400-\u04ff\u0500-\u0527"
+          "\ua640-\ua66e\ua67e-\ua697\u1d00-\u1d7f")
+_ALNUM = "0-9" + _ALPHA
+_JS = " \t\n\x0b\x0c\r"  # Java regex \s
+_TOK = re.compile("[ \t\n\r\x0c]+")  # java.util.StringTokenizer's delimiters
+_R_SEP = re.compile("([^" + _ALNUM + _JS + ".'`,\\-\u2018\u2019])")
+_R_MDOT = re.compile(r"\.([\.]+)")
+_R_MDOT2 = re.compile(r"DOTMULTI\.([^\.])")
+_R_COMMA = re.compile("([^0-9])[,]([^0-9])")
+_R_COMMA2 = re.compile("([0-9])[,]([^0-9])")
+_R_COMMA3 = re.compile("([^0-9])[,]([0-9])")
+_R_Q1 = re.compile("([`\u2018\u2019])")
+_R_Q2 = re.compile("([\u201c\u201d]|'')")
+_R_DASH = re.compile("([" + _ALNUM + "\\.])[\\-]([" + _ALNUM + "])")
+_R_C1 = re.compile("([^" + _ALPHA + "])[']([^" + _ALPHA + "])")
+_R_C2 = re.compile("([^" + _ALPHA + "0-9])[']([" + _ALPHA + "])")
+_R_C3 = re.compile("([" + _ALPHA + "])[']([^" + _ALPHA + "])")
+_R_C4 = re.compile("([" + _ALPHA + "])[']([" + _ALPHA + "])")
+_R_C5 = re.compile("([0-9])[']([s])")
+_R_ALPHA = re.compile("[" + _ALPHA + "]")
+_R_WHITE = re.compile("[ \u2000-\u200a\u202f\u205f\u3000\xa0]+")
+_JTRIM = "".join(chr(c) for c in range(0x21))
+
+
+def _nbp_table(prefixes: bytes) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for line in prefixes.decode("utf-8", "replace").splitlines():
+        tok = _TOK.split(line.strip(" \t\n\r\x0c"))
+        tok = [t for t in tok if t]
+        if not tok or tok[0].startswith("#"):
+            continue
+        out[tok[0]] = 2 if len(tok) > 1 and tok[1] == "#NUMERIC_ONLY#" else 1
+    return out
+
+
+def normalize(line: str, nbp: Dict[str, int]) -> str:
+    """The jar's ``-norm`` for English (punctuation kept), then ``toLowerCase``."""
+    s = " " + line + " "
+    s = _R_SEP.sub(r" \1 ", s)
+    s = _R_MDOT.sub(r" DOTMULTI\1", s)
+    while "DOTMULTI." in s:
+        s = _R_MDOT2.sub(r"DOTDOTMULTI \1", s)
+        s = s.replace("DOTMULTI.", "DOTDOTMULTI")
+    s = _R_COMMA.sub(r"\1 , \2", s)
+    s = _R_COMMA2.sub(r"\1 , \2", s)
+    s = _R_COMMA3.sub(r"\1 , \2", s)
+    s = _R_Q1.sub("'", s)
+    s = _R_Q2.sub(' " ', s)
+    s = s.replace("\u2013", "-").replace("--", "-")
+    s = _R_DASH.sub(r"\1 \2", s)
+    s = _R_C1.sub(r"\1 ' \2", s)
+    s = _R_C2.sub(r"\1 ' \2", s)
+    s = _R_C3.sub(r"\1 ' \2", s)
+    s = _R_C4.sub(r"\1 '\2", s)
+    s = _R_C5.sub(r"\1 '\2", s)
+    words = [w for w in _TOK.split(s) if w]
+    out = []
+    for i, w in enumerate(words):
+        if len(w) > 1 and w.endswith("."):
+            pre = w[:-1]
+            typ = nbp.get(pre)
+            nxt = words[i + 1] if i < len(words) - 1 else None
+            if "." in pre and _R_ALPHA.search(pre):
+                out.append(w.replace(".", ""))
+            elif typ == 1 or (nxt is not None and "a" <= nxt[0] <= "z"):
+                out.append(w)
+            elif typ == 2 and nxt is not None and "0" <= nxt[0] <= "9":
+                out.append(w)
+            else:
+                out.append(pre + " .")
+        else:
+            out.append(w)
+        out.append(" ")
+    s = "".join(out)
+    while "DOTDOTMULTI" in s:
+        s = s.replace("DOTDOTMULTI", "DOTMULTI.")
+    s = s.replace("DOTMULTI", ".")
+    s = _R_WHITE.sub(" ", s).strip(_JTRIM)
+    return s.lower()
+
+
+def tokenize(norm: str) -> List[str]:
+    return [w for w in _TOK.split(norm) if w]
+
+
+def java_hash(word: str) -> int:
+    """``java.lang.String.hashCode`` (over UTF-16 code units), as an unsigned 32-bit int."""
+    h = 0
+    b = word.encode("utf-16-le", "surrogatepass")
+    for k in range(0, len(b), 2):
+        h = (31 * h + (b[k] | (b[k + 1] << 8))) & 0xFFFFFFFF
+    return h
+
+
+# ---------------------------------------------------------------------------------------------
+# Snowball English stemmer (Porter2), the org.tartarus.snowball englishStemmer the jar uses
+
+_V = set("aeiouy")
+_EXC1 = {"skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie", "idly": "idl",
+         "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl", "sky": "sky",
+         "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos", "bias": "bias", "andes": "andes"}
+_EXC2 = {"inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"}
+_STEP2 = [("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"), ("iveness", "ive"),
+          ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"), ("entli", "ent"), ("ation", "ate"),
+          ("alism", "al"), ("aliti", "al"), ("ousli", "ous"), ("iviti", "ive"), ("fulli", "ful"), ("enci", "ence"),
+          ("anci", "ance"), ("abli", "able"), ("izer", "ize"), ("ator", "ate"), ("alli", "al"), ("bli", "ble"),
+          ("ogi", "og"), ("li", "")]
+_STEP3 = [("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"), ("ative", ""),
+          ("ical", "ic"), ("ness", ""), ("ful", "")]
+_STEP2.sort(key=lambda x: -len(x[0]))
+_STEP3.sort(key=lambda x: -len(x[0]))
+_STEP4 = ["ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize",
+          "ion", "al", "er", "ic"]
+_STEP4.sort(key=len, reverse=True)
+
+
+def _isv(c: str) -> bool:
+    return c in _V
+
+
+def _regions(w: str) -> Tuple[int, int]:
+    n = len(w)
+
+    def after_vc(i: int) -> int:
+        while i < n and not _isv(w[i]):
+            i += 1
+        while i < n and _isv(w[i]):
+            i += 1
+        return i + 1 if i < n else n
+
+    p1 = n
+    for pre in ("gener", "commun", "arsen"):
+        if w.startswith(pre):
+            p1 = len(pre)
+            break
+    else:
+        p1 = after_vc(0)
+    p2 = after_vc(p1) if p1 < n else n
+    return p1, p2
+
+
+def _shortv(w: str, end: int) -> bool:
+    """Snowball's ``shortv`` on ``w[:end]`` (backwards from ``end``)."""
+    if end >= 3 and not _isv(w[end - 1]) and w[end - 1] not in "wxY" and _isv(w[end - 2]) and not _isv(w[end - 3]):
+        return True
+    return end == 2 and not _isv(w[1]) and _isv(w[0])
+
+
+def stem(word: str) -> str:
+    """Snowball English (Porter2) stem of a lower-cased word."""
+    if word in _EXC1:
+        return _EXC1[word]
+    if len(word) < 3:
+        return word
+    w = word[1:] if word.startswith("'") else word
+    if w.startswith("y"):
+        w = "Y" + w[1:]
+    chars = list(w)
+    for k in range(1, len(chars)):
+        if chars[k] == "y" and _isv(chars[k - 1]):
+            chars[k] = "Y"
+    w = "".join(chars)
+    p1, p2 = _regions(w)
+    # Step 1a
+    for suf in ("'s'", "'s", "'"):
+        if w.endswith(suf):
+            w = w[:-len(suf)]
+            break
+    if w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ied") or w.endswith("ies"):
+        w = w[:-3] + ("i" if len(w) - 3 >= 2 else "ie")
+    elif w.endswith("us") or w.endswith("ss"):
+        pass
+    elif w.endswith("s"):
+        if any(_isv(c) for c in w[:-2]):
+            w = w[:-1]
+    if w in _EXC2:
+        return w.replace("Y", "y")
+    # Step 1b
+    for suf in ("eedly", "ingly", "edly", "eed", "ing", "ed"):
+        if w.endswith(suf):
+            base = len(w) - len(suf)
+            if suf in ("eed", "eedly"):
+                if base >= p1:
+                    w = w[:base] + "ee"
+            elif any(_isv(c) for c in w[:base]):
+                w = w[:base]
+                if w.endswith(("at", "bl", "iz")):
+                    w += "e"
+                elif w.endswith(("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")):
+                    w = w[:-1]
+                elif p1 == len(w) and _shortv(w, len(w)):
+                    w += "e"
+            break
+    # Step 1c
+    if len(w) > 2 and w[-1] in "yY" and not _isv(w[-2]):
+        w = w[:-1] + "i"
+    # Step 2
+    for suf, rep in _STEP2:
+        if w.endswith(suf):
+            base = len(w) - len(suf)
+            if base >= p1:
+                if suf == "ogi":
+                    if base > 0 and w[base - 1] == "l":
+                        w = w[:base] + rep
+                elif suf == "li":
+                    if base > 0 and w[base - 1] in "cdeghkmnrt":
+                        w = w[:base]
+                else:
+                    w = w[:base] + rep
+            break
+    # Step 3
+    for suf, rep in _STEP3:
+        if w.endswith(suf):
+            base = len(w) - len(suf)
+            if base >= p1 and (suf != "ative" or base >= p2):
+                w = w[:base] + rep
+            break
+    # Step 4
+    for suf in _STEP4:
+        if w.endswith(suf):
+            base = len(w) - len(suf)
+            if base >= p2:
+                if suf != "ion" or (base > 0 and w[base - 1] in "st"):
+                    w = w[:base]
+            break
+    # Step 5
+    if w.endswith("e"):
+        base = len(w) - 1
+        if base >= p2 or (base >= p1 and not _shortv(w, base)):
+            w = w[:base]
+    elif w.endswith("l"):
+        base = len(w) - 1
+        if base >= p2 and base > 0 and w[base - 1] == "l":
+            w = w[:base]
+    return w.replace("Y", "y")
+
+
+# ---------------------------------------------------------------------------------------------
+# resources
+
+_SUFX = ("s", "ses", "xes", "zes", "ches", "shes", "men", "ies", "s", "ies", "es", "es", "ed", "ed", "ing", "ing",
+         "er", "est", "er", "est")
+_ADDR = ("", "s", "x", "z", "ch", "sh", "man", "y", "", "y", "e", "", "e", "", "e", "", "", "", "e", "e")
+
+
+def _java_lines(b: bytes) -> List[str]:
+    return b.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+class MeteorResources:
+    """Function words, WordNet data and the paraphrase cache (arrays from :mod:`._meteor_data`).
+
+    Parameters
+    ----------
+    function_words, exceptions, synsets : bytes, the jar's files.
+    para : dict of the cache's arrays (``vocab_blob`` ... ``htab_val``).
+    max_len : longest phrase in the table.
+    """
+
+    def __init__(self, function_words: bytes, exceptions: bytes, synsets: bytes, para: Dict[str, np.ndarray],
+                 max_len: int):
+        lines = _java_lines(function_words)
+        if lines and lines[-1] == "":
+            lines.pop()
+        self.function = set(lines)
+        self.bases: Dict[str, List[str]] = {}
+        ex = _java_lines(exceptions)
+        for k in range(0, len(ex) - 1, 2):
+            for form in _TOK.split(ex[k + 1]):
+                if form:
+                    self.bases.setdefault(form, []).append(ex[k])
+        self.synsets: Dict[str, Set[int]] = {}
+        sy = _java_lines(synsets)
+        for k in range(0, len(sy) - 1, 2):
+            self.synsets[sy[k]] = {int(t) for t in _TOK.split(sy[k + 1]) if t}
+        blob = bytes(para["vocab_blob"])
+        off = np.asarray(para["vocab_off"])
+        self.vocab = {blob[off[i]:off[i + 1]]: i for i in range(len(off) - 1)}
+        self.phr_tok = np.asarray(para["phr_tok"])
+        self.phr_off = np.asarray(para["phr_off"])
+        self.grp_ptr = np.asarray(para["grp_ptr"])
+        self.grp_par = np.asarray(para["grp_par"])
+        self.htab_key = np.asarray(para["htab_key"])
+        self.htab_val = np.asarray(para["htab_val"])
+        self.max_len = int(max_len)
+        self._syn_cache: Dict[str, Set[int]] = {}
+
+    # synonyms (edu.cmu.meteor.aligner.SynonymDictionary)
+    def _morph(self, w: str) -> str:
+        if w.endswith("ss") or len(w) <= 2:
+            return w
+        for suf, add in zip(_SUFX, _ADDR):
+            if w.endswith(suf):
+                cand = w[:len(w) - len(suf)] + add
+                if cand in self.synsets:
+                    return cand
+        return ""
+
+    def synset_ids(self, w: str) -> Set[int]:
+        got = self._syn_cache.get(w)
+        if got is None:
+            got = set(self.synsets.get(w, ()))
+            bases = self.bases.get(w)
+            if bases is not None:
+                for b in bases:
+                    got |= self.synsets.get(b, set())
+            else:
+                got |= self.synsets.get(self._morph(w), set())
+            self._syn_cache[w] = got
+        return got
+
+    # paraphrases (edu.cmu.meteor.aligner.ParaphraseTransducer)
+    def word_id(self, w: str) -> int:
+        return self.vocab.get(w.encode("utf-8", "surrogatepass"), -1)
+
+    def _phrase(self, ids: Sequence[int]) -> int:
+        h = FNV_OFFSET
+        for t in ids:
+            h = ((h ^ (t & 0xFFFFFFFF)) * FNV_PRIME) & _MASK64
+        size = len(self.htab_key)
+        if size == 0:
+            return -1
+        slot = h & (size - 1)
+        while True:
+            v = int(self.htab_val[slot])
+            if v < 0:
+                return -1
+            if int(self.htab_key[slot]) == h:
+                a, b = self.phr_off[v], self.phr_off[v + 1]
+                if list(self.phr_tok[a:b]) == list(ids):
+                    return v
+            slot = (slot + 1) & (size - 1)
+
+    def paths(self, line: List[int], start: int) -> List[Tuple[int, List[int]]]:
+        """(phrase length, paraphrase word ids) for phrases starting at ``start``, the transducer's order."""
+        out = []
+        for ln in range(1, min(self.max_len, len(line) - start) + 1):
+            ids = line[start:start + ln]
+            if ids[-1] < 0:
+                break
+            p = self._phrase(ids)
+            if p < 0:
+                continue
+            for q in self.grp_par[self.grp_ptr[p]:self.grp_ptr[p + 1]]:
+                out.append((ln, [int(t) for t in self.phr_tok[self.phr_off[q]:self.phr_off[q + 1]]]))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# alignment (edu.cmu.meteor.aligner.Aligner)
+
+class _Path:
+    __slots__ = ("matches", "m1", "m2", "all1", "all2", "chunks", "idx", "last", "dist", "used1", "used2")
+
+    def copy(self) -> "_Path":
+        p = _Path()
+        p.matches, p.used1, p.used2 = list(self.matches), list(self.used1), list(self.used2)
+        p.m1, p.m2, p.all1, p.all2 = self.m1, self.m2, self.all1, self.all2
+        p.chunks, p.idx, p.last, p.dist = self.chunks, self.idx, self.last, self.dist
+        return p
+
+
+def _key(p: _Path):
+    return (-(p.m1 + p.m2), p.chunks, p.dist)
+
+
+def _take(p: _Path, m) -> None:
+    mod, start, length, mstart, mlen = m
+    w = SEARCH_WEIGHTS[mod]
+    p.m1 = int(p.m1 + mlen * w)  # the jar keeps these in ints: += truncates
+    p.m2 = int(p.m2 + length * w)
+    p.all1 += mlen
+    p.all2 += length
+    if p.last != -1 and mstart != p.last:
+        p.chunks += 1
+    p.idx = start + length
+    p.last = mstart + mlen
+
+
+def _resolve(matches: List[list], start: _Path) -> _Path:
+    n2 = len(matches)
+    nxt = [start]
+    for cur in range(n2 + 1):
+        paths = sorted(nxt, key=_key)
+        nxt = []
+        for path in paths[:BEAM]:
+            if cur == n2:
+                if path.last != -1:
+                    path.chunks += 1
+                nxt.append(path)
+                continue
+            if path.used2[cur]:
+                if cur < path.idx:
+                    nxt.append(path)
+                elif path.matches[path.idx] is not None:
+                    m = path.matches[path.idx]
+                    _take(path, m)
+                    path.dist += abs(m[1] - m[3])
+                    nxt.append(path)
+                continue
+            for m in matches[cur]:
+                _, s, ln, ms, ml = m
+                if any(path.used2[s:s + ln]) or any(path.used1[ms:ms + ml]):
+                    continue
+                q = path.copy()
+                for k in range(s, s + ln):
+                    q.used2[k] = True
+                for k in range(ms, ms + ml):
+                    q.used1[k] = True
+                q.matches[cur] = m
+                _take(q, m)
+                path.dist += abs(s - ms)  # sic: the jar charges the parent path
+                nxt.append(q)
+            if path.last != -1:
+                path.chunks += 1
+                path.last = -1
+            path.idx += 1
+            nxt.append(path)
+        if not nxt:
+            nxt.append(paths[0])
+    return sorted(nxt, key=_key)[0]
+
+
+def _align(res: MeteorResources, w1: List[str], w2: List[str], cache: dict) -> List[float]:
+    def info(w):
+        got = cache.get(w)
+        if got is None:
+            got = cache[w] = (java_hash(w), java_hash(stem(w)), res.synset_ids(w), res.word_id(w), w in res.function)
+        return got
+
+    i1 = [info(w) for w in w1]
+    i2 = [info(w) for w in w2]
+    n1, n2 = len(w1), len(w2)
+    matches: List[list] = [[] for _ in range(n2)]
+    cov1 = [0] * n1
+    cov2 = [0] * n2
+    h1 = [x[0] for x in i1]
+    h2 = [x[0] for x in i2]
+    stages = 1 if h1 == h2 else 4
+    # exact
+    for j in range(n2):
+        for i in range(n1):
+            if h1[i] == h2[j]:
+                matches[j].append((0, j, 1, i, 1))
+                cov1[i] += 1
+                cov2[j] += 1
+    if stages > 1:
+        for j in range(n2):  # stem
+            for i in range(n1):
+                if i1[i][1] == i2[j][1] and h1[i] != h2[j]:
+                    matches[j].append((1, j, 1, i, 1))
+                    cov1[i] += 1
+                    cov2[j] += 1
+        for j in range(n2):  # synonym
+            for i in range(n1):
+                if i1[i][2] & i2[j][2] and h1[i] != h2[j]:
+                    matches[j].append((2, j, 1, i, 1))
+                    cov1[i] += 1
+                    cov2[j] += 1
+        l1 = [x[3] for x in i1]
+        l2 = [x[3] for x in i2]
+        for j in range(n2):  # paraphrase: phrases of the reference found in the test
+            for ln, words in res.paths(l2, j):
+                for i in range(n1):
+                    if l1[i:i + len(words)] == words:
+                        matches[j].append((3, j, ln, i, len(words)))
+                        for k in range(len(words)):
+                            cov1[i + k] += 1
+                        for k in range(ln):
+                            cov2[j + k] += 1
+        for i in range(n1):  # and phrases of the test found in the reference
+            for ln, words in res.paths(l1, i):
+                for j in range(n2):
+                    if l2[j:j + len(words)] == words:
+                        matches[j].append((3, j, len(words), i, ln))
+                        for k in range(ln):
+                            cov1[i + k] += 1
+                        for k in range(len(words)):
+                            cov2[j + k] += 1
+    start = _Path()
+    start.matches = [None] * n2
+    start.used1, start.used2 = [False] * n1, [False] * n2
+    start.m1 = start.m2 = start.all1 = start.all2 = start.chunks = start.idx = start.dist = 0
+    start.last = -1
+    for j in range(n2):
+        if len(matches[j]) == 1:
+            m = matches[j][0]
+            _, s, ln, ms, ml = m
+            if all(cov2[j + k] == 1 for k in range(ln)) and all(cov1[ms + k] == 1 for k in range(ml)):
+                start.matches[j] = m
+                for k in range(ln):
+                    start.used2[j + k] = True
+                for k in range(ml):
+                    start.used1[ms + k] = True
+    best = _resolve(matches, start)
+    f1 = [x[4] for x in i1]
+    f2 = [x[4] for x in i2]
+    cm1, cm2, fm1, fm2 = [0] * 4, [0] * 4, [0] * 4, [0] * 4
+    tm1 = tm2 = chunks = 0
+    last = -1
+    idx = 0
+    while idx < n2:
+        m = best.matches[idx]
+        if m is None:
+            if last != -1:
+                chunks += 1
+                last = -1
+            idx += 1
+            continue
+        mod, s, ln, ms, ml = m
+        for k in range(ms, ms + ml):
+            if f1[k]:
+                fm1[mod] += 1
+            else:
+                cm1[mod] += 1
+        for k in range(s, s + ln):
+            if f2[k]:
+                fm2[mod] += 1
+            else:
+                cm2[mod] += 1
+        tm1 += ml
+        tm2 += ln
+        if last != -1 and ms != last:
+            chunks += 1
+        idx = s + ln
+        last = ms + ml
+    if last != -1:
+        chunks += 1
+    st = [float(n1), float(n2), float(sum(f1)), float(sum(f2))]
+    st += [float(x) for x in cm1 + cm2 + fm1 + fm2]
+    st += [float(chunks), float(sum(cm1) + sum(fm1)), float(sum(cm2) + sum(fm2))]
+    return st
+
+
+def _div(a: float, b: float) -> float:
+    if b != 0:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.inf if a > 0 else -math.inf
+
+
+def score_from_stats(st: Sequence[float]) -> float:
+    """Meteor's ``computeMetrics`` on one stats vector (or on summed ones), same operation order."""
+    alpha, beta, gamma, delta = PARAMS
+    tl, rl, tf, rf = st[0], st[1], st[2], st[3]
+    tc, rc, tfn, rfn = st[4:8], st[8:12], st[12:16], st[16:20]
+    chunks, twm, rwm = st[20], st[21], st[22]
+    tlen = delta * (tl - tf) + (1.0 - delta) * tf
+    rlen = delta * (rl - rf) + (1.0 - delta) * rf
+    tw = 0.0
+    rw = 0.0
+    for i in range(4):
+        tw += tc[i] * WEIGHTS[i] * delta
+    for i in range(4):
+        rw += rc[i] * WEIGHTS[i] * delta
+    for i in range(4):
+        tw += tfn[i] * WEIGHTS[i] * (1.0 - delta)
+    for i in range(4):
+        rw += rfn[i] * WEIGHTS[i] * (1.0 - delta)
+    p = _div(tw, tlen)
+    r = _div(rw, rlen)
+    fmean = _div(1.0, _div(1.0 - alpha, p) + _div(alpha, r))
+    ttot = sum(tc) + sum(tfn)
+    rtot = sum(rc) + sum(rfn)
+    if ttot == tl and rtot == rl and chunks == 1:
+        frag = 0.0
+    else:
+        frag = _div(chunks, (twm + rwm) / 2)
+    if math.isnan(frag):
+        return 0.0
+    pen = gamma * math.pow(frag, beta) if not math.isinf(frag) else math.inf
+    score = fmean * (1.0 - pen)
+    if math.isnan(score):
+        return 0.0
+    return max(score, 0.0)
+
+
+def corpus_stats(stats: np.ndarray) -> np.ndarray:
+    """Sum per-segment statistics as the jar's ``EVAL`` does: a segment matched perfectly (every
+    word matched, one chunk) adds no chunk, so identical segments cost no fragmentation."""
+    st = np.asarray(stats, np.float64).reshape(-1, N_STATS)
+    tot = st.sum(0)
+    ttot = st[:, 4:8].sum(1) + st[:, 12:16].sum(1)
+    rtot = st[:, 8:12].sum(1) + st[:, 16:20].sum(1)
+    perfect = (ttot == st[:, 0]) & (rtot == st[:, 1]) & (st[:, 20] == 1)
+    tot[20] = st[~perfect, 20].sum()
+    return tot
+
+
+def meteor_stats(res: MeteorResources, hyps: Sequence[str], refs: Sequence[Sequence[str]],
+                 workers: int = 1) -> np.ndarray:
+    """Sufficient statistics (``n x 23``) of normalized, lower-cased segments.
+
+    ``hyps[i]`` is scored against each of ``refs[i]`` (space-separated tokens, the output of
+    :func:`normalize`); the best-scoring reference's statistics are kept, the first on ties.
+    ``workers`` is accepted for the compiled twin's signature; the result does not depend on it.
+    """
+    out = np.zeros((len(hyps), N_STATS), np.float64)
+    cache: dict = {}
+    for i, h in enumerate(hyps):
+        w1 = tokenize(h)
+        best: Optional[List[float]] = None
+        best_score = -1.0
+        for r in refs[i]:
+            st = _align(res, w1, tokenize(r), cache)
+            sc = score_from_stats(st)
+            if sc > best_score:
+                best, best_score = st, sc
+        if best is not None:
+            out[i] = best
+    return out

@@ -40,6 +40,20 @@ pickle is involved.  :meth:`DenseIndex.load` refuses (``ValueError`` naming the 
 truncated, corrupt (CRC-32) or version-mismatched store and a faiss index that does not match
 its ``meta.json``.
 
+GPU (``device``)
+----------------
+``device="auto"`` (the default of :meth:`DenseIndex.build` and :meth:`DenseIndex.load`) searches
+on a CUDA GPU when the installed faiss has GPU support (``faiss-gpu``) and sees a GPU, else on
+the CPU; ``"cpu"`` never uses a GPU; ``"cuda"`` raises ``ValueError`` naming the missing piece.
+The index is built (and IVF's k-means trained, seeded) on the CPU, so it is the same index
+either way; a GPU copy (``faiss.index_cpu_to_gpu``) of ``"flat"`` and ``"ivf"`` indexes then
+proposes the candidates, while re-scoring, saving and ``faiss_index`` use the CPU index (the
+vectors are held twice: host and GPU memory).  faiss has no GPU HNSW, so ``"hnsw"`` stays on
+the CPU under ``"auto"`` and refuses ``"cuda"``.  Candidate requests beyond faiss's GPU limit
+(``k`` or ``nprobe`` above 2048) go to the CPU index.  Results follow the rule above on either
+device (the exactness bound holds for any summation order); :attr:`DenseIndex.device` says
+which one searches.
+
 faiss is imported on first use (``pip install 'pysynth[dist]'``); importing this module imports
 neither faiss nor torch.
 
@@ -69,7 +83,8 @@ from pysynth import _validate as _v
 from pysynth import store
 from pysynth.retrieval import Hits
 
-__all__ = ["DenseIndex", "encode_texts", "Hits", "FORMAT", "FORMAT_VERSION", "KINDS", "METRICS", "INDEX_FILE"]
+__all__ = ["DenseIndex", "encode_texts", "Hits", "FORMAT", "FORMAT_VERSION", "KINDS", "METRICS", "DEVICES",
+           "INDEX_FILE"]
 
 FORMAT = "pysynth.retrieval.dense.DenseIndex"
 FORMAT_VERSION = 1
@@ -77,6 +92,7 @@ FORMAT_VERSION = 1
 INDEX_FILE = "index.faiss"
 KINDS = ("flat", "hnsw", "ivf")
 METRICS = ("ip", "l2")
+DEVICES = ("auto", "cpu", "cuda")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -89,6 +105,8 @@ _FAISS_TYPES = {("flat", "ip"): "IndexFlatIP", ("flat", "l2"): "IndexFlatL2",
                 ("hnsw", "ip"): "IndexHNSWFlat", ("hnsw", "l2"): "IndexHNSWFlat",
                 ("ivf", "ip"): "IndexIVFFlat", ("ivf", "l2"): "IndexIVFFlat"}
 _DEFAULTS = {"ef_construction": 200, "ef_search": 64}
+# faiss's GPU k-selection limit (GPU_MAX_SELECTION_K), for k and nprobe
+_GPU_MAX_K = 2048
 
 
 def _faiss():
@@ -98,6 +116,34 @@ def _faiss():
     except ImportError as exc:
         raise ImportError(f"pysynth.retrieval.dense needs faiss: pip install 'pysynth[dist]' ({exc})") from None
     return faiss
+
+
+def _gpu_problem(faiss) -> Optional[str]:
+    """Why faiss cannot search on a GPU here, or None when it can."""
+    if not hasattr(faiss, "StandardGpuResources") or not hasattr(faiss, "index_cpu_to_gpu"):
+        return (f"the installed faiss {getattr(faiss, '__version__', '?')} has no GPU support: install faiss-gpu "
+                "(e.g. pip install faiss-gpu-cu12, in place of faiss-cpu)")
+    try:
+        n = int(faiss.get_num_gpus())
+    except Exception as exc:  # noqa: BLE001 - a broken CUDA runtime raises RuntimeError and friends
+        return f"faiss cannot query CUDA ({type(exc).__name__}: {exc})"
+    return None if n > 0 else "faiss has GPU support but sees no CUDA GPU (check the driver and CUDA_VISIBLE_DEVICES)"
+
+
+def _device(faiss, device: Any, kind: str) -> str:
+    """``"cuda"`` or ``"cpu"``: where ``kind`` indexes search for ``device`` (one of DEVICES)."""
+    device = _v.choice(device, "device", DEVICES)
+    if device == "cpu":
+        return "cpu"
+    problem = _gpu_problem(faiss)
+    if device == "cuda":
+        if kind == "hnsw":
+            raise ValueError("device='cuda': faiss has no GPU HNSW index; use kind='flat' or 'ivf' on the GPU, or "
+                             "device='cpu' (or 'auto') for HNSW")
+        if problem:
+            raise ValueError(f"device='cuda', but {problem}; or pass device='cpu'")
+        return "cuda"
+    return "cuda" if problem is None and kind != "hnsw" else "cpu"
 
 
 @contextlib.contextmanager
@@ -199,6 +245,21 @@ class DenseIndex:
         self._index = index
         self._config = dict(config)
         self._max_norm: Optional[float] = None
+        self._gpu_res: Any = None
+        self._gpu_index: Any = None
+
+    def _place(self, faiss, device: str) -> "DenseIndex":
+        """Add the GPU copy that proposes candidates when ``device`` is ``"cuda"``."""
+        if device == "cuda":
+            self._gpu_res = faiss.StandardGpuResources()
+            self._gpu_index = faiss.index_cpu_to_gpu(self._gpu_res, 0, self._index)
+        return self
+
+    def _searcher(self, kk: int, nprobe: int = 0) -> Any:
+        """The faiss index that proposes ``kk`` candidates: the GPU copy within its limits, else the CPU one."""
+        if self._gpu_index is not None and kk <= _GPU_MAX_K and nprobe <= _GPU_MAX_K:
+            return self._gpu_index
+        return self._index
 
     # ----------------------------------------------------------------- creation
     @classmethod
@@ -215,6 +276,7 @@ class DenseIndex:
         nprobe: Optional[int] = None,
         seed: int = 0,
         workers: int = 1,
+        device: str = "auto",
     ) -> "DenseIndex":
         """Index the rows of ``embeddings``; row ``i`` gets doc id ``i``.
 
@@ -249,6 +311,9 @@ class DenseIndex:
             generator, in ``[0, 2**31 - 1]``.
         workers : int
             faiss threads (-1 = all cores).
+        device : {"auto", "cpu", "cuda"}
+            Where :meth:`search` finds candidates (the build runs on the CPU); see the module
+            notes.
 
         Returns
         -------
@@ -259,8 +324,9 @@ class DenseIndex:
         TypeError
             ``embeddings`` is not a real-valued array, or an integer parameter is not an int.
         ValueError
-            A shape, value or parameter is out of range (the message names it), or a parameter
-            is given for a kind it does not apply to.
+            A shape, value or parameter is out of range (the message names it), a parameter
+            is given for a kind it does not apply to, or ``device="cuda"`` without a usable GPU
+            faiss (or with ``kind="hnsw"``).
         ImportError
             faiss is not installed.
 
@@ -303,6 +369,7 @@ class DenseIndex:
             x = _normalized(x)
 
         faiss = _faiss()
+        where = _device(faiss, device, kind)
         fmetric = faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2
         config: Dict[str, Any] = {"kind": kind, "metric": metric, "normalize": bool(normalize), "n_docs": n, "dim": d,
                                   "seed": seed}
@@ -336,7 +403,7 @@ class DenseIndex:
                 index.nprobe = config["nprobe"]
                 # re-scoring reads vectors by doc id
                 index.make_direct_map()
-        return cls(index, config, _checked=True)
+        return cls(index, config, _checked=True)._place(faiss, where)
 
     def save(self, path: PathLike) -> None:
         """Write the index to directory ``path``, a :mod:`pysynth.store` swapped in atomically.
@@ -360,7 +427,7 @@ class DenseIndex:
                    meta=dict(self._config, faiss_version=faiss.__version__))
 
     @classmethod
-    def load(cls, path: PathLike, *, mmap: bool = True) -> "DenseIndex":
+    def load(cls, path: PathLike, *, mmap: bool = True, device: str = "auto") -> "DenseIndex":
         """Open an index written by :meth:`save`.
 
         Parameters
@@ -371,6 +438,9 @@ class DenseIndex:
             Memory-map the vectors (and IVF lists) read-only (faiss's ``IO_FLAG_MMAP_IFC``) instead
             of reading them into memory.  Without that flag in the installed faiss the index is
             read into memory either way.
+        device : {"auto", "cpu", "cuda"}
+            Where :meth:`search` finds candidates; see the module notes (a GPU copy is read
+            into GPU memory whatever ``mmap`` says).
 
         Returns
         -------
@@ -404,6 +474,7 @@ class DenseIndex:
         if INDEX_FILE not in st.files:
             raise ValueError(f"{d} is incomplete: {INDEX_FILE} is not listed in {store.META}")
         faiss = _faiss()
+        where = _device(faiss, device, config["kind"])
         f = d / INDEX_FILE
         flag = getattr(faiss, "IO_FLAG_MMAP_IFC", None)
         try:
@@ -420,7 +491,7 @@ class DenseIndex:
         except Exception as exc:  # noqa: BLE001 - faiss raises RuntimeError, MemoryError, ... for bad bytes
             raise ValueError(f"{f} is not a readable faiss index ({type(exc).__name__}: {exc})") from None
         cls._check_index(index, config, f, faiss)
-        return cls(index, config, _checked=True)
+        return cls(index, config, _checked=True)._place(faiss, where)
 
     @staticmethod
     def _check_meta(meta: Dict[str, Any], where: Path) -> Dict[str, Any]:
@@ -493,8 +564,13 @@ class DenseIndex:
         return dict(self._config)
 
     @property
+    def device(self) -> str:
+        """``"cuda"`` when a GPU copy proposes the candidates, else ``"cpu"``."""
+        return "cpu" if self._gpu_index is None else "cuda"
+
+    @property
     def faiss_index(self) -> Any:
-        """The underlying faiss index (shared, not a copy: do not add to or reset it)."""
+        """The underlying (CPU) faiss index (shared, not a copy: do not add to or reset it)."""
         return self._index
 
     def __repr__(self) -> str:
@@ -572,13 +648,14 @@ class DenseIndex:
             else:
                 # a few more than k, so ties at the k-th place are settled by doc id, not by faiss
                 kk = self._n_candidates(k)
+                npb = 0
                 if self.kind == "hnsw":
                     # faiss's HNSW returns at most efSearch results
                     params = faiss.SearchParametersHNSW(efSearch=max(kk, ef_search or self._config["ef_search"]))
                 else:
-                    params = faiss.SearchParametersIVF(nprobe=min(self._config["nlist"],
-                                                                  nprobe or self._config["nprobe"]))
-                _, cand = self._index.search(q, kk, params=params)
+                    npb = min(self._config["nlist"], nprobe or self._config["nprobe"])
+                    params = faiss.SearchParametersIVF(nprobe=npb)
+                _, cand = self._searcher(kk, npb).search(q, kk, params=params)
                 ids, scores = _order(cand, self._rescore(q, cand), k)
         return self._hits(ids, scores, k, dt)
 
@@ -672,7 +749,7 @@ class DenseIndex:
             eps = 2.0 * _gamma(self.dim + 3) * bound
         while pending.size and kk < n:
             qp = q[pending]
-            dist, cand = self._index.search(qp, kk)
+            dist, cand = self._searcher(kk).search(qp, kk)
             ids, sc = _order(cand, self._rescore(qp, cand), k)
             last = dist[:, -1].astype(np.float64)
             f_last = last if self.metric == "ip" else -last

@@ -1,0 +1,99 @@
+"""The torch-free bi-encoder on onnxruntime (pysynth.retrieval.encode): parity with torch, int8, errors."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pysynth.models.encoders import BiEncoder, EncoderConfig, wordpiece_tokenizer  # noqa: E402
+from pysynth.retrieval import encode  # noqa: E402
+from pysynth.retrieval.dense import DenseIndex, encode_texts  # noqa: E402
+
+TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "what", "who", "dog",
+          "ran", "in", "park", "a", "?", ".", "##s", "big", "red", "how", "do", "i", "brew", "beer"]
+TEXTS = ["the cat sat on the mat", "How do I brew beer?", "who ran in the park?", "big red dogs", "Zebra!", "",
+         "what " * 80]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    p = tmp_path_factory.mktemp("wp") / "vocab.txt"
+    p.write_text("\n".join(TOKENS) + "\n", encoding="utf-8")
+    tok = wordpiece_tokenizer(p)
+    torch.manual_seed(0)
+    cfg = EncoderConfig(vocab_size=64, hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64, dropout=0.0,
+                        max_positions=64, joint=False)
+    return BiEncoder(cfg, len(TOKENS)).eval(), tok
+
+
+@pytest.fixture(scope="module")
+def stores(model, tmp_path_factory):
+    m, tok = model
+    d = tmp_path_factory.mktemp("enc")
+    return (encode.export(m, d / "fp32", max_length=48, tokenizer=tok),
+            encode.export(m, d / "int8", quantize=True, max_length=48, tokenizer=tok))
+
+
+def test_onnx_matches_torch(model, stores):
+    m, tok = model
+    want = m.encode_texts(TEXTS, tok, batch_size=3, max_length=48)
+    enc = encode.OnnxEncoder(stores[0], threads=1)
+    got = enc.encode(TEXTS, batch_size=3)
+    assert got.shape == (len(TEXTS), 32) and got.dtype == np.float32 and enc.dim == 32 and enc.max_length == 48
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    # a row does not depend on its batch or its neighbours (length-sorted batches)
+    np.testing.assert_allclose(enc.encode(TEXTS[::-1], batch_size=64)[::-1], got, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(enc.encode(TEXTS[1:2])[0], got[1], atol=1e-6, rtol=0)
+    assert enc.encode([]).shape == (0, 32)
+    # plugs into the dense index's encoder argument
+    np.testing.assert_array_equal(encode_texts(TEXTS, enc, batch_size=3), got)
+    ix = DenseIndex.build(got, device="cpu")
+    assert ix.search(got[:2], k=1).docs.tolist() == [[0], [1]]
+
+
+def test_int8_is_close_and_smaller(model, stores):
+    m, tok = model
+    fp32, int8 = (encode.OnnxEncoder(p, threads=1).encode(TEXTS) for p in stores)
+    cos = (fp32 * int8).sum(1)
+    assert cos.min() > 0.99
+    assert encode.OnnxEncoder(stores[1]).config["quantized"] is True
+
+
+def test_serving_path_imports_no_torch(stores):
+    code = ("import sys; from pysynth.retrieval.encode import OnnxEncoder; "
+            f"e = OnnxEncoder({str(stores[0])!r}, threads=1); x = e.encode(['the cat sat']); "
+            "assert x.shape == (1, 32); assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_errors(model, stores, tmp_path):
+    m, tok = model
+    enc = encode.OnnxEncoder(stores[0])
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        enc.encode("the cat")
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        enc.encode(["the cat", 3])
+    with pytest.raises(ValueError, match="batch_size"):
+        enc.encode(["a"], batch_size=0)
+    with pytest.raises(ValueError, match="does not exist"):
+        encode.OnnxEncoder(tmp_path / "missing")
+    with pytest.raises(ValueError, match="threads"):
+        encode.OnnxEncoder(stores[0], threads=-1)
+    with pytest.raises(ValueError, match="path"):
+        encode.load(None)
+    with pytest.raises(ValueError, match="max_length"):
+        encode.export(m, tmp_path / "x", max_length=2, tokenizer=tok)
+    with pytest.raises(TypeError, match="tokenizer"):
+        encode.export(m, tmp_path / "x")
+    with pytest.raises(TypeError, match="model"):
+        encode.export(object(), tmp_path / "x", tokenizer=tok)

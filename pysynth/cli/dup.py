@@ -1,5 +1,5 @@
 """``pysynth dup pairs | eval | eval-data | index | search``: duplicate-question detection (Rücklé et
-al. 2019); duplicate question generation and detector training are still to come (issue 15)."""
+al. 2019); detector training is still to come (issue 15)."""
 from __future__ import annotations
 
 import json
@@ -29,22 +29,24 @@ def _cmd_eval_data(args) -> int:
 
 
 def _cmd_pairs(args) -> int:
-    from pysynth.dup.pairs import ws_tb_pairs
-    from pysynth.io import write_rows
+    from pysynth.dup.pairs import make_pairs
+    from pysynth.pipelines import executor_from_args
 
     C.check_output(args.out)
-    if args.method != "ws-tb":
-        raise C.UsageError(f"argument --method: {args.method} (duplicate question generation) is not built yet; "
-                           "use --method ws-tb")
+    if args.out == "-":
+        raise C.UsageError("argument --out: pairs are written by a resumable job; give a file, not -")
     exclude = C.read_lines(args.exclude_ids, "--exclude-ids") if args.exclude_ids else []
-    rows, counts = [], {}
-    for dump in args.dump:
-        r, c = ws_tb_pairs(dump, negatives=args.negatives, min_words=args.min_words, select=args.select,
-                           min_score=args.min_score, exclude=exclude, seed=args.seed)
-        rows += r
-        counts[str(dump)] = c
-    write_rows(args.out, rows)
-    print(json.dumps(counts))
+    model = None
+    if args.method != "ws-tb":
+        from pysynth.dup.dqg import DEFAULT_MODEL
+
+        model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None
+    summary = make_pairs(args.dump, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
+                         select=args.select, min_score=args.min_score, exclude=exclude,
+                         holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
+                         threads=args.threads, executor=executor_from_args(args), chunk_size=args.chunk_size,
+                         resume=not args.restart)
+    print(json.dumps(summary))
     return 0
 
 
@@ -77,19 +79,33 @@ def _cmd_search(args) -> int:
 def add_commands(sub) -> None:
     d = sub.add_parser("dup", help="duplicate question detection (Rücklé et al. 2019)")
     ds = d.add_subparsers(dest="dup_command", required=True, metavar="VERB")
-    p = ds.add_parser("pairs", help="weakly supervised training pairs from Stack Exchange dumps (WS-TB)")
+    p = ds.add_parser("pairs", help="weakly supervised training pairs from Stack Exchange dumps (WS-TB, DQG or both)")
     p.add_argument("--dump", action="append", required=True, type=C.input_dir("dump"),
                    help="a site's dump folder (Posts.xml[.gz], PostLinks.xml[.gz]) or .7z archive; repeatable")
-    p.add_argument("--out", required=True, help="output JSONL/Parquet: {site, post_id, title, body, label}")
-    p.add_argument("--method", choices=("ws-tb", "dqg", "both"), default="ws-tb")
-    p.add_argument("--negatives", type=int, default=1, help="random other bodies per question (never itself, a "
+    p.add_argument("--out", required=True, help="output JSONL/Parquet: {site, post_id, method, title, body, label[, "
+                                                "neg_post_id]} (dqg rows: body = a generated title)")
+    p.add_argument("--method", choices=("ws-tb", "dqg", "both"), default="ws-tb",
+                   help="ws-tb: (title, body); dqg: (title, title generated from the body); both: the union")
+    p.add_argument("--negatives", type=int, default=1, help="random other questions per question (never itself, a "
                                                             "known duplicate or an excluded id)")
     p.add_argument("--min-words", type=C.positive_int, default=10, help="paragraphs shorter than this are dropped")
     p.add_argument("--select", choices=("tfidf", "all"), default="tfidf",
                    help="the body: the paragraph closest to the title (TF-IDF), or all paragraphs")
     p.add_argument("--min-score", type=int, default=None, help="leave out questions scored below this")
-    p.add_argument("--exclude-ids", default=None, help="file of post ids to leave out (evaluation items)")
+    p.add_argument("--exclude-ids", default=None, help="file of post ids to leave out (evaluation items), one per "
+                                                       "line: ID (any site) or SITE:ID")
+    p.add_argument("--holdout-linked", action="store_true",
+                   help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
+    p.add_argument("--model", default=None, help="dqg/both: the title generator (default: the shipped "
+                                                 "dup-dqg-copynet; onnxruntime)")
+    p.add_argument("--beam", type=C.positive_int, default=4, help="dqg/both: beam size (1: greedy)")
+    p.add_argument("--threads", type=int, default=1, help="dqg/both: onnxruntime threads")
+    p.add_argument("--chunk-size", type=C.positive_int, default=256, help="questions per resumable chunk")
+    p.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
     p.add_argument("--seed", type=int, default=0)
+    from pysynth.pipelines import add_executor_arguments
+
+    add_executor_arguments(p)
     p.set_defaults(func=_cmd_pairs)
     e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
     e.add_argument("--data", required=True, type=C.input_file,

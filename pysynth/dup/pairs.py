@@ -14,15 +14,25 @@ Every question left out is counted by reason.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 import random
 import re
 from collections import Counter
+from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-__all__ = ["html_to_text", "paragraphs", "select_paragraph", "ws_tb_pairs"]
+import numpy as np
+
+from pysynth import io, pipelines, store
+from pysynth import signature as _signature
+from pysynth.pipelines.rows import check_rows, iter_rows, pack_rows
+
+__all__ = ["html_to_text", "paragraphs", "select_paragraph", "questions", "Questions", "linked_duplicates",
+           "draw_negatives", "ws_tb_pairs", "make_pairs", "METHODS"]
 
 _BLOCK = {"p", "li", "div", "br", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "tr", "hr", "ul", "ol", "table"}
 _URL = re.compile(r"https?://\S+")
@@ -104,33 +114,93 @@ def select_paragraph(title: str, paras: Sequence[str], df: Dict[str, int], n_doc
     return best
 
 
-def ws_tb_pairs(dump, negatives: int = 1, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
-                exclude: Iterable[str] = (), seed: int = 0) -> Tuple[List[dict], Dict[str, int]]:
-    """WS-TB pairs of one Stack Exchange dump (a folder or archive; :class:`pysynth.stackexchange.Dump`).
+@dataclass
+class Questions:
+    """The questions of one dump after Appendix A's filters: ``rows`` ``{"site", "post_id",
+    "title", "body"}`` (``body``: the selected paragraph), ``counts`` per reason, ``duplicates``
+    (post id -> ids linked to it as duplicates, PostLinks LinkTypeId 3) and ``matched``: the
+    ``exclude`` entries that named a question of this dump."""
 
-    Returns ``(rows, counts)``: rows ``{"site", "post_id", "title", "body", "label"}`` — label 1 for
-    the question's own body, 0 for each of ``negatives`` other bodies (``neg_post_id`` says whose);
-    counts of questions kept and left out per reason. ``min_score``: leave out questions scored
-    below it (the paper's option for negative-score questions). ``select``: ``"tfidf"`` or ``"all"``.
-    Deterministic for a seed.
+    site: str
+    rows: List[dict]
+    counts: Dict[str, int]
+    duplicates: Dict[str, Set[str]]
+    matched: Set[str]
+
+
+def linked_duplicates(dump) -> Dict[str, Set[str]]:
+    """post id -> the ids linked to it as duplicates (PostLinks, LinkTypeId 3, both directions);
+    empty when the dump has no PostLinks table."""
+    from pysynth.stackexchange import open_dump
+
+    d = open_dump(dump)
+    dups: Dict[str, Set[str]] = {}
+    if d.has("PostLinks"):
+        for r in d.rows("PostLinks"):
+            if r.get("LinkTypeId") == "3":
+                a, b = r.get("PostId", ""), r.get("RelatedPostId", "")
+                dups.setdefault(a, set()).add(b)
+                dups.setdefault(b, set()).add(a)
+    return dups
+
+
+def _check_exclude(exclude: Iterable[str]) -> Set[str]:
+    if isinstance(exclude, str):
+        raise TypeError("exclude: expected a list of post ids, got a single str (wrap it in a list)")
+    out = set()
+    for x in exclude:
+        x = str(x).strip()
+        if not x:
+            continue
+        site, _, pid = x.rpartition(":")
+        if not pid.isdigit():
+            raise ValueError(f"exclude: {x!r} is not a post id; write ID or SITE:ID (e.g. 1234 or beer:1234)")
+        out.add(x)
+    return out
+
+
+def questions(dump, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
+              exclude: Iterable[str] = (), holdout_linked: bool = False) -> Questions:
+    """A dump's questions with Appendix A's preprocessing (Rücklé et al. 2019, A.1).
+
+    Parameters
+    ----------
+    dump : a dump folder or archive (:class:`pysynth.stackexchange.Dump`).
+    min_words : paragraphs with fewer words are dropped; a question left without one is
+        counted as ``short_body``.
+    select : ``"tfidf"`` (the paragraph with the highest TF-IDF cosine to the title) or
+        ``"all"`` (the paragraphs joined).
+    min_score : leave out questions scored below it (``low_score``; the paper drops
+        negative-score questions: ``0``).
+    exclude : post ids to leave out (``excluded``): ``ID`` (any site) or ``SITE:ID``.
+    holdout_linked : leave out every question with a PostLinks duplicate (``eval_holdout``):
+        they are the evaluation items of the dumps' duplicate sets.
     """
     from pysynth.stackexchange import open_dump
 
     if select not in ("tfidf", "all"):
         raise ValueError(f"select: must be 'tfidf' or 'all', got {select!r}")
-    if isinstance(negatives, bool) or not isinstance(negatives, int) or negatives < 0:
-        raise ValueError(f"negatives: must be an integer >= 0, got {negatives!r}")
+    if isinstance(min_words, bool) or not isinstance(min_words, int) or min_words < 1:
+        raise ValueError(f"min_words: must be a positive integer, got {min_words!r}")
+    excluded = _check_exclude(exclude)
     d = open_dump(dump)
-    excluded: Set[str] = {str(x) for x in exclude}
-    counts = Counter()
+    site = d.site
+    dups = linked_duplicates(d)
+    counts: Counter = Counter()
+    matched: Set[str] = set()
     qs: List[Tuple[str, str, List[str]]] = []
     for r in d.rows("Posts"):
         if r.get("PostTypeId") != "1":
             continue
         counts["questions"] += 1
         pid = r.get("Id", "")
-        if pid in excluded:
+        hit = {x for x in (pid, f"{site}:{pid}") if x in excluded}
+        if hit:
+            matched |= hit
             counts["excluded"] += 1
+            continue
+        if holdout_linked and pid in dups:
+            counts["eval_holdout"] += 1
             continue
         if min_score is not None and int(r.get("Score", "0") or 0) < min_score:
             counts["low_score"] += 1
@@ -139,37 +209,280 @@ def ws_tb_pairs(dump, negatives: int = 1, min_words: int = 10, select: str = "tf
         if not title:
             counts["no_title"] += 1
             continue
-        paras = paragraphs(html_to_text(r.get("Body", "")), min_words)
+        body = r.get("Body", "")
+        if not body.strip():
+            counts["empty_body"] += 1
+            continue
+        paras = paragraphs(html_to_text(body), min_words)
         if not paras:
             counts["short_body"] += 1
             continue
         qs.append((pid, title, paras))
-    dups: Dict[str, Set[str]] = {}
-    if d.has("PostLinks"):
-        for r in d.rows("PostLinks"):
-            if r.get("LinkTypeId") == "3":
-                a, b = r.get("PostId", ""), r.get("RelatedPostId", "")
-                dups.setdefault(a, set()).add(b)
-                dups.setdefault(b, set()).add(a)
     df: Counter = Counter()
     for _, _, paras in qs:
         df.update(set(w.lower() for p in paras for w in _WORD.findall(p)))
-    bodies = []
+    rows = []
     for pid, title, paras in qs:
         body = paras[select_paragraph(title, paras, df, len(qs))] if select == "tfidf" else " ".join(paras)
-        bodies.append(body)
-    rng = random.Random(seed)
-    rows = []
-    site = d.site
-    for i, (pid, title, _) in enumerate(qs):
-        rows.append({"site": site, "post_id": pid, "title": title, "body": bodies[i], "label": 1})
-        banned = {pid} | dups.get(pid, set())
-        pool_ok = [j for j in range(len(qs)) if qs[j][0] not in banned]
-        for j in rng.sample(pool_ok, min(negatives, len(pool_ok))):
-            rows.append({"site": site, "post_id": pid, "title": title, "body": bodies[j], "label": 0,
-                         "neg_post_id": qs[j][0]})
-        if len(pool_ok) < negatives:
-            counts["fewer_negatives"] += 1
-    counts["kept"] = len(qs)
+        rows.append({"site": site, "post_id": pid, "title": title, "body": body})
+    counts["kept"] = len(rows)
+    return Questions(site, rows, dict(counts), dups, matched)
+
+
+def draw_negatives(key: str, n: int, k: int, banned: Set[int]) -> List[int]:
+    """``k`` distinct indices in ``range(n)`` outside ``banned`` (all of them, shuffled, when
+    fewer exist), from a generator seeded by ``key`` alone: a question's negatives do not depend
+    on the order or chunking of the others."""
+    rng = random.Random(key)  # str seeds are hashed with SHA-512: the same on every run
+    allowed = n - len(banned)
+    if allowed <= k:
+        out = [j for j in range(n) if j not in banned]
+        rng.shuffle(out)
+        return out
+    out, seen = [], set(banned)
+    while len(out) < k:
+        j = rng.randrange(n)
+        if j not in seen:
+            seen.add(j)
+            out.append(j)
+    return out
+
+
+def _pairs_of(qs: Questions, sides: List[Optional[str]], method: str, negatives: int, seed: int,
+              counts: Counter) -> Iterator[dict]:
+    """Rows of one method: question i's positive (its title, ``sides[i]``) and ``negatives``
+    pairs (its title, ``sides[j]``) with j never i, a known duplicate of i, or a question
+    without a side (``None``: dropped, e.g. no generated title)."""
+    ok = [i for i, s in enumerate(sides) if s is not None]
+    pos_of = {qs.rows[i]["post_id"]: p for p, i in enumerate(ok)}
+    for p, i in enumerate(ok):
+        q = qs.rows[i]
+        pid = q["post_id"]
+        yield {"site": qs.site, "post_id": pid, "method": method, "title": q["title"], "body": sides[i], "label": 1}
+        banned = {p} | {pos_of[x] for x in qs.duplicates.get(pid, ()) if x in pos_of}
+        got = draw_negatives(f"{seed}/{method}/{qs.site}/{pid}", len(ok), negatives, banned) if negatives else []
+        for j in got:
+            n = qs.rows[ok[j]]
+            yield {"site": qs.site, "post_id": pid, "method": method, "title": q["title"], "body": sides[ok[j]],
+                   "label": 0, "neg_post_id": n["post_id"]}
+        if len(got) < negatives:
+            counts[f"{method}_fewer_negatives"] += 1
+        counts[f"{method}_pairs"] += 1 + len(got)
+
+
+def ws_tb_pairs(dump, negatives: int = 1, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
+                exclude: Iterable[str] = (), seed: int = 0, holdout_linked: bool = False
+                ) -> Tuple[List[dict], Dict[str, int]]:
+    """WS-TB pairs of one Stack Exchange dump (a folder or archive; :class:`pysynth.stackexchange.Dump`).
+
+    Returns ``(rows, counts)``: rows ``{"site", "post_id", "method": "ws-tb", "title", "body",
+    "label"}`` — label 1 for the question's own body, 0 for each of ``negatives`` other bodies
+    (``neg_post_id`` says whose); counts of questions kept and left out per reason
+    (:func:`questions`, whose arguments these are). Deterministic for a seed.
+    """
+    _check_negatives(negatives)
+    qs = questions(dump, min_words, select, min_score, exclude, holdout_linked)
+    counts = Counter(qs.counts)
+    rows = list(_pairs_of(qs, [q["body"] for q in qs.rows], "ws-tb", negatives, seed, counts))
     counts["pairs"] = len(rows)
     return rows, dict(counts)
+
+
+def _check_negatives(negatives) -> None:
+    if isinstance(negatives, bool) or not isinstance(negatives, int) or negatives < 0:
+        raise ValueError(f"negatives: must be an integer >= 0, got {negatives!r}")
+
+
+# ------------------------------------------------------------------------------ the resumable job
+
+METHODS = ("ws-tb", "dqg", "both")
+FORMAT = "pysynth.dup.pairs"
+FORMAT_VERSION = 1
+_CONTEXT = "pysynth.dup.pairs.Questions"
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def dump_fingerprint(dump) -> dict:
+    """``{"site", "tables": {file name: sha256}}`` of the Posts and PostLinks tables (or the
+    archive) a dump's pairs are made from."""
+    from pysynth.stackexchange import open_dump
+
+    d = open_dump(dump)
+    files = {}
+    for t in ("Posts", "PostLinks"):
+        if d.has(t):
+            src = d.source(t)
+            files[src.path.name] = _file_sha(src.path)
+    return {"site": d.site, "tables": files}
+
+
+class _Kernel(pipelines.Kernel):
+    """Generated titles (DQG) for questions ``[start, stop)`` (picklable: the configuration only)."""
+
+    def __init__(self, dqg: bool, model: Optional[str], beam: int, threads: int, batch_size: int):
+        self.dqg, self.model, self.beam, self.threads, self.batch_size = dqg, model, beam, threads, batch_size
+
+    def open(self, context: Path):
+        st = store.load(context / "questions", _CONTEXT, (1,), mmap=False)
+        bodies = [r["body"] for r in iter_rows(st.arrays)]
+        gen = None
+        if self.dqg:
+            from pysynth.dup.dqg import TitleGenerator
+
+            gen = TitleGenerator(self.model, threads=self.threads)
+        return {"bodies": bodies, "gen": gen}
+
+    def run_chunk(self, ctx, start: int, stop: int, workers: int = 1) -> Dict[str, np.ndarray]:
+        if ctx["gen"] is None:
+            return pack_rows([{}] * (stop - start))
+        got = ctx["gen"].generate(ctx["bodies"][start:stop], beam=self.beam, batch_size=self.batch_size)
+        return pack_rows([{"title": t, "reason": r} for t, r in got])
+
+    def check(self, d, n: int) -> bool:
+        return check_rows(d, n)
+
+
+class _Stage(pipelines.Stage):
+    name = "dup pairs"
+    unit = "questions"
+
+    def __init__(self, dumps: List, out: Path, method: str, config: dict, exclude: Set[str], model: Optional[str],
+                 beam: int, threads: int, batch_size: int):
+        self.dumps, self.out, self.method, self.config, self.exclude = dumps, out, method, config, exclude
+        self.model = model
+        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size)
+
+    def signature(self) -> Dict[str, Any]:
+        models = {}
+        if self.method != "ws-tb":
+            from pysynth.dup.dqg import DEFAULT_MODEL
+            from pysynth.models.registry import model_fingerprint
+
+            models = {"dqg": model_fingerprint(self.model, DEFAULT_MODEL)}
+        return _signature.signature(
+            FORMAT, FORMAT_VERSION, {"method": self.method, **self.config,
+                                     "exclude": _signature.fingerprint(sorted(self.exclude))},
+            {"dumps": [dump_fingerprint(d) for d in self.dumps]},
+            extra_versions=("onnxruntime",) if models else (), models=models)
+
+    def prepare(self, context: Path, workers: int, log) -> int:
+        c = self.config
+        sets, rows = [], []
+        for d in self.dumps:
+            qs = questions(d, c["min_words"], c["select"], c["min_score"], self.exclude, c["holdout_linked"])
+            sets.append({"site": qs.site, "n": len(qs.rows), "counts": qs.counts,
+                         "duplicates": {k: sorted(v) for k, v in sorted(qs.duplicates.items())},
+                         "matched": sorted(qs.matched)})
+            rows += qs.rows
+            log(f"{qs.site}: {qs.counts}")
+        store.save(context / "questions", _CONTEXT, 1, arrays={**pack_rows(rows), **pack_rows(sets, "sets")})
+        return len(rows)
+
+    def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> Optional[str]:
+        if self.method == "ws-tb":
+            return None
+        return (f"{n_items:,} bodies -> titles ({self.model or 'default generator'}, beam {self.kernel.beam}); "
+                f"{n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
+
+    def finish(self, context: Path, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
+        st = store.load(context / "questions", _CONTEXT, (1,), mmap=False)
+        rows = list(iter_rows(st.arrays))
+        sets = list(iter_rows(st.arrays, "sets"))
+        gen = [g for p in parts for g in iter_rows(p)]
+        c = self.config
+        summary: Dict[str, Any] = {"dumps": {}}
+        matched: Set[str] = set()
+        per_dump = []
+        i0 = 0
+        for s in sets:
+            n = s["n"]
+            qs = Questions(s["site"], rows[i0 : i0 + n], s["counts"], {k: set(v) for k, v in s["duplicates"].items()},
+                           set(s["matched"]))
+            matched |= qs.matched
+            per_dump.append((qs, gen[i0 : i0 + n]))
+            i0 += n
+
+        def out_rows():
+            for qs, g in per_dump:
+                counts = Counter(qs.counts)
+                it = []
+                if self.method in ("ws-tb", "both"):
+                    it.append(_pairs_of(qs, [q["body"] for q in qs.rows], "ws-tb", c["negatives"], c["seed"], counts))
+                if self.method in ("dqg", "both"):
+                    sides = []
+                    for x in g:
+                        if x.get("reason"):
+                            counts[f"dqg_{x['reason']}"] += 1
+                        sides.append(x.get("title") or None)
+                    counts["dqg_titles"] = sum(s is not None for s in sides)
+                    it.append(_pairs_of(qs, sides, "dqg", c["negatives"], c["seed"], counts))
+                for gen_rows in it:
+                    yield from gen_rows
+                counts["pairs"] = sum(v for k, v in counts.items() if k.endswith("_pairs"))
+                summary["dumps"][qs.site] = dict(counts)
+
+        n_out = io.write_rows(self.out, out_rows())
+        unknown = sorted(self.exclude - matched)
+        summary.update({"method": self.method, "rows": n_out, "exclude_ids": len(self.exclude),
+                        "exclude_ids_unknown": len(unknown), "chunks_resumed": info.chunks_resumed})
+        if unknown:
+            summary["exclude_ids_unknown_first"] = unknown[:5]
+            info.log(f"pysynth: {len(unknown)} of {len(self.exclude)} --exclude-ids name no question of these dumps "
+                     f"(first: {', '.join(unknown[:5])})")
+        return summary
+
+
+def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 1, min_words: int = 10,
+               select: str = "tfidf", min_score: Optional[int] = None, exclude: Iterable[str] = (),
+               holdout_linked: bool = False, seed: int = 0, model: Optional[str] = None, beam: int = 4,
+               threads: int = 1, batch_size: int = 32, executor=None, chunk_size: int = 256, resume: bool = True,
+               progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
+    """Training pairs for duplicate detection from unlabelled questions (Rücklé et al. 2019,
+    Sect. 3.2) into ``out`` (JSONL or Parquet), as a resumable pipeline job (``OUT.parts``).
+
+    ``method``: ``"ws-tb"`` (title, body), ``"dqg"`` (title, title generated from the body by
+    ``model``, default the shipped ``dup-dqg-copynet``, on onnxruntime) or ``"both"`` (the union,
+    the paper's combined setting: each question's WS-TB rows then its DQG rows). Rows are
+    ``{"site", "post_id", "method", "title", "body", "label"[, "neg_post_id"]}``: for DQG rows
+    ``body`` holds a generated title. Each positive has ``negatives`` negatives drawn from the
+    same site, never the question itself, a PostLinks duplicate of it or an excluded question
+    (:func:`draw_negatives`, seeded per question). The other arguments are :func:`questions`'.
+
+    Returns the summary: per site the counts of questions left out per reason (and, for DQG,
+    bodies the generator could not read or gave no title for), pairs, unknown ``exclude`` ids.
+    The output bytes do not depend on the executor, the chunking or interruptions.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
+    _check_negatives(negatives)
+    if select not in ("tfidf", "all"):
+        raise ValueError(f"select: must be 'tfidf' or 'all', got {select!r}")
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ValueError(f"beam: must be a positive integer, got {beam!r}")
+    if isinstance(dumps, (str, Path)):
+        dumps = [dumps]
+    dumps = list(dumps)
+    if not dumps:
+        raise ValueError("dumps: no dump given")
+    sites = [_site_of(d) for d in dumps]
+    dup = sorted({s for s in sites if sites.count(s) > 1})
+    if dup:
+        raise ValueError(f"dumps: site {dup[0]!r} given twice; pass each site's dump once")
+    config = {"negatives": negatives, "min_words": min_words, "select": select, "min_score": min_score,
+              "holdout_linked": bool(holdout_linked), "seed": seed, **({"beam": beam} if method != "ws-tb" else {})}
+    stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size)
+    return pipelines.run(stage, out, executor=executor, chunk_size=chunk_size, resume=resume, progress=progress,
+                         _stop_after_chunks=_stop_after_chunks)
+
+
+def _site_of(dump) -> str:
+    from pysynth.stackexchange import open_dump
+
+    return open_dump(dump).site

@@ -1,0 +1,245 @@
+"""Duplicate question generation, DQG (Rücklé et al. 2019, Sect. 3.2 and Appendix A.2): a
+question generator trained to restore a question's title from its body, ``P(title(q) | body(q))``;
+the title it generates for a body is then a duplicate of the question's real title
+(:func:`pysynth.dup.pairs.make_pairs` with ``method="dqg"``).
+
+The paper's generator is MQAN (LSTMs with a pointer-generator copy mechanism); pysynth trains the
+registry's CopyNet (GRU encoder-decoder with attention and copying, :mod:`pysynth.models`), and
+the AttNet (the same without copying) as the no-copy comparison of the paper's Tables 8 and 9
+(there, the Transformer: no copy mechanism, it "falls back to outputting unrelated (but
+grammatical) domain-specific text" on other sites).
+
+Data: each question's (selected body paragraph, title) after Appendix A.1's filtering
+(:func:`pysynth.dup.pairs.questions`); the questions with a PostLinks duplicate are the
+evaluation items of the dumps' duplicate sets and are held out by default. Early stopping on dev
+BLEU as in the paper (Sect. 4.1), the dev set being a seeded fraction of the questions.
+
+Command line (training needs torch; generation runs on onnxruntime)::
+
+    python -m pysynth.dup.dqg train --dump DIR [--dump DIR ...] --out RUN [--arch copynet|attnet]
+    python -m pysynth.dup.dqg export --model RUN --out ASSET_DIR        # int8 ONNX, no torch needed
+    python -m pysynth.dup.dqg eval --model M --dump DIR [--backend torch]   # BLEU/ROUGE vs real titles
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+__all__ = ["DEFAULT_MODEL", "training_rows", "split_dev", "train", "export", "TitleGenerator", "evaluate"]
+
+#: the shipped generator (``pysynth/models/assets/dup-dqg-copynet``)
+DEFAULT_MODEL = "dup-dqg-copynet"
+
+
+def training_rows(dumps: Sequence, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
+                  holdout_linked: bool = True) -> Tuple[List[dict], Dict[str, dict]]:
+    """``(rows, counts)``: the (body, title) rows ``{"site", "post_id", "title", "body"}`` of the
+    dumps (:func:`pysynth.dup.pairs.questions`; ``holdout_linked``: leave out questions with a
+    PostLinks duplicate, the evaluation items) and the counts per site."""
+    from pysynth.dup.pairs import questions
+
+    rows, counts = [], {}
+    for d in dumps:
+        qs = questions(d, min_words, select, min_score, holdout_linked=holdout_linked)
+        rows += qs.rows
+        counts[qs.site] = qs.counts
+    return rows, counts
+
+
+def split_dev(rows: Sequence[dict], fraction: float, seed: int) -> Tuple[List[dict], List[dict]]:
+    """``(train, dev)``: a seeded ``fraction`` of the rows (at least one when ``fraction > 0``) is dev."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"dev_fraction: must be in [0, 1), got {fraction!r}")
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    n_dev = max(1, int(len(rows) * fraction)) if fraction > 0 else 0
+    dev = set(order[:n_dev])
+    return [r for i, r in enumerate(rows) if i not in dev], [r for i, r in enumerate(rows) if i in dev]
+
+
+def train(dumps: Sequence, out, arch: str = "copynet", minutes: float = 20.0, steps: int = 0, threads: int = 1,
+          seed: int = 0, dev_fraction: float = 0.05, vocab_size: int = 8000, emb_dim: int = 128,
+          enc_hidden: int = 128, dec_hidden: int = 256, dropout: float = 0.3, lr: float = 2e-3, batch_size: int = 32,
+          max_src_len: int = 80, max_tgt_len: int = 24, eval_every: int = 100, patience: int = 8,
+          holdout_linked: bool = True, resume: bool = True, log=None) -> dict:
+    """Train a body -> title generator on the dumps (see the module doc) into the run folder
+    ``out`` (:mod:`pysynth.models.train`: the best model on dev BLEU in ``out/model``,
+    resumable). ``arch``: ``copynet`` (copy) or ``attnet`` (no copy). Stops after ``steps``
+    (0: no limit), ``minutes`` (0: no limit), 60 epochs or ``patience`` evaluations without a
+    better dev BLEU. Writes ``out/dqg_data.json`` (sites, counts, sizes). Returns the summary."""
+    from pysynth.io import write_json
+    from pysynth.models.config import Seq2SeqConfig, TrainConfig
+    from pysynth.models.train import train as fit
+
+    if arch not in ("copynet", "attnet"):
+        raise ValueError(f"arch: must be 'copynet' (copy) or 'attnet' (no copy), got {arch!r}")
+    rows, counts = training_rows(dumps, holdout_linked=holdout_linked)
+    if not rows:
+        raise ValueError("dumps: no question survived the filters; nothing to train on")
+    tr, dev = split_dev(rows, dev_fraction, seed)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "dqg_data.json", {"sites": sorted(counts), "counts": counts, "train": len(tr), "dev": len(dev),
+                                       "holdout_linked": holdout_linked, "dev_fraction": dev_fraction, "seed": seed})
+    mc = Seq2SeqConfig(arch=arch, vocab_size=vocab_size, emb_dim=emb_dim, enc_hidden=enc_hidden,
+                       dec_hidden=dec_hidden, tie_embeddings=True, dropout=dropout, max_src_len=max_src_len,
+                       max_tgt_len=max_tgt_len)
+    tc = TrainConfig(lr=lr, clip_norm=1.0, batch_size=batch_size, max_steps=steps, max_epochs=60,
+                     max_minutes=minutes, eval_every=eval_every, eval_max_pairs=400, patience=patience,
+                     ckpt_every=eval_every, log_every=50, seed=seed, device="cpu", threads=threads)
+    return fit([(r["body"], r["title"]) for r in tr], out, mc, tc,
+               dev_pairs=[(r["body"], r["title"]) for r in dev] or None, resume=resume, log=log)
+
+
+def export(model, out, quantize: bool = True) -> Path:
+    """The ONNX export of a trained generator (a run folder or model directory) into ``out``,
+    its weights in int8 with ``quantize`` (:func:`pysynth.export.onnx.quantize_export`); the
+    run's ``train_config.json``, ``train_log.jsonl`` and ``dqg_data.json`` are copied beside it."""
+    import shutil
+    import tempfile
+
+    from pysynth.export.onnx import export_onnx, quantize_export
+
+    out = Path(out)
+    if quantize:
+        with tempfile.TemporaryDirectory() as tmp:
+            export_onnx(model, Path(tmp) / "onnx")
+            quantize_export(Path(tmp) / "onnx", out)
+    else:
+        export_onnx(model, out)
+    run = Path(model)
+    for name in ("train_config.json", "train_log.jsonl", "dqg_data.json"):
+        if (run / name).is_file():
+            shutil.copyfile(run / name, out / name)
+    return out
+
+
+class TitleGenerator:
+    """A body -> title generator (the shipped ``dup-dqg-copynet``, a model directory, an ONNX
+    export or a training run) on onnxruntime (``backend="onnx"``, no torch) or torch."""
+
+    def __init__(self, model: Optional[str] = None, backend: str = "onnx", threads: int = 1):
+        from pysynth.models.generate import Generator
+
+        self.generator = Generator.load(model, backend=backend, default=DEFAULT_MODEL,
+                                        **({"threads": threads} if backend == "onnx" else {}))
+
+    def generate(self, bodies: Sequence[str], beam: int = 4, batch_size: int = 32) -> List[Tuple[str, str]]:
+        """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
+        from the body (:func:`pysynth.mqr.rewrite.truecase`), reason ``""``; or ``("",
+        "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
+        model generates nothing."""
+        from pysynth.models.generate import prepare_sources
+        from pysynth.mqr.rewrite import truecase
+
+        if isinstance(bodies, str):
+            raise TypeError("bodies: expected a list of strings, got a single str (wrap it in a list)")
+        bodies = list(bodies)
+        out: List[Tuple[str, str]] = [("", "unreadable")] * len(bodies)
+        ok = []
+        for i, b in enumerate(bodies):
+            if not isinstance(b, str):
+                raise TypeError(f"bodies[{i}]: expected str, got {type(b).__name__}")
+            try:
+                prepare_sources([b], self.generator.vocab, self.generator.max_src_len, "bodies")
+                ok.append(i)
+            except ValueError:
+                pass
+        if ok:
+            res = self.generator.generate([bodies[i] for i in ok], beam=beam, n=1, batch_size=batch_size)
+            for i, g in zip(ok, res):
+                t = g.texts[0].strip() if g.texts else ""
+                out[i] = (truecase(t, bodies[i]), "") if t else ("", "empty")
+        return out
+
+
+def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 4, limit: int = 0,
+             linked_only: bool = False, threads: int = 1) -> dict:
+    """BLEU (sacrebleu, lower-cased) and ROUGE-1/2/L F (rouge-score) of the titles ``model``
+    generates for the dumps' questions against their real titles (0-100), the share of
+    generated-title words found in the body (copying), and a few examples. ``limit``: the first
+    questions of each dump only (0: all); ``linked_only``: only the questions with a PostLinks
+    duplicate (those :func:`train` holds out)."""
+    from pysynth import metrics
+    from pysynth.dup.pairs import questions
+
+    rows = []
+    for d in dumps:
+        qs = questions(d)
+        rows += [r for r in qs.rows if not linked_only or r["post_id"] in qs.duplicates]
+    if not rows:
+        raise ValueError("dumps: no question to evaluate on")
+    if limit:
+        by: Dict[str, List[dict]] = {}
+        for r in rows:
+            by.setdefault(r["site"], []).append(r)
+        rows = [r for v in by.values() for r in v[:limit]]
+    gen = TitleGenerator(model, backend=backend, threads=threads)
+    got = gen.generate([r["body"] for r in rows], beam=beam)
+    hyps = [t for t, _ in got]
+    refs = [r["title"] for r in rows]
+    s = metrics.score_corpus(hyps, [refs], ["bleu", "rouge1", "rouge2", "rougeL"], lowercase=True)
+    from pysynth.models.vocab import tokenize
+
+    copied = total = 0
+    for h, r in zip(hyps, rows):
+        body = set(tokenize(r["body"]))
+        toks = [w for w in tokenize(h) if any(c.isalnum() for c in w)]
+        copied += sum(w in body for w in toks)
+        total += len(toks)
+    return {"questions": len(rows), "sites": sorted({r["site"] for r in rows}),
+            "bleu": round(s["bleu"], 2), **{k: round(s[k], 2) for k in ("rouge1", "rouge2", "rougeL")},
+            "unreadable": sum(r == "unreadable" for _, r in got), "empty": sum(r == "empty" for _, r in got),
+            "body_word_share": round(100 * copied / max(total, 1), 1),
+            "examples": [{"title": r["title"], "generated": h} for r, h in list(zip(rows, hyps))[:5]]}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pysynth.dup.dqg", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("train", help="train a body -> title generator on dumps (torch)")
+    t.add_argument("--dump", action="append", required=True, help="a site's dump folder or .7z (repeatable)")
+    t.add_argument("--out", required=True, help="training run folder (resumed when it holds a checkpoint)")
+    t.add_argument("--arch", choices=("copynet", "attnet"), default="copynet", help="copynet: copy; attnet: no copy")
+    t.add_argument("--minutes", type=float, default=20.0, help="stop after this many minutes (0: no limit)")
+    t.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    t.add_argument("--threads", type=int, default=1, help="torch threads")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--dev-fraction", type=float, default=0.05)
+    t.add_argument("--vocab-size", type=int, default=8000)
+    t.add_argument("--keep-linked", action="store_true",
+                   help="train on the questions with a PostLinks duplicate too (default: held out for evaluation)")
+    e = sub.add_parser("export", help="ONNX export (int8 weights) of a trained generator")
+    e.add_argument("--model", required=True, help="a training run folder or model directory")
+    e.add_argument("--out", required=True, help="the export folder (an asset directory)")
+    e.add_argument("--float32", action="store_true", help="keep float32 weights")
+    v = sub.add_parser("eval", help="BLEU/ROUGE of generated titles against the real ones")
+    v.add_argument("--model", default=None, help=f"generator (default: {DEFAULT_MODEL})")
+    v.add_argument("--dump", action="append", required=True)
+    v.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    v.add_argument("--beam", type=int, default=4)
+    v.add_argument("--limit", type=int, default=0, help="first N questions per dump (0: all)")
+    v.add_argument("--linked-only", action="store_true",
+                   help="only the questions with a PostLinks duplicate (held out of training by default)")
+    a = p.parse_args(argv)
+    try:
+        if a.what == "train":
+            print(json.dumps(train(a.dump, a.out, a.arch, a.minutes, a.steps, a.threads, a.seed, a.dev_fraction,
+                                   a.vocab_size, holdout_linked=not a.keep_linked)))
+        elif a.what == "export":
+            print(export(a.model, a.out, quantize=not a.float32))
+        else:
+            res = evaluate(a.model, a.dump, a.backend, a.beam, a.limit, a.linked_only)
+            print(json.dumps(res, ensure_ascii=False))
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"pysynth: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -15,6 +15,18 @@ def _dump(s: str) -> str:
     return s
 
 
+def _count(s: str) -> int:
+    import argparse
+
+    try:
+        v = int(s)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {s!r}")
+    return v
+
+
 def _cmd_mine(args) -> int:
     from pysynth import signature
     from pysynth.io import write_json, write_rows
@@ -94,20 +106,40 @@ def _cmd_train(args) -> int:
     from pysynth.mqr.rewrite import training_pairs
 
     data = shared_dir(args.data)
-    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised, upsample=args.upsample,
-                                   in_domain=args.in_domain)
     with gzip.open(data / "mqr" / "dev.jsonl.gz", "rt", encoding="utf-8") as f:
         dev = [_json.loads(x) for x in f]
-    held = {(r["ill_formed"], r["well_formed"]) for r in dev[-args.dev_pairs:]}
-    pairs = [p for p in pairs if p not in held]
+    held = sorted({(r["ill_formed"], r["well_formed"]) for r in dev[-args.dev_pairs:]})
+    # the held-out dev questions are used nowhere in training (not even noised or as identity pairs)
+    pairs, counts = training_pairs(data, seed=args.seed, noised=args.noised, upsample=args.upsample,
+                                   in_domain=args.in_domain, identity=args.identity, paralex=args.paralex,
+                                   typo=args.typo, prior=args.prior, exclude=[w for _, w in held])
     C.say(f"training pairs: {len(pairs)} ({counts}); dev: the last {len(held)} MQR dev pairs")
-    mc = Seq2SeqConfig(arch=args.arch, vocab_size=args.vocab_size, emb_dim=args.emb_dim, enc_hidden=args.enc_hidden,
-                       dec_hidden=args.dec_hidden, tie_embeddings=True, dropout=0.2, max_src_len=40, max_tgt_len=40)
+    if args.arch == "transformer-seq2seq":
+        from pysynth.models.transformer import TransformerSeq2SeqConfig
+
+        mc = TransformerSeq2SeqConfig(vocab_size=args.vocab_size, d_model=args.d_model, heads=4,
+                                      enc_layers=args.layers, dec_layers=args.layers, ff_dim=2 * args.d_model,
+                                      dropout=0.1, copy=True, max_src_len=40, max_tgt_len=40)
+    else:
+        mc = Seq2SeqConfig(arch=args.arch, vocab_size=args.vocab_size, emb_dim=args.emb_dim,
+                           enc_hidden=args.enc_hidden, dec_hidden=args.dec_hidden, tie_embeddings=True,
+                           dropout=0.2, max_src_len=40, max_tgt_len=40)
     tc = TrainConfig(lr=args.lr, clip_norm=1.0, batch_size=64, max_steps=args.steps, max_minutes=args.minutes,
                      max_epochs=20,
                      eval_every=400, eval_max_pairs=300, patience=6, ckpt_every=400, log_every=100, seed=args.seed,
                      device="cpu", threads=args.threads)
-    print(_json.dumps(train(pairs, args.out, mc, tc, dev_pairs=sorted(held))))
+    if args.init is None:
+        print(_json.dumps({**train(pairs, args.out, mc, tc, dev_pairs=held), "pairs": counts}))
+        return 0
+    # warm start: the model's architecture, vocabulary and weights, trained further on these pairs
+    from pysynth.models.io import load_model
+    from pysynth.models.train import Trainer
+
+    init, vocab = load_model(str(C.resolve_model(args.init).path))
+    tr = Trainer(pairs, args.out, init.config, tc, dev_pairs=held, vocab=vocab)
+    if not tr.resume():
+        tr.model.load_state_dict(init.state_dict())
+    print(_json.dumps({**tr.fit(), "init": args.init, "pairs": counts}))
     return 0
 
 
@@ -120,7 +152,16 @@ def _cmd_table6(args) -> int:
 
     data = shared_dir(args.data)
     models = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.model or [])) or None
-    rows = table6(data, models, beam=args.beam, round_trip=None if args.round_trip == "none" else args.round_trip)
+    ablations = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.ablation or [])) or None
+    chains = {}
+    for c in args.chain or []:
+        name, spec = c.split("=", 1) if "=" in c else (None, c)
+        steps = [x.strip() for x in spec.split(">")]
+        if len(steps) < 2 or not all(steps):
+            raise C.UsageError(f"--chain: expected [NAME=]A>B (e.g. rule>mqr-copynet-small), got {c!r}")
+        chains[name or " -> ".join(steps)] = steps
+    rows = table6(data, models, beam=args.beam, round_trip=None if args.round_trip == "none" else args.round_trip,
+                  ablations=ablations, chains=chains or None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     md = markdown(rows, "pysynth mqr table6 " + " ".join(sys.argv[3:]))
@@ -183,19 +224,33 @@ def add_commands(sub) -> None:
     tr.add_argument("--out", required=True, help="training run folder")
     tr.add_argument("--data", default=None, type=C.input_dir("data"),
                     help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet"))
+    tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet", "transformer-seq2seq"),
+                    help="GRU seq2seq (copynet: attention + copying) or a small pre-LN Transformer with a copy head")
     tr.add_argument("--steps", type=C.positive_int, default=2300,
                     help="training steps (a fixed budget: the same model on any machine)")
     tr.add_argument("--minutes", type=float, default=0.0, help="also stop after this many minutes (0: no limit)")
-    tr.add_argument("--noised", type=int, default=40000, help="noised SQuAD questions to add")
+    tr.add_argument("--noised", type=_count, default=40000, help="noised SQuAD questions to add")
     tr.add_argument("--upsample", type=C.positive_int, default=1, help="copies of the real (MQR dev, mined) pairs")
-    tr.add_argument("--in-domain", action="store_true",
-                    help="also noise the dumps' question titles and upsample-1 copies of the dev questions")
+    tr.add_argument("--in-domain", type=_count, default=0, metavar="K",
+                    help="noised copies of each in-domain question (MQR dev rewrites, the dumps' titles); 0: none")
+    tr.add_argument("--no-identity", dest="identity", action="store_false",
+                    help="leave out the (well-formed, well-formed) pairs (Table 7's ablation)")
+    tr.add_argument("--paralex", action="store_true",
+                    help="add Paralex-style pairs from ComQA clusters (the classifier picks each cluster's target)")
+    tr.add_argument("--typo", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=0.0,
+                    help="per-word misspelling probability of the noise")
+    tr.add_argument("--prior", action="store_true",
+                    help="drop question words with rates matching MQR dev's rewrite openings (not a flat 0.6)")
+    tr.add_argument("--init", default=None, metavar="MODEL",
+                    help="warm start: continue training this rewriter (name or folder; its architecture and "
+                         "vocabulary) on the pairs; the model options are then ignored")
     tr.add_argument("--dev-pairs", type=C.positive_int, default=300, help="MQR dev pairs held out for early stopping")
     tr.add_argument("--vocab-size", type=C.positive_int, default=12000)
     tr.add_argument("--emb-dim", type=C.positive_int, default=128)
     tr.add_argument("--enc-hidden", type=C.positive_int, default=128)
     tr.add_argument("--dec-hidden", type=C.positive_int, default=256)
+    tr.add_argument("--d-model", type=C.positive_int, default=256, help="transformer-seq2seq: model width")
+    tr.add_argument("--layers", type=C.positive_int, default=2, help="transformer-seq2seq: encoder = decoder layers")
     tr.add_argument("--lr", type=float, default=2e-3)
     tr.add_argument("--threads", type=int, default=2)
     tr.add_argument("--seed", type=int, default=0)
@@ -209,5 +264,9 @@ def add_commands(sub) -> None:
     t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
                     help="the round-trip translation row's pivot: fr (the shipped English<->French models of "
                          "pysynth paraphrase), FWD,BWD (two models) or none")
+    t6.add_argument("--ablation", action="append", metavar="[NAME=]MODEL",
+                    help="a Table 7 row: a rewriter trained on another data mix (e.g. --no-identity, --paralex)")
+    t6.add_argument("--chain", action="append", metavar="[NAME=]A>B",
+                    help="a Table 8 row: run B on A's output; A, B: rule (the rule floor) or a rewriter")
     t6.add_argument("--out", default="results/mqr_table6", help="output folder")
     t6.set_defaults(func=_cmd_table6)

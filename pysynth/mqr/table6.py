@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-__all__ = ["PAPER", "score_system", "table6"]
+__all__ = ["PAPER", "PAPER7", "PAPER8", "score_system", "table6", "run_chain"]
 
 #: Chu et al. 2020, Table 6 (full test set): BLEU-4, ROUGE-1, ROUGE-2, ROUGE-L, METEOR
 PAPER = {
@@ -28,6 +28,39 @@ PAPER = {
     "nmt_de": (9.9, 41.6, 16.8, 38.2, 28.4),
     "nmt_fr": (9.3, 40.4, 15.7, 36.9, 27.5),
 }
+
+#: Table 7 (the transformer with added training data) and Table 8 (chained methods): the paper's
+#: numbers, keyed by the column of the released outputs where one exists (None: not released)
+PAPER7 = {
+    "MQR TRAIN": ("transformer", (22.1, 59.8, 32.2, 56.6, 36.4)),
+    "MQR TRAIN + (well-formed, well-formed) pairs": (None, (21.1, 61.4, 32.1, 58.0, 36.8)),
+    "MQR TRAIN + Quora": ("quora_stackexchange", (23.6, 60.5, 33.4, 57.5, 36.8)),
+    "MQR TRAIN + Paralex": ("paralex_stackexchange", (21.7, 58.3, 31.3, 55.3, 35.7)),
+    "MQR TRAIN + Quora + Paralex": ("paralex_quora_stackexchange", (23.1, 60.3, 33.0, 57.2, 36.7)),
+}
+PAPER8 = {
+    "GEC -> Transformer (MQR + Quora)": (None, (24.8, 60.2, 33.9, 57.3, 36.8)),
+    "Transformer (MQR + Quora) -> GEC": ("quora_stackexchange_gec", (26.3, 61.0, 35.4, 58.1, 37.3)),
+    "Transformer (MQR) -> Transformer (MQR)": (None, (20.4, 55.8, 29.2, 52.5, 35.1)),
+}
+_COLS = ("bleu4", "rouge1", "rouge2", "rougeL", "meteor")
+
+
+def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: Optional[dict] = None) -> List[str]:
+    """Table 8's "A -> B": run each step on the previous step's output. A step is ``rule`` (the
+    rule floor) or a rewriter (a shipped name, a model folder or a training run)."""
+    from pysynth.mqr.rewrite import Rewriter, rule_floor
+
+    cache = {} if cache is None else cache
+    out = list(texts)
+    for step in steps:
+        if step == "rule":
+            out = [rule_floor(t) for t in out]
+        else:
+            if step not in cache:
+                cache[step] = Rewriter(step)
+            out = cache[step].rewrite(out, beam=beam)
+    return out
 
 
 def score_system(hyps: Sequence[str], refs: Sequence[str], meteor: bool = True) -> Dict[str, Optional[float]]:
@@ -52,12 +85,25 @@ def score_system(hyps: Sequence[str], refs: Sequence[str], meteor: bool = True) 
 
 def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, beam: int = 4,
            wellformed: bool = True, limit: Optional[int] = None, meteor: bool = True,
-           round_trip: Optional[str] = "fr") -> List[dict]:
-    """The rows of Table 6 (see the module doc); ``models``: ``{row name: model}`` rewriters
-    (default ``{"pysynth CopyNet (mqr-copynet-small)": "mqr-copynet-small"}``); ``limit``: the
-    first test rows only (for a quick check); ``round_trip``: the pivot of the round-trip
-    translation baseline (:func:`pysynth.paraphrase.pipeline.round_trip`; None: no such row)."""
-    from pysynth.mqr.rewrite import Rewriter, rule_floor
+           round_trip: Optional[str] = "fr", ablations: Optional[Dict[str, str]] = None,
+           chains: Optional[Dict[str, Sequence[str]]] = None, paper_tables: bool = True) -> List[dict]:
+    """The rows of Table 6 (see the module doc), and of Tables 7 and 8 when asked.
+
+    Parameters
+    ----------
+    models : ``{row name: model}`` rewriters (default ``{"pysynth CopyNet (mqr-copynet-small)":
+        "mqr-copynet-small"}``).
+    limit : the first test rows only (for a quick check).
+    round_trip : the pivot of the round-trip translation baseline
+        (:func:`pysynth.paraphrase.pipeline.round_trip`; None: no such row).
+    ablations : Table 7 rows, ``{row name: model}`` (rewriters trained on other data mixes).
+    chains : Table 8 rows, ``{row name: [A, B, ...]}`` (:func:`run_chain`).
+    paper_tables : with ``ablations`` or ``chains``, also re-score the paper's released Table 7/8
+        outputs (``quora_stackexchange`` ...) and list the paper's numbers.
+
+    Every row has ``table`` (6, 7 or 8).
+    """
+    from pysynth.mqr.rewrite import rule_floor
 
     d = Path(data_dir)
     with gzip.open(d / "mqr" / "test.jsonl.gz", "rt", encoding="utf-8") as f:
@@ -68,10 +114,12 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
     refs = [r["well_formed"] for r in test]
     systems: Dict[str, tuple] = {"ill_formed (input)": ("ill_formed", ill), "rule floor": (None, [rule_floor(t)
                                                                                                  for t in ill])}
-    timing = {}
+    timing: Dict[str, float] = {}
+    table: Dict[str, int] = {}
+    cache: dict = {}
     for name, model in (models or {"pysynth CopyNet (mqr-copynet-small)": "mqr-copynet-small"}).items():
         t0 = time.perf_counter()
-        systems[name] = (None, Rewriter(model).rewrite(ill, beam=beam))
+        systems[name] = (None, run_chain([model], ill, beam, cache))
         timing[name] = time.perf_counter() - t0
     if round_trip:
         from pysynth.paraphrase.pipeline import round_trip as _rt
@@ -82,42 +130,73 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
         timing[name] = time.perf_counter() - t0
     for sysname in ("transformer", "lstm", "GEC", "nmt_fr", "nmt_de"):
         systems[f"paper: {sysname} (released outputs)"] = (sysname, [released[r["row_idx"]][sysname] for r in test])
+    paper_rows: Dict[str, tuple] = {}
+    for tab, extra, paper in ((7, ablations, PAPER7), (8, chains, PAPER8)):
+        if not extra:
+            continue
+        for name, spec in extra.items():
+            systems[name] = (None, run_chain([spec] if tab == 7 else list(spec), ill, beam, cache))
+            table[name] = tab
+        if paper_tables:
+            for pname, (col, nums) in paper.items():
+                name = f"paper: {pname}" + (" (released outputs)" if col else "")
+                table[name] = tab
+                paper_rows[name] = nums
+                if col:
+                    systems[name] = (None, [released[r["row_idx"]][col] for r in test])
     rows = []
     for name, (paper_key, hyps) in systems.items():
-        row = {"system": name, "n": len(hyps), **score_system(hyps, refs, meteor)}
+        row = {"system": name, "table": table.get(name, 6), "n": len(hyps), **score_system(hyps, refs, meteor)}
         if paper_key in PAPER:
-            row["paper"] = dict(zip(("bleu4", "rouge1", "rouge2", "rougeL", "meteor"), PAPER[paper_key]))
+            row["paper"] = dict(zip(_COLS, PAPER[paper_key]))
+        elif name in paper_rows:
+            row["paper"] = dict(zip(_COLS, paper_rows[name]))
         if name in timing:
             row["rewrites_per_s"] = len(hyps) / timing[name]
         row["outputs"] = hyps
         rows.append(row)
+    for name, nums in paper_rows.items():  # the paper's rows without released outputs: numbers only
+        if name not in systems:
+            rows.append({"system": name, "table": table[name], "paper": dict(zip(_COLS, nums))})
     if wellformed:
         from pysynth.quality import wellformedness
 
         for row in rows:
-            row["wellformed"] = float(wellformedness(row["outputs"]).mean())
-        rows.append({"system": "reference (well-formed)", "n": len(refs), "wellformed": float(wellformedness(refs).mean())})
+            if "outputs" in row:
+                row["wellformed"] = float(wellformedness(row["outputs"]).mean())
+        rows.append({"system": "reference (well-formed)", "table": 6, "n": len(refs),
+                     "wellformed": float(wellformedness(refs).mean())})
     return rows
+
+
+_TITLES = {6: "", 7: "Table 7 (training data: identity pairs, Paralex-style pairs)",
+           8: "Table 8 (chained methods: \"A -> B\" runs B on A's output)"}
 
 
 def markdown(rows: List[dict], command: str) -> str:
     def f(x):
         return "-" if x is None else f"{x:.1f}"
 
+    head = ["| system | BLEU-4 | ROUGE-1 | ROUGE-2 | ROUGE-L | METEOR | well-formed | paper BLEU-4 / R-1 / R-2 / R-L / "
+            "METEOR |", "|---|---|---|---|---|---|---|---|"]
     out = ["# MQR Table 6 (Chu et al. 2020) with pysynth's rewriters", "",
            f"Command: `{command}` — {time.strftime('%Y-%m-%d')}. MQR test: the shared 80 % (1,690 of 2,113 rows), "
            "one reference. BLEU-4 = pycocoevalcap (nlg-eval) flavour, ROUGE F = rouge 0.3.2 (pltrdy), both "
            "exact (`tests/metrics/test_paper_check.py`). Well-formed = mean probability of `pysynth.quality`'s "
            "classifier (the automatic stand-in for the paper's human Tables 4 and 9). METEOR: the Meteor 1.5 jar "
-           "with nlg-eval's settings (`pysynth.metrics.meteor`, flavor `jar`).", "",
-           "| system | BLEU-4 | ROUGE-1 | ROUGE-2 | ROUGE-L | METEOR | well-formed | paper BLEU-4 / R-1 / R-2 / R-L / "
-           "METEOR |", "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        p = r.get("paper")
-        ptxt = " / ".join(f"{v:.1f}" for v in p.values()) if p else ""
-        wf = f"{r['wellformed']:.3f}" if "wellformed" in r else "-"
-        out.append(f"| {r['system']} | {f(r.get('bleu4'))} | {f(r.get('rouge1'))} | {f(r.get('rouge2'))} | "
-                   f"{f(r.get('rougeL'))} | {f(r.get('meteor'))} | {wf} | {ptxt} |")
+           "with nlg-eval's settings (`pysynth.metrics.meteor`, flavor `jar`).", ""] + head
+    for tab in (6, 7, 8):
+        sel = [r for r in rows if r.get("table", 6) == tab]
+        if not sel:
+            continue
+        if tab != 6:
+            out += ["", f"## {_TITLES[tab]}", ""] + head
+        for r in sel:
+            p = r.get("paper")
+            ptxt = " / ".join(f"{v:.1f}" for v in p.values()) if p else ""
+            wf = f"{r['wellformed']:.3f}" if "wellformed" in r else "-"
+            out.append(f"| {r['system']} | {f(r.get('bleu4'))} | {f(r.get('rouge1'))} | {f(r.get('rouge2'))} | "
+                       f"{f(r.get('rougeL'))} | {f(r.get('meteor'))} | {wf} | {ptxt} |")
     speed = [r for r in rows if "rewrites_per_s" in r]
     if speed:
         out += [""] + [f"{r['system']}: {r['rewrites_per_s']:.0f} rewrites/s (onnxruntime, beam 4, one process)."

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pysynth.mqr.rewrite import noise, rule_floor, training_pairs, truecase
+from pysynth.mqr.rewrite import drop_rates, noise, respace, rule_floor, training_pairs, truecase
 
 from _data_dir import DATA, need_data  # noqa: E402
 
@@ -39,22 +39,82 @@ def test_truecase():
         "How do I install Ubuntu on an USB stick?"
     assert truecase("is it mine?", "it's mine") == "Is it mine?"
     assert truecase("can i do it?", "can i do it") == "Can I do it?"
+    # a capitalised first word followed by another capitalised word is a name, not a sentence start
+    assert truecase("why does my sony alpha 77 ii change?", "Sony Alpha 77 II changes") == \
+        "Why does my Sony Alpha 77 II change?"
+    assert truecase("how to bond wireless networks?", "Bonding wireless networks") == "How to bond wireless networks?"
+
+
+def test_respace_glues_what_the_source_glues():
+    assert respace("how does / etc / default / console - setup work?", "How does /etc/default/console-setup work") == \
+        "how does /etc/default/console-setup work?"
+    assert respace("what is a - b?", "a - b") == "what is a - b?"  # spaced in the source: kept
+    assert respace("what is x?", "x") == "what is x?"
+
+
+def test_noise_keeps_the_spacing_and_misspells_when_asked():
+    q = "How do I mount /etc/fstab entries with off-site storage?"
+    outs = [noise(q, random.Random(s), drop_q=1.0) for s in range(30)]
+    assert all("/etc/fstab" in o.lower() and "off-site" in o.lower() for o in outs)
+    assert any(o.lower().startswith("mount") for o in outs)
+    typos = [noise("Which microcontroller supports hardware floating point?", random.Random(s), 0.0, typo=0.5)
+             for s in range(10)]
+    assert any("microcontroller" not in t.lower() for t in typos)
+
+
+def test_drop_rates_follow_the_dev_openings():
+    dev = [("fix tire", "How to fix a tire?"), ("tire fix", "How to fix a tire?"), ("when did x", "When did x?"),
+           ("What is y", "What is y?")]
+    targets = ["When did a happen?"] * 8 + ["How to do b?"] * 2
+    r = drop_rates(targets, dev)
+    assert set(r) == {"how to"} and 0 < r["how to"] <= 1  # only "how to" sources lack a question word in dev
+
+
+def test_noise_flat_drop_rate_default():
+    # the default keeps the earlier behaviour's knob: drop_q=0.6
+    import inspect
+
+    assert inspect.signature(noise).parameters["drop_q"].default == 0.6
 
 
 @need_data
 def test_training_pairs_never_use_the_test_split():
     import gzip
 
-    pairs, counts = training_pairs(DATA, noised=500, upsample=3, in_domain=True)
+    pairs, counts = training_pairs(DATA, noised=500, upsample=3, in_domain=1, prior=True)
     test = {(json.loads(x)["ill_formed"], json.loads(x)["well_formed"]) for x in gzip.open(DATA / "mqr/test.jsonl.gz")}
     assert not test & set(pairs)
-    assert counts["mqr_dev"] == 3 * 2112 and counts["identity"] == 2112 and 0 < counts["noised_squad"] <= 500
+    assert counts["mqr_dev"] == 3 * 2112 and counts["identity"] > 2112 and 0 < counts["noised_squad"] <= 500
     assert counts["noised_in_domain"] > 2000
     assert counts["dropped_test_overlap"] == 3  # dev and test share one pair (x3 upsampled)
     assert len(pairs) == sum(counts.values()) - 2 * counts["dropped_test_overlap"]
-    assert training_pairs(DATA, noised=500, upsample=3, in_domain=True) == (pairs, counts)
+    assert training_pairs(DATA, noised=500, upsample=3, in_domain=1, prior=True) == (pairs, counts)
     plain, c = training_pairs(DATA, noised=500)
-    assert c["mqr_dev"] == 2112 and "noised_in_domain" not in c and c["dropped_test_overlap"] == 1
+    assert c["mqr_dev"] == 2112 and c["identity"] == 2112 and c["noised_in_domain"] == 0
+    # the held-out dev pairs are used nowhere, not even noised or as identity pairs
+    dev = [json.loads(x) for x in gzip.open(DATA / "mqr/dev.jsonl.gz")]
+    held = {r["well_formed"] for r in dev[-50:]}
+    ex, c = training_pairs(DATA, noised=0, in_domain=2, exclude=held)
+    assert not held & {w for _, w in ex} and c["mqr_dev"] <= 2112 - 49
+    no_id, c = training_pairs(DATA, noised=0, identity=False)
+    assert "identity" not in c and all(a != b for a, b in no_id)
+
+
+@need_data
+def test_paralex_pairs_from_comqa_clusters():
+    pytest.importorskip("onnxruntime")
+    from pysynth.mqr.rewrite import paralex_pairs
+
+    pairs, c = paralex_pairs(DATA, limit=60)
+    assert c["clusters"] > 5 and c["pairs"] == len(pairs) > 0
+    # one target per cluster: every source of a target comes from the same cluster, never the target itself
+    assert all(a != b for a, b in pairs)
+
+
+def test_run_chain_rule_steps():
+    from pysynth.mqr.table6 import run_chain
+
+    assert run_chain(["rule", "rule"], ["install ubuntu", "Why not?"]) == ["How to install ubuntu?", "Why not?"]
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +145,23 @@ def test_table6_quick(rewriter):
     assert rt["paper"]["bleu4"] == 9.3 and rt["bleu4"] > 0  # Chu et al.'s NMT fr row beside it
 
 
+@need_data
+def test_table7_table8_rows(rewriter):
+    from pysynth.mqr.table6 import markdown, table6
+
+    rows = table6(DATA, {"pysynth": "mqr-copynet-small"}, limit=60, wellformed=False, meteor=False,
+                  round_trip=None, ablations={"same model": "mqr-copynet-small"},
+                  chains={"rule -> pysynth": ["rule", "mqr-copynet-small"]})
+    by = {r["system"]: r for r in rows}
+    assert by["same model"]["table"] == 7 and by["same model"]["outputs"] == by["pysynth"]["outputs"]
+    assert by["rule -> pysynth"]["table"] == 8 and len(by["rule -> pysynth"]["outputs"]) == 60
+    gec = by["paper: Transformer (MQR + Quora) -> GEC (released outputs)"]
+    assert gec["table"] == 8 and gec["paper"]["bleu4"] == 26.3 and gec["bleu4"] > 10
+    assert by["paper: MQR TRAIN + (well-formed, well-formed) pairs"]["paper"]["rouge1"] == 61.4
+    md = markdown(rows, "pysynth mqr table6")
+    assert "## Table 7" in md and "## Table 8" in md
+
+
 def _cli(*args, inp=None):
     return subprocess.run([sys.executable, "-m", "pysynth", "mqr", *args], capture_output=True, text=True,
                           timeout=120, input=inp)
@@ -107,3 +184,8 @@ def test_cli_rewrite(tmp_path):
     bad.write_text('{"text": "x"}\n')
     r = _cli("rewrite", "--in", str(bad), "--out", "-")
     assert r.returncode == 1 and "needs a string field 'question'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_table6_bad_chain(tmp_path):
+    r = _cli("table6", "--chain", "rule", "--out", str(tmp_path / "t"))
+    assert r.returncode == 2 and "--chain: expected [NAME=]A>B" in r.stderr and "Traceback" not in r.stderr

@@ -193,11 +193,17 @@ def _matrix(x: Any, name: str, d: Optional[int] = None, allow_empty: bool = Fals
 
 
 def _normalized(a: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (in float64, returned as float32); zero rows stay zero."""
-    x = a.astype(np.float64)
-    norm = np.sqrt((x * x).sum(-1, keepdims=True))
-    norm[norm == 0] = 1.0
-    return np.ascontiguousarray(x / norm, dtype=np.float32)
+    """Rows scaled to unit L2 norm (in float64, returned as float32); zero rows stay zero.
+
+    In blocks of rows, so a 1M x 384 corpus needs one float32 copy, not a 3 GB float64 one.
+    """
+    out = np.empty(a.shape, dtype=np.float32)
+    for s in range(0, a.shape[0], 1 << 16):
+        x = a[s:s + (1 << 16)].astype(np.float64)
+        norm = np.sqrt((x * x).sum(-1, keepdims=True))
+        norm[norm == 0] = 1.0
+        out[s:s + (1 << 16)] = x / norm
+    return out
 
 
 def _optional_int(value: Any, name: str, lo: int, hi: int = _I32_MAX) -> Optional[int]:
@@ -467,7 +473,8 @@ class DenseIndex:
         """
         d = Path(path)
         try:
-            st = store.load(d, FORMAT, (FORMAT_VERSION,), mmap=mmap)
+            # verify=False: index.faiss's CRC-32 is checked below, through a read-only map when mmap
+            st = store.load(d, FORMAT, (FORMAT_VERSION,), mmap=mmap, verify=False)
         except FileNotFoundError:
             raise ValueError(f"{d} is not a pysynth dense index: it does not exist") from None
         config = cls._check_meta(st.meta, d / store.META)

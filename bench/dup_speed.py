@@ -21,7 +21,7 @@ Steps, each in its own process (so its peak RSS, ``resource.getrusage().ru_maxrs
 * ``build:<kind>``: :meth:`DenseIndex.build` on the 1M vectors (flat; HNSW M=32,
   efConstruction=40; IVF nlist=1024), one faiss thread, ``nice -n 10``, then :meth:`DenseIndex.save`.
 * ``search``: the three saved indexes (memory-mapped) and ``sentence_transformers.util.
-  semantic_search`` (torch, exact) on the same 1M vectors and queries, alternating repeats;
+  semantic_search`` (torch, exact) on the same 1M vectors and 300 of the queries, alternating repeats;
   recall@10 of each against the exact flat result; HNSW efSearch and IVF nprobe swept.
 
 ``python bench/dup_speed.py [--work /tmp/dupbench] [--n 1000000] [--threads 1] [--repeats 3]``
@@ -253,7 +253,7 @@ def step_search(a):
 
     _threads(a.threads)
     k = 10
-    q = np.load(Path(a.work) / "queries.npy")
+    q = np.load(Path(a.work) / "queries.npy")[:a.search_queries]
     rss = {"start": _now_rss_mb()}
     ix = {kind: DenseIndex.load(Path(a.work) / f"index_{kind}_{a.n}") for kind in KINDS}
     rss["indexes_mmapped"] = _now_rss_mb()
@@ -293,10 +293,51 @@ def step_search(a):
     return res
 
 
+# ------------------------------------------------------------------------------------- report
+def report(r):
+    """Markdown tables of a results JSON (``--report``)."""
+    out = []
+    e = r.get("encode")
+    if e:
+        st = e["sentence-transformers"]["q_per_s_median"]
+        out += [f"Encode: {e['texts']} titles (mean {e['mean_chars']} chars), batch {e['batch_size']}, max length "
+                f"{e['max_length']}, {e['threads']} thread(s), {e['repeats']} alternating repeats (median).", "",
+                "| encoder | questions/s (median) | best | vs sentence-transformers | max abs diff vs ST | "
+                "min cosine vs ST | peak RSS alone (MB) | torch imported |", "|---|---|---|---|---|---|---|---|"]
+        for n in ENCODERS:
+            x = e[n]
+            rs = r.get("encode_rss", {}).get(n, {})
+            out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {x['q_per_s_median'] / st:.2f}x | "
+                       f"{x['max_abs_diff_vs_st']:.1e} | {x['min_cos_vs_st']:.5f} | {rs.get('peak_rss_mb', '-')} | "
+                       f"{rs.get('torch_imported', '-')} |")
+        out.append("")
+    b = r.get("build")
+    if b:
+        out += ["| 1M build | parameters | build s | peak RSS build (MB) | peak RSS incl. save (MB) | save s | "
+                "index MB |", "|---|---|---|---|---|---|---|"]
+        for kind, x in b.items():
+            ps = {k: v for k, v in x["params"].items() if k not in ("kind", "metric", "normalize", "n_docs", "dim")}
+            out.append(f"| {kind} | {ps} | {x['build_seconds']} | {x['peak_rss_build_mb']} | {x['peak_rss_mb']} | "
+                       f"{x['save_seconds']} | {x['index_mb']} |")
+        out.append(f"(vectors alone: {next(iter(b.values()))['rss_vectors_loaded_mb']} MB RSS)")
+        out.append("")
+    sr = r.get("search")
+    if sr:
+        ref = sr["systems"]["st-semantic_search"]["q_per_s_median"]
+        out += [f"Search: {sr['queries']} queries, k = {sr['k']}, n = {sr['n']:,}, {sr['threads']} thread(s), "
+                f"{sr['repeats']} alternating repeats (median).", "",
+                "| system | q/s (median) | best | vs semantic_search | recall@10 vs exact |", "|---|---|---|---|---|"]
+        for nm, x in sr["systems"].items():
+            out.append(f"| {nm} | {x['q_per_s_median']} | {x['q_per_s_best']} | {x['q_per_s_median'] / ref:.2f}x | "
+                       f"{x['recall_at_10_vs_exact']} |")
+        out.append(f"(RSS MB: {sr['rss_mb']}, peak {sr['peak_rss_mb']})")
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------------------------- driver
 def _child(a, step):
     cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--real", str(a.real), "--threads", str(a.threads),
-           "--repeats", str(a.repeats), "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
+           "--repeats", str(a.repeats), "--search-queries", str(a.search_queries), "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
     t = time.perf_counter()
     # the 1M builds are the heavy part: they run at a lower priority on the shared machine
     nice = (lambda: os.nice(10)) if step.startswith("build") else None
@@ -319,11 +360,16 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--search-queries", type=int, default=300, help="queries of the search step (of the 1000)")
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--steps", default="export,encode,encode_rss,corpus,vectors,build,search")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--report", action="store_true", help="print the tables of --out and exit")
     ap.add_argument("--_step", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.report:
+        print(report(json.loads(Path(a.out).read_text())))
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if a._step:
         s, _, arg = a._step.partition(":")

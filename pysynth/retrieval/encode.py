@@ -32,7 +32,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -115,6 +115,11 @@ class OnnxEncoder:
         onnxruntime intra-op threads (0: its default, all cores).
     device : {"cpu", "cuda", "auto"}
         See :func:`pysynth.decoding.ort.choose_providers` (``cuda`` needs onnxruntime-gpu).
+    store_format : (str, int)
+        The store format and version to accept (default this module's); owners of other stores
+        with the same members (``model.onnx`` giving ``embeddings`` [batch, dim], ``vocab.txt``,
+        ``config.json`` with ``dim`` and ``max_length``), such as trained duplicate detectors,
+        pass theirs.
 
     Attributes
     ----------
@@ -123,7 +128,8 @@ class OnnxEncoder:
         The execution providers the session really uses.
     """
 
-    def __init__(self, path: PathLike, threads: int = 0, device: str = "cpu"):
+    def __init__(self, path: PathLike, threads: int = 0, device: str = "cpu",
+                 store_format: Tuple[str, int] = (FORMAT, FORMAT_VERSION)):
         from pysynth import store
         from pysynth.decoding.ort import _onnxruntime, choose_providers
         from pysynth.models.wordpiece import WordPiece
@@ -133,14 +139,15 @@ class OnnxEncoder:
             raise ValueError(f"threads: must be an integer >= 0 (0: onnxruntime's default), got {threads!r}")
         p = Path(path)
         try:
-            st = store.load(p, FORMAT, (FORMAT_VERSION,))
+            st = store.load(p, store_format[0], (store_format[1],))
         except FileNotFoundError:
             raise ValueError(f"path: {str(p)!r} does not exist; write an encoder with "
                              "pysynth.retrieval.encode.export(...)") from None
         self.path = p
         self.config = json.loads(st.read("config.json"))
         self.dim = int(self.config["dim"])
-        self.max_length = int(self.config["max_length"])
+        self.max_length = int(self.config.get("max_length", 128))
+        self.normalize = bool(self.config.get("normalize", True))
         st.read("vocab.txt")  # size and CRC-32 checked
         self.tokenizer = WordPiece(p / "vocab.txt")
         so = ort.SessionOptions()
@@ -186,6 +193,8 @@ class OnnxEncoder:
                 m[r, :len(ids[i])] = 1
             feed = {"input_ids": x, "attention_mask": m, "token_type_ids": np.zeros_like(x)}
             out[idx] = self.session.run(None, {k: feed[k] for k in self._inputs})[0]
+        if self.normalize:  # a no-op for graphs that normalise; unit rows for those that do not
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
     def encode_texts(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

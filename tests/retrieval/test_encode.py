@@ -87,6 +87,8 @@ def test_errors(model, stores, tmp_path):
         enc.encode(["a"], batch_size=0)
     with pytest.raises(ValueError, match="does not exist"):
         encode.OnnxEncoder(tmp_path / "missing")
+    with pytest.raises(ValueError, match="other.format"):
+        encode.OnnxEncoder(stores[0], store_format=("other.format", 1))
     with pytest.raises(ValueError, match="threads"):
         encode.OnnxEncoder(stores[0], threads=-1)
     with pytest.raises(ValueError, match="path"):

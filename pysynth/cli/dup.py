@@ -1,5 +1,5 @@
-"""``pysynth dup pairs | eval | eval-data | index | search``: duplicate-question detection (Rücklé et
-al. 2019); detector training is still to come (issue 15)."""
+"""``pysynth dup pairs | train | eval | eval-data | index | search``: duplicate-question detection
+(Rücklé et al. 2019)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ def _cmd_eval(args) -> int:
     from pysynth.dup.evaluate import evaluate
 
     rows = list(C.read_rows(args.data, "--data"))
-    print(json.dumps(evaluate(rows, args.model, workers=args.workers)))
+    print(json.dumps(evaluate(rows, args.model, workers=args.workers, hybrid=args.hybrid, alpha=args.alpha)))
     return 0
 
 
@@ -21,9 +21,12 @@ def _cmd_eval_data(args) -> int:
     from pysynth.io import write_rows
 
     C.check_output(args.out)
+    counts: dict = {}
     rows = eval_rows(shared_dir(args.shared), args.source, args.split, args.negatives, args.seed,
-                     args.negatives_from)
+                     args.negatives_from, counts=counts)
     n = write_rows(args.out, rows)
+    if counts:
+        C.say(f"duplicate links per site (missing posts are dropped): {json.dumps(counts)}")
     C.say(f"{n:,} eval rows ({args.source}, {args.split}) -> {args.out}")
     return 0
 
@@ -47,6 +50,20 @@ def _cmd_pairs(args) -> int:
                          threads=args.threads, executor=executor_from_args(args), chunk_size=args.chunk_size,
                          resume=not args.restart)
     print(json.dumps(summary))
+    return 0
+
+
+def _cmd_train(args) -> int:
+    from pysynth.dup.train import save, train
+
+    C.check_out_dir(args.out)
+    model, vocab, info = train(C.read_rows(args.pairs, "--pairs"), arch=args.arch, epochs=args.epochs,
+                               batch_size=args.batch_size, lr=args.lr, loss=args.loss, max_length=args.max_length,
+                               pooling=args.pooling, embeddings=args.embeddings, negatives=args.negatives,
+                               fraction=args.fraction, max_steps=args.max_steps, seed=args.seed,
+                               threads=args.threads, log=C.say)
+    save(model, vocab, args.out, info, quantize=not args.no_quantize, max_length=args.max_length)
+    print(json.dumps(info))
     return 0
 
 
@@ -107,18 +124,50 @@ def add_commands(sub) -> None:
 
     add_executor_arguments(p)
     p.set_defaults(func=_cmd_pairs)
+    t = ds.add_parser("train", help="train a duplicate detector (BiLSTM / BiGRU / MiniLM) on weak pairs")
+    t.add_argument("--pairs", required=True, type=C.input_file,
+                   help="JSONL/Parquet rows of pysynth dup pairs: {title, body, label, site?, post_id?}")
+    t.add_argument("--out", required=True, help="detector folder to write (a store; --model DIR elsewhere)")
+    t.add_argument("--arch", choices=("bilstm", "bigru", "minilm"), default="bilstm",
+                   help="minilm: all-MiniLM-L6-v2 fine-tuned (pretrained on Stack Exchange and WikiAnswers pairs: "
+                        "not an unsupervised reference)")
+    t.add_argument("--loss", choices=("margin", "in-batch"), default="margin",
+                   help="margin: Shah et al.'s hinge (0.25) over the file's negatives; in-batch: other positives")
+    t.add_argument("--epochs", type=C.positive_int, default=None, help="default 10 (RNN), 1 (minilm)")
+    t.add_argument("--batch-size", type=C.positive_int, default=None, help="default 100 (RNN), 32 (minilm)")
+    t.add_argument("--lr", type=C.float_in(0, True, None, "a positive number"), default=None,
+                   help="default 5e-4 Adam (RNN), 2e-5 AdamW with warm-up (minilm)")
+    t.add_argument("--max-length", type=C.positive_int, default=128, help="word pieces per text")
+    t.add_argument("--pooling", choices=("mean", "max"), default="mean", help="RNN pooling over tokens")
+    t.add_argument("--embeddings", choices=("minilm", "random"), default="minilm",
+                   help="RNN word-piece embeddings: MiniLM's table (frozen) or random (trained)")
+    t.add_argument("--negatives", type=C.positive_int, default=None, help="negatives per positive (default: all "
+                                                                          "in the file)")
+    t.add_argument("--fraction", type=C.float_in(0, True, 1, "a number in (0, 1]"), default=1.0,
+                   help="use this seeded share of the questions")
+    t.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's default)")
+    t.add_argument("--no-quantize", action="store_true", help="keep the ONNX weights float32")
+    t.set_defaults(func=_cmd_train)
     e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
     e.add_argument("--data", required=True, type=C.input_file,
                    help='JSONL/Parquet rows {"query", "positives": [...], "negatives": [...]}; - reads stdin')
     e.add_argument("--model", default="bm25",
                    help="bm25 or sdm (pysynth.retrieval over the candidates), minilm (the offline MiniLM, "
-                        "cosine), or a local Hugging Face encoder folder")
+                        "cosine), a trained detector (a shipped name or a pysynth dup train folder), or a local "
+                        "Hugging Face encoder folder")
+    e.add_argument("--hybrid", action="store_true", help="fuse the dense --model with BM25 (min-max per query)")
+    e.add_argument("--alpha", type=C.float_in(0, False, 1, "a number in [0, 1]"), default=0.5,
+                   help="--hybrid: weight of the dense score")
     C.add_workers(e)
     e.set_defaults(func=_cmd_eval)
     x = ds.add_parser("index", help="embed a forum's questions into a faiss index (+ BM25 for --hybrid search)")
     C.add_in(x, help='JSONL/Parquet rows {"id"?, "question"}')
     x.add_argument("--out", required=True, help="index folder to write")
-    x.add_argument("--model", default="minilm", help="minilm (the offline MiniLM) or a local Hugging Face encoder")
+    x.add_argument("--model", default="minilm", help="minilm (the offline MiniLM), a trained detector (a shipped "
+                                                     "name or a pysynth dup train folder) or a local Hugging Face "
+                                                     "encoder")
     x.add_argument("--kind", choices=("flat", "hnsw", "ivf"), default="flat", help="faiss index (flat: exact)")
     x.add_argument("--field", default="question", help="the rows' text field")
     C.add_workers(x)
@@ -135,8 +184,9 @@ def add_commands(sub) -> None:
     s.add_argument("--field", default="question", help="the query rows' text field")
     C.add_workers(s)
     s.set_defaults(func=_cmd_search)
-    m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates or ComQA clusters")
-    m.add_argument("--source", choices=("mqr", "comqa"), default="mqr")
+    m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates, ComQA clusters "
+                                        "or the dumps' PostLinks duplicates")
+    m.add_argument("--source", choices=("mqr", "comqa", "postlinks"), default="mqr")
     m.add_argument("--split", default="test", help="mqr: dev|test; comqa: train|dev")
     m.add_argument("--negatives", type=C.positive_int, default=20, help="negatives per query")
     m.add_argument("--negatives-from", choices=("bm25", "random"), default="bm25",

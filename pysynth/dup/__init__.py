@@ -2,9 +2,11 @@
 supervision (:mod:`pysynth.dup.pairs`, WS-TB), evaluation (:mod:`pysynth.dup.evaluate`) and eval sets
 (:mod:`pysynth.dup.data`); dense retrieval is :mod:`pysynth.retrieval.dense`.
 
-Work in progress (issue 15): duplicate question generation (DQG), trained detectors and the
-``pysynth dup train|index|search`` commands are not built yet.
+Trained detectors: :mod:`pysynth.dup.train` (BiLSTM / BiGRU / MiniLM, ``pysynth dup train``);
+``pysynth.dup.encoder(model).encode(texts)`` embeds with one on onnxruntime (no torch);
+:mod:`pysynth.dup.search` indexes a forum (``pysynth dup index|search``).
 """
 from pysynth.dup.evaluate import check_rows, evaluate, score_candidates
+from pysynth.dup.search import Encoder, encoder
 
-__all__ = ["evaluate", "score_candidates", "check_rows"]
+__all__ = ["evaluate", "score_candidates", "check_rows", "encoder", "Encoder"]

@@ -6,7 +6,16 @@ AskUbuntu, SuperUser, Apple and Android, whose texts are not obtainable here):
   site;
 * ``comqa``: a forum made of ComQA's WikiAnswers paraphrase clusters: query = a question of a
   cluster with at least two, positives = the rest of its cluster, negatives = questions of other
-  clusters.
+  clusters;
+* ``postlinks``: the Stack Exchange duplicates of the shared dumps (``stackexchange_dumps/*``,
+  PostLinks ``LinkTypeId`` 3, the labels Rücklé et al.'s four sets come from): query = the question
+  marked as a duplicate, positive = the question it duplicates, negatives = other questions of the
+  same site (never one of the query's known duplicates); a question's text is its title and the
+  first 100 words of its body (HTML to text as :func:`pysynth.dup.pairs.html_to_text`), since the
+  paper evaluates on titles and bodies. Rows carry ``site``, ``query_post_id`` and
+  ``positive_post_id``: leave those questions out of training pairs
+  (:func:`exclude_ids`; ``pysynth dup pairs --exclude-ids``). Links to posts missing from the
+  dump (deleted, or not a question) are counted in ``counts``.
 
 Negatives: ``"bm25"`` (default) the pool's questions that BM25 ranks highest for the query (hard
 negatives, like the 20 BM25 candidates of AskUbuntu-Lei; a pool question identical to a positive is
@@ -16,14 +25,16 @@ P@1 near 100). Rows are ``{"query", "positives", "negatives", "source", "id"}``.
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import random
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
-__all__ = ["eval_rows", "SOURCES"]
+__all__ = ["eval_rows", "exclude_ids", "SOURCES"]
 
-SOURCES = ("mqr", "comqa")
+SOURCES = ("mqr", "comqa", "postlinks")
+BODY_WORDS = 100
 
 
 def _read(path: Path) -> List[dict]:
@@ -52,12 +63,87 @@ def _bm25_pick(queries: List[str], pool: List[str], exclude: List[set], n: int) 
     return out
 
 
+def _site_questions(dump) -> Tuple[str, Dict[str, str], List[Tuple[str, str]], Dict[str, int]]:
+    """``(site, {post id: title + body text}, duplicate links, counts)`` of one dump."""
+    from pysynth.dup.pairs import html_to_text
+    from pysynth.stackexchange import open_dump
+
+    d = open_dump(dump)
+    texts: Dict[str, str] = {}
+    for r in d.rows("Posts"):
+        if r.get("PostTypeId") != "1":
+            continue
+        title = " ".join(html.unescape(r.get("Title", "")).split())
+        body = " ".join(html_to_text(r.get("Body", "")).split()[:BODY_WORDS])
+        if title:
+            texts[r.get("Id", "")] = f"{title} {body}".strip()
+    links, counts = [], {"links": 0, "missing_post": 0, "self_link": 0}
+    if d.has("PostLinks"):
+        seen = set()
+        for r in d.rows("PostLinks"):
+            if r.get("LinkTypeId") != "3":
+                continue
+            counts["links"] += 1
+            a, b = r.get("PostId", ""), r.get("RelatedPostId", "")
+            if a == b:
+                counts["self_link"] += 1
+            elif a not in texts or b not in texts:
+                counts["missing_post"] += 1
+            elif (a, b) not in seen:
+                seen.add((a, b))
+                links.append((a, b))
+    return d.site, texts, links, counts
+
+
+def _postlinks(data_dir: Path, negatives: int, negatives_from: str, rng: random.Random,
+               counts: Optional[dict]) -> List[dict]:
+    root = data_dir / "stackexchange_dumps"
+    if not root.is_dir():
+        raise ValueError(f"data: {root} not found; pass the shared data folder (../shared/data)")
+    out = []
+    for dump in sorted(p for p in root.iterdir() if p.is_dir()):
+        site, texts, links, c = _site_questions(dump)
+        if counts is not None:
+            counts[site] = c
+        if not links:
+            continue
+        dups: Dict[str, set] = {}
+        for a, b in links:
+            dups.setdefault(a, set()).add(b)
+            dups.setdefault(b, set()).add(a)
+        ids = list(texts)
+        pool = [texts[i] for i in ids]
+        banned = [{texts[x] for x in dups[a] | {a}} for a, _ in links]
+        if negatives_from == "bm25":
+            picked = _bm25_pick([texts[a] for a, _ in links], pool, banned, negatives)
+        else:
+            picked = [rng.sample([t for t in pool if t not in ex], min(negatives, len(pool) - len(ex)))
+                      for ex in banned]
+        for (a, b), neg in zip(links, picked):
+            out.append({"id": f"postlinks-{site}-{a}-{b}", "source": f"postlinks/{site}", "site": site,
+                        "query_post_id": a, "positive_post_id": b, "query": texts[a], "positives": [texts[b]],
+                        "negatives": neg})
+    return out
+
+
+def exclude_ids(rows: List[dict]) -> Dict[str, List[str]]:
+    """Per site, the post ids of ``postlinks`` rows (queries and positives), sorted: the
+    evaluation questions to leave out of training pairs."""
+    out: Dict[str, set] = {}
+    for r in rows:
+        if "site" in r:
+            out.setdefault(r["site"], set()).update((r["query_post_id"], r["positive_post_id"]))
+    return {k: sorted(v, key=lambda x: (len(x), x)) for k, v in sorted(out.items())}
+
+
 def eval_rows(data_dir, source: str = "mqr", split: str = "test", negatives: int = 20, seed: int = 0,
-              negatives_from: str = "bm25") -> List[dict]:
+              negatives_from: str = "bm25", counts: Optional[dict] = None) -> List[dict]:
     """Eval rows for :func:`pysynth.dup.evaluate.evaluate` (see the module doc).
 
-    ``split``: ``dev`` or ``test`` (MQR), ``train`` or ``dev`` (ComQA). ``negatives``: per query
-    (fewer when the pool is smaller); ``negatives_from``: ``"bm25"`` or ``"random"``.
+    ``split``: ``dev`` or ``test`` (MQR), ``train`` or ``dev`` (ComQA), ignored for
+    ``postlinks`` (every duplicate link of every dump). ``negatives``: per query (fewer when the
+    pool is smaller); ``negatives_from``: ``"bm25"`` or ``"random"``. ``counts``: a dict that
+    receives ``postlinks``' per-site link counts (links whose posts are missing, dropped).
     """
     if source not in SOURCES:
         raise ValueError(f"source: must be one of {SOURCES}, got {source!r}")
@@ -68,6 +154,8 @@ def eval_rows(data_dir, source: str = "mqr", split: str = "test", negatives: int
     d = Path(data_dir)
     rng = random.Random(seed)
     out = []
+    if source == "postlinks":
+        return _postlinks(d, negatives, negatives_from, rng, counts)
     if source == "mqr":
         rows = _read(d / "mqr" / f"{split}.jsonl.gz")
         by_site: Dict[str, List[int]] = {}

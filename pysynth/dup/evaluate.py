@@ -8,8 +8,9 @@ rate of 0.05 without interpolation, divided by 0.05; ``truncation="qra_code"``),
 Scorers: ``"bm25"`` (:mod:`pysynth.retrieval`'s BM25, k1 = 1.5, b = 0.75, with the statistics of
 all the candidate texts of the file), ``"sdm"`` (the same index's sequential dependence model),
 ``"minilm"`` (cosine of the offline all-MiniLM-L6-v2 embeddings: pretrained on Stack Exchange and
-WikiAnswers duplicate pairs among others, so it is not an unsupervised reference), or a local
-Hugging Face encoder directory.
+WikiAnswers duplicate pairs among others, so it is not an unsupervised reference), a trained
+detector (a shipped name such as ``dup-minilm-wstb`` or a ``pysynth dup train`` folder, on
+onnxruntime: :class:`pysynth.dup.search.Encoder`), or a local Hugging Face encoder directory.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["check_rows", "score_candidates", "evaluate", "search_pool", "SPARSE"]
+__all__ = ["check_rows", "score_candidates", "hybrid_scores", "evaluate", "search_pool", "SPARSE"]
 
 SPARSE = ("bm25", "sdm")
 
@@ -86,11 +87,12 @@ def _sparse_scores(rows: Sequence[dict], model: str, workers: int) -> List[np.nd
 
 
 def _dense_scores(rows: Sequence[dict], model: Any, batch_size: int) -> List[np.ndarray]:
+    from pysynth.dup.search import embedder
     from pysynth.retrieval.dense import encode_texts
 
     cands = list(dict.fromkeys(c for r in rows for c in r["negatives"] + r["positives"]))
     pos = {t: i for i, t in enumerate(cands)}
-    m = None if model == "minilm" else model
+    m = embedder(model)
     ce = encode_texts(cands, m, batch_size=batch_size).astype(np.float64)
     qe = encode_texts([r["query"] for r in rows], m, batch_size=batch_size).astype(np.float64)
     ce /= np.maximum(np.linalg.norm(ce, axis=1, keepdims=True), 1e-12)
@@ -106,9 +108,24 @@ def score_candidates(rows: Sequence[dict], model: Any = "bm25", workers: int = 1
     return _dense_scores(rows, model, batch_size)
 
 
+def hybrid_scores(rows: Sequence[dict], model: Any, alpha: float = 0.5, workers: int = 1,
+                  batch_size: int = 64) -> List[np.ndarray]:
+    """Per row, ``alpha * dense + (1 - alpha) * bm25`` with each score min-max scaled over the
+    row's candidates: the fusion of ``pysynth dup search --hybrid``
+    (:func:`pysynth.dup.search._scaled`)."""
+    from pysynth.dup.search import _scaled
+
+    if not 0.0 <= float(alpha) <= 1.0:
+        raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
+    dense = _dense_scores(rows, model, batch_size)
+    sparse = _sparse_scores(rows, "bm25", workers)
+    return [alpha * _scaled(d) + (1 - alpha) * _scaled(s) for d, s in zip(dense, sparse)]
+
+
 def evaluate(rows: Iterable[Mapping[str, Any]], model: Any = "bm25", workers: int = 1,
-             batch_size: int = 64) -> Dict[str, Any]:
+             batch_size: int = 64, hybrid: bool = False, alpha: float = 0.5) -> Dict[str, Any]:
     """P@1, P@5, MAP, MRR and AUC(0.05) (0-100) of ``model`` on eval ``rows`` (see the module doc).
+    ``hybrid``: a dense ``model`` fused with BM25 (:func:`hybrid_scores`, weight ``alpha``).
 
     Ties between equal scores are broken by the candidate's position (the rule of
     :mod:`pysynth.ranking`), and the negatives come first: a tie never counts for the model. Returns the metrics and the row counts (rows without a
@@ -119,10 +136,14 @@ def evaluate(rows: Iterable[Mapping[str, Any]], model: Any = "bm25", workers: in
     usable, counts = check_rows(rows)
     if not usable:
         raise ValueError("data: no row has both a query and a positive; nothing to evaluate")
-    scores = score_candidates(usable, model, workers, batch_size)
+    if hybrid and isinstance(model, str) and model in SPARSE:
+        raise ValueError(f"model: hybrid fuses a dense encoder with BM25; {model!r} is sparse")
+    scores = (hybrid_scores(usable, model, alpha, workers, batch_size) if hybrid
+              else score_candidates(usable, model, workers, batch_size))
     labels = [[0] * len(r["negatives"]) + [1] * len(r["positives"]) for r in usable]
     s = [x.tolist() for x in scores]
-    out = {"model": model if isinstance(model, str) else str(model), "queries": len(usable), **counts,
+    name = model if isinstance(model, str) else str(model)
+    out = {"model": f"{name} + bm25 (hybrid, alpha {alpha})" if hybrid else name, "queries": len(usable), **counts,
            "P@1": 100 * R.precision_at_k(s, labels, k=1), "P@5": 100 * R.precision_at_k(s, labels, k=5),
            "MAP": 100 * R.mean_average_precision(s, labels), "MRR": 100 * R.mean_reciprocal_rank(s, labels),
            "AUC(0.05)": 100 * R.auc_at(s, labels, max_fpr=0.05, truncation="qra_code")}

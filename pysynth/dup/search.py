@@ -10,31 +10,100 @@ query (a candidate missing from one list gets that list's minimum); ties: doc nu
 
 Folder layout: ``docs/`` (a store: the rows' ids and texts, the encoder's name), ``dense/``
 (:meth:`DenseIndex.save`), ``sparse/`` (:meth:`Collection.save`), written atomically.
+
+Encoders (``model``): ``minilm`` (the offline MiniLM on torch), a trained detector (a shipped name
+such as ``dup-minilm-wstb`` or a folder of ``pysynth dup train``: :class:`Encoder`, onnxruntime and
+the pure-Python WordPiece tokenizer, no torch), or a local Hugging Face encoder folder.
 """
 from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-__all__ = ["build", "search", "FORMAT"]
+from pysynth.retrieval.encode import OnnxEncoder
+
+__all__ = ["build", "search", "FORMAT", "Encoder", "encoder", "embedder", "DEFAULT_DETECTOR"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 FORMAT, FORMAT_VERSION = "pysynth.dup.Index", 1
+#: the shipped duplicate detector (:mod:`pysynth.models.assets`)
+DEFAULT_DETECTOR = "dup-minilm-wstb"
+#: store format of a trained detector (:func:`pysynth.dup.train.save`)
+DETECTOR_FORMAT, DETECTOR_FORMAT_VERSION = "pysynth.dup.encoder", 1
+
+_cache: Dict[Any, "Encoder"] = {}
+_lock = threading.Lock()
 
 
-def _encoder(model: str):
-    return None if model == "minilm" else model
+class Encoder(OnnxEncoder):
+    """A trained duplicate detector's encoder on onnxruntime (no torch):
+    :class:`pysynth.retrieval.encode.OnnxEncoder` over a detector store.
+
+    Parameters
+    ----------
+    model : a shipped detector's name (default :data:`DEFAULT_DETECTOR`) or a folder written by
+        ``pysynth dup train`` / :func:`pysynth.dup.train.save`.
+    threads : onnxruntime intra-op threads (0: its default).
+    device : ``cpu``, ``cuda`` or ``auto`` (:func:`pysynth.decoding.ort.choose_providers`).
+
+    :meth:`encode` gives float32 unit vectors (cosine = dot product); a text's vector does not
+    depend on the other texts of its batch (float32 arithmetic, padding masked).
+    """
+
+    def __init__(self, model: Optional[PathLike] = None, threads: int = 0, device: str = "cpu"):
+        from pysynth.models.registry import resolve
+
+        r = resolve(model, default=DEFAULT_DETECTOR, what="model")
+        super().__init__(r.path, threads, device, store_format=(DETECTOR_FORMAT, DETECTOR_FORMAT_VERSION))
+        self.name = r.name or str(r.path)
+
+
+def encoder(model: Optional[PathLike] = None, threads: int = 0) -> Encoder:
+    """A cached :class:`Encoder` (one per model and thread setting):
+    ``pysynth.dup.encoder(model).encode(texts)`` -> float32 unit vectors."""
+    key = (str(model), int(threads))
+    with _lock:
+        e = _cache.get(key)
+        if e is None:
+            e = _cache[key] = Encoder(model, threads)
+    return e
+
+
+def is_detector(model: Any) -> bool:
+    """True when ``model`` names a trained detector (a shipped name or a detector folder)."""
+    from pysynth import store
+    from pysynth.models.registry import models, resolve
+
+    if not isinstance(model, (str, os.PathLike)):
+        return False
+    if isinstance(model, str) and model in models():
+        return store.format_of(resolve(model).path) == DETECTOR_FORMAT
+    return store.format_of(model) == DETECTOR_FORMAT or store.format_of(Path(model) / "model") == DETECTOR_FORMAT
+
+
+def embedder(model: Any):
+    """What :func:`pysynth.retrieval.dense.encode_texts` takes for a ``model`` name: None for
+    ``minilm``, an :class:`Encoder` for a trained detector, else ``model`` (a Hugging Face folder
+    or an object with ``encode_texts``)."""
+    if isinstance(model, str) and model == "minilm":
+        return None
+    if is_detector(model):
+        return encoder(model)
+    return model
+
 
 
 def build(rows: Iterable[Mapping], out: PathLike, model: str = "minilm", kind: str = "flat",
           text_field: str = "question", batch_size: int = 64, workers: int = 1) -> Dict[str, Any]:
     """Index ``rows`` (``{"id"?, text_field: str}``; id defaults to the row number) into ``out``.
 
-    ``model``: ``minilm`` (the offline MiniLM) or a local Hugging Face encoder folder; ``kind``:
+    ``model``: ``minilm`` (the offline MiniLM), a trained detector (name or folder) or a local
+    Hugging Face encoder folder; ``kind``:
     the faiss index (``flat`` exact, ``hnsw``, ``ivf``). Returns ``{"docs", "dim", "kind", "model"}``.
     """
     from pysynth import io, store
@@ -49,7 +118,7 @@ def build(rows: Iterable[Mapping], out: PathLike, model: str = "minilm", kind: s
         docs.append({"id": r.get("id", n), "text": t})
     if not docs:
         raise ValueError(f"rows: no rows; give JSONL/Parquet rows with a {text_field!r} field")
-    emb = encode_texts([d["text"] for d in docs], _encoder(model), batch_size=batch_size)
+    emb = encode_texts([d["text"] for d in docs], embedder(model), batch_size=batch_size)
     with io.atomic_dir(out) as tmp:
         store.save(tmp / "docs", FORMAT, FORMAT_VERSION,
                    files={"docs.jsonl": "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs).encode()},
@@ -82,7 +151,7 @@ def search(index: PathLike, queries: Sequence[str], k: int = 10, hybrid: bool = 
     st = store.load(d / "docs", FORMAT, (FORMAT_VERSION,))
     docs = [json.loads(line) for line in st.read("docs.jsonl").decode("utf-8").splitlines()]
     dense = DenseIndex.load(d / "dense")
-    q = encode_texts(list(queries), _encoder(st.meta["model"]))
+    q = encode_texts(list(queries), embedder(st.meta["model"]))
     depth = max(k, pool) if hybrid else k
     dh = dense.search(q, k=min(depth, len(docs)), workers=workers, dtype=np.float64)
     if hybrid:

@@ -255,7 +255,9 @@ def step_search(a):
     k = 10
     q = np.load(Path(a.work) / "queries.npy")[:a.search_queries]
     rss = {"start": _now_rss_mb()}
-    ix = {kind: DenseIndex.load(Path(a.work) / f"index_{kind}_{a.n}") for kind in KINDS}
+    kinds = [kd for kd in a.kinds.split(",") if (Path(a.work) / f"index_{kd}_{a.n}").is_dir()]
+    assert "flat" in kinds, "the search step needs the flat (exact) index"
+    ix = {kind: DenseIndex.load(Path(a.work) / f"index_{kind}_{a.n}") for kind in kinds}
     rss["indexes_mmapped"] = _now_rss_mb()
     corpus = torch.from_numpy(np.load(Path(a.work) / f"corpus_{a.n}.npy"))
     rss["torch_corpus"] = _now_rss_mb()
@@ -266,10 +268,10 @@ def step_search(a):
 
     systems = {"faiss-flat": lambda qq: ix["flat"].search(qq, k, workers=a.threads).docs,
                "st-semantic_search": st}
-    for ef in EF:
+    for ef in EF if "hnsw" in ix else ():
         systems[f"faiss-hnsw ef={ef}"] = lambda qq, ef=ef: ix["hnsw"].search(qq, k, ef_search=ef,
                                                                            workers=a.threads).docs
-    for npb in NPROBE:
+    for npb in NPROBE if "ivf" in ix else ():
         systems[f"faiss-ivf nprobe={npb}"] = lambda qq, npb=npb: ix["ivf"].search(qq, k, nprobe=npb,
                                                                                 workers=a.threads).docs
     names = list(systems)
@@ -311,9 +313,8 @@ def report(r):
                        f"{x['max_abs_diff_vs_st']:.1e} | {x['min_cos_vs_st']:.5f} | {rs.get('peak_rss_mb', '-')} | "
                        f"{rs.get('torch_imported', '-')} |")
         out.append("")
-    b = r.get("build")
-    if b:
-        out += ["| 1M build | parameters | build s | peak RSS build (MB) | peak RSS incl. save (MB) | save s | "
+    for n, b in sorted(r.get("build", {}).items(), key=lambda kv: -int(kv[0])):
+        out += [f"| build, n = {int(n):,} | parameters | build s | peak RSS build (MB) | peak RSS incl. save (MB) | save s | "
                 "index MB |", "|---|---|---|---|---|---|---|"]
         for kind, x in b.items():
             ps = {k: v for k, v in x["params"].items() if k not in ("kind", "metric", "normalize", "n_docs", "dim")}
@@ -321,8 +322,7 @@ def report(r):
                        f"{x['save_seconds']} | {x['index_mb']} |")
         out.append(f"(vectors alone: {next(iter(b.values()))['rss_vectors_loaded_mb']} MB RSS)")
         out.append("")
-    sr = r.get("search")
-    if sr:
+    for n, sr in sorted(r.get("search", {}).items(), key=lambda kv: -int(kv[0])):
         ref = sr["systems"]["st-semantic_search"]["q_per_s_median"]
         out += [f"Search: {sr['queries']} queries, k = {sr['k']}, n = {sr['n']:,}, {sr['threads']} thread(s), "
                 f"{sr['repeats']} alternating repeats (median).", "",
@@ -331,12 +331,13 @@ def report(r):
             out.append(f"| {nm} | {x['q_per_s_median']} | {x['q_per_s_best']} | {x['q_per_s_median'] / ref:.2f}x | "
                        f"{x['recall_at_10_vs_exact']} |")
         out.append(f"(RSS MB: {sr['rss_mb']}, peak {sr['peak_rss_mb']})")
+        out.append("")
     return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------- driver
 def _child(a, step):
-    cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--real", str(a.real), "--threads", str(a.threads),
+    cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--kinds", a.kinds, "--real", str(a.real), "--threads", str(a.threads),
            "--repeats", str(a.repeats), "--search-queries", str(a.search_queries), "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
     t = time.perf_counter()
     # the 1M builds are the heavy part: they run at a lower priority on the shared machine
@@ -356,6 +357,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/tmp/dupbench", help="scratch folder (exports, vectors, indexes: ~6 GB at 1M)")
     ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--kinds", default="flat,hnsw,ivf", help="indexes to build (in parallel processes) and search")
     ap.add_argument("--real", type=int, default=10_000, help="real questions encoded for the corpus (+1000 queries)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
@@ -388,7 +390,14 @@ def main(argv=None):
         if step == "encode_rss":
             results["encode_rss"] = {n: _child(a, f"encode_rss:{n}") for n in ENCODERS}
         elif step == "build":
-            results["build"] = {kind: _child(a, f"build:{kind}") for kind in KINDS}
+            from concurrent.futures import ThreadPoolExecutor
+
+            kinds = a.kinds.split(",")
+            with ThreadPoolExecutor(len(kinds)) as ex:
+                done = dict(zip(kinds, ex.map(lambda kd: _child(a, f"build:{kd}"), kinds)))
+            results.setdefault("build", {}).setdefault(str(a.n), {}).update(done)
+        elif step == "search":
+            results.setdefault("search", {})[str(a.n)] = _child(a, step)
         else:
             results[step] = _child(a, step)
         out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::h
 
 void register_errors(py::module_& m);
 void register_metrics(py::module_& m);
+void register_meteor(py::module_& m);
 
 }  // namespace pysynth::bind
 

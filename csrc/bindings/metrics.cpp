@@ -267,6 +267,7 @@ void register_metrics(py::module_& m) {
   sub.def("tokenize", &tokenize_py, twin_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"),
           py::arg("workers"));
   register_porter(sub);
+  register_meteor(sub);
 }
 
 }  // namespace pysynth::bind

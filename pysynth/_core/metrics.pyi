@@ -6,7 +6,9 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'porter_stem', 'rouge_prf', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+class _MeteorResources:
+    pass
 def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, tokenize: str, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """
     BLEU sufficient statistics per hypothesis (Papineni et al. 2002, Eq. 1-2).
@@ -21,6 +23,22 @@ def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, toke
 def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.
+    """
+def meteor_resources(function_words: bytes, exceptions: bytes, synsets: bytes, para: dict, max_len: typing.SupportsInt | typing.SupportsIndex) -> _MeteorResources:
+    """
+    METEOR 1.5 resources: the jar's function words and WordNet files (bytes) and the paraphrase cache's arrays; see pysynth.metrics._meteor_ref.meteor_resources
+    """
+def meteor_score_from_stats(st: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+    """
+    The jar's computeMetrics (see pysynth.metrics._meteor_ref.score_from_stats)
+    """
+def meteor_stats(res: _MeteorResources, hyps: typing.Any, refs: typing.Any, workers: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Sufficient statistics (n x 23) of normalized segments; see pysynth.metrics._meteor_ref.meteor_stats
+    """
+def meteor_stem(word: str) -> str:
+    """
+    Snowball English stem (see pysynth.metrics._meteor_ref.stem)
     """
 def porter_stem(words: typing.Any) -> list:
     """

@@ -79,8 +79,8 @@ def add_commands(sub) -> None:
                    help="references aligned with --hyp; repeat for several references")
     s.add_argument("--out", default="-", help="JSON scores (default -: stdout)")
     s.add_argument("--metrics", type=_metrics, default="bleu,rouge1,rouge2,rougeL",
-                   help="comma list of bleu, rouge1, rouge2, rougeL, rougeLsum, meteor (Meteor 1.5 jar: Java + "
-                        "pycocoevalcap)")
+                   help="comma list of bleu, rouge1, rouge2, rougeL, rougeLsum, meteor (Meteor 1.5 "
+                        "with nlg-eval's settings, Java-free; needs pycocoevalcap's resource files)")
     s.add_argument("--bleu-flavor", default="sacrebleu", choices=["sacrebleu", "nltk", "coco"])
     s.add_argument("--rouge-flavor", default="rouge-score", choices=["rouge-score", "pltrdy"])
     s.add_argument("--tokenize", default=None, choices=["13a", "intl", "none"],

@@ -6,7 +6,7 @@ WordNet's morphological exceptions and synsets (``synonym/english.exceptions``,
 (``nonbreaking/english.prefixes``); ``data/paraphrase-en.gz`` beside it holds the paraphrase
 table (5.3 M phrase pairs, 62 MB). The jar is a zip file: Python reads it directly.
 
-The paraphrase table is parsed once into a compact binary cache (``paraphrase-en.<key>.bin`` in
+The paraphrase table is parsed once into a compact binary cache (``paraphrase-en.<key>.<version>.bin`` in
 ``$PYSYNTH_METEOR_CACHE``, else ``$XDG_CACHE_HOME/pysynth/meteor``, else
 ``~/.cache/pysynth/meteor``), written atomically (temporary file + rename) with a CRC-32 of
 its payload; later calls memory-map it. Layout (all little-endian, 64-byte aligned arrays):
@@ -16,7 +16,9 @@ its payload; later calls memory-map it. Layout (all little-endian, 64-byte align
 * ``grp_ptr`` / ``grp_par``: for phrase ``p`` read as the table's first side, the phrases it
   paraphrases to, in file order (Meteor's transducer emits them in that order);
 * ``htab_key`` / ``htab_val``: an open-addressing table (linear probing) from the FNV-1a hash
-  of a phrase's word ids to its phrase id, for phrases that have a paraphrase.
+  of a phrase's word ids to its phrase id, for phrases that have a paraphrase;
+* ``pfx_key`` / ``pfx_val``: the same kind of table holding the hashes of those phrases' proper
+  prefixes (``pfx_val`` 0, -1 for an empty slot): lookups stop where the transducer's trie does.
 """
 from __future__ import annotations
 
@@ -39,8 +41,9 @@ __all__ = ["MeteorFiles", "find_files", "load_text_resources", "paraphrase_cache
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _MASK = (1 << 64) - 1
-_MAGIC = b"PSMTRPARA1\n"
-_ARRAYS = ("vocab_blob", "vocab_off", "phr_tok", "phr_off", "grp_ptr", "grp_par", "htab_key", "htab_val")
+_MAGIC = b"PSMTRPARA2\n"
+_ARRAYS = ("vocab_blob", "vocab_off", "phr_tok", "phr_off", "grp_ptr", "grp_par", "htab_key", "htab_val",
+           "pfx_key", "pfx_val")
 _FIX = ("pip install pycocoevalcap (it ships meteor-1.5.jar and data/paraphrase-en.gz; no Java needed "
         "for the compiled flavor), or set PYSYNTH_METEOR_JAR to meteor-1.5.jar and PYSYNTH_METEOR_DATA to "
         "the folder holding paraphrase-en.gz")
@@ -114,7 +117,7 @@ def paraphrase_cache(para: Path) -> Path:
     """Where the cache of ``para`` lives: keyed by the table's path, size and mtime."""
     st = para.stat()
     key = hashlib.sha1(f"{para.resolve()}|{st.st_size}|{int(st.st_mtime)}".encode()).hexdigest()[:16]
-    return _cache_dir() / f"paraphrase-en.{key}.bin"
+    return _cache_dir() / f"paraphrase-en.{key}.{_MAGIC[-2:-1].decode()}.bin"
 
 
 def _parse_table(para: Path):
@@ -151,14 +154,17 @@ def _parse_table(para: Path):
         np.asarray(pars, np.int32)
 
 
-def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray) -> np.ndarray:
+def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Hashes of the phrases ``ids`` and (unique) of their proper prefixes."""
     lens = off[ids + 1] - off[ids]
     h = np.full(len(ids), FNV_OFFSET, np.uint64)
+    prefixes = []
     for k in range(int(lens.max(initial=0))):
         act = lens > k
         t = tok[off[ids[act]] + k].astype(np.uint64)
         h[act] = (h[act] ^ t) * np.uint64(FNV_PRIME)
-    return h
+        prefixes.append(h[lens > k + 1])
+    return h, np.unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, np.uint64)
 
 
 def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -194,13 +200,15 @@ def build_paraphrase_cache(para: Path, out: Path) -> Path:
     np.cumsum(counts, out=grp_ptr[1:])
     grp_par = pars[order].astype(np.int32)
     ids = np.nonzero(counts)[0].astype(np.int64)
-    tk, tv = _build_htab(_hash_phrases(tok, off, ids), ids.astype(np.int32))
+    full, pfx = _hash_phrases(tok, off, ids)
+    tk, tv = _build_htab(full, ids.astype(np.int32))
+    pk, pv = _build_htab(pfx, np.zeros(len(pfx), np.int32))
     words = list(vocab)
     blob = np.frombuffer(b"".join(words), np.uint8)
     voff = np.zeros(len(words) + 1, np.int64)
     np.cumsum([len(w) for w in words], out=voff[1:])
     arrays = {"vocab_blob": blob, "vocab_off": voff, "phr_tok": tok, "phr_off": off, "grp_ptr": grp_ptr,
-              "grp_par": grp_par, "htab_key": tk, "htab_val": tv}
+              "grp_par": grp_par, "htab_key": tk, "htab_val": tv, "pfx_key": pk, "pfx_val": pv}
     maxlen = int((off[1:] - off[:-1]).max(initial=0))
     return _write(out, arrays, {"max_len": maxlen, "source": str(para), "entries": int(len(refs))})
 
@@ -270,9 +278,14 @@ def load_paraphrase(path: Path, verify: bool = False) -> Tuple[Dict[str, np.ndar
 def ensure_paraphrase(para: Path) -> Path:
     """The cache for ``para``, built first when absent (tens of seconds, once)."""
     p = paraphrase_cache(para)
-    if not p.is_file():
-        build_paraphrase_cache(para, p)
-        load_paraphrase(p, verify=True)
+    if p.is_file():
+        try:
+            load_paraphrase(p)
+            return p
+        except (ValueError, KeyError, OSError):
+            pass  # truncated or foreign: rebuild
+    build_paraphrase_cache(para, p)
+    load_paraphrase(p, verify=True)
     return p
 
 

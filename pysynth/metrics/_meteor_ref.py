@@ -32,7 +32,8 @@ import numpy as np
 
 from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME
 
-__all__ = ["normalize", "stem", "java_hash", "MeteorResources", "meteor_stats", "score_from_stats",
+__all__ = ["normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_stem",
+           "meteor_score_from_stats", "score_from_stats",
            "PARAMS", "WEIGHTS", "N_STATS", "corpus_stats"]
 
 PARAMS = (0.85, 0.20, 0.60, 0.75)  # alpha, beta, gamma, delta: Meteor 1.5 'rank' task, English
@@ -82,24 +83,32 @@ def _nbp_table(prefixes: bytes) -> Dict[str, int]:
 
 def normalize(line: str, nbp: Dict[str, int]) -> str:
     """The jar's ``-norm`` for English (punctuation kept), then ``toLowerCase``."""
+    # Each step is skipped when the character it needs is absent (then it is a no-op anyway).
     s = " " + line + " "
     s = _R_SEP.sub(r" \1 ", s)
-    s = _R_MDOT.sub(r" DOTMULTI\1", s)
+    if ".." in s:
+        s = _R_MDOT.sub(r" DOTMULTI\1", s)
     while "DOTMULTI." in s:
         s = _R_MDOT2.sub(r"DOTDOTMULTI \1", s)
         s = s.replace("DOTMULTI.", "DOTDOTMULTI")
-    s = _R_COMMA.sub(r"\1 , \2", s)
-    s = _R_COMMA2.sub(r"\1 , \2", s)
-    s = _R_COMMA3.sub(r"\1 , \2", s)
-    s = _R_Q1.sub("'", s)
-    s = _R_Q2.sub(' " ', s)
-    s = s.replace("\u2013", "-").replace("--", "-")
-    s = _R_DASH.sub(r"\1 \2", s)
-    s = _R_C1.sub(r"\1 ' \2", s)
-    s = _R_C2.sub(r"\1 ' \2", s)
-    s = _R_C3.sub(r"\1 ' \2", s)
-    s = _R_C4.sub(r"\1 '\2", s)
-    s = _R_C5.sub(r"\1 '\2", s)
+    if "," in s:
+        s = _R_COMMA.sub(r"\1 , \2", s)
+        s = _R_COMMA2.sub(r"\1 , \2", s)
+        s = _R_COMMA3.sub(r"\1 , \2", s)
+    if not s.isascii() or "`" in s:
+        s = _R_Q1.sub("'", s)
+        s = _R_Q2.sub(' " ', s)
+    elif "''" in s:
+        s = _R_Q2.sub(' " ', s)
+    if "-" in s or not s.isascii():
+        s = s.replace("\u2013", "-").replace("--", "-")
+        s = _R_DASH.sub(r"\1 \2", s)
+    if "'" in s:
+        s = _R_C1.sub(r"\1 ' \2", s)
+        s = _R_C2.sub(r"\1 ' \2", s)
+        s = _R_C3.sub(r"\1 ' \2", s)
+        s = _R_C4.sub(r"\1 '\2", s)
+        s = _R_C5.sub(r"\1 '\2", s)
     words = [w for w in _TOK.split(s) if w]
     out = []
     for i, w in enumerate(words):
@@ -119,11 +128,13 @@ def normalize(line: str, nbp: Dict[str, int]) -> str:
             out.append(w)
         out.append(" ")
     s = "".join(out)
-    while "DOTDOTMULTI" in s:
-        s = s.replace("DOTDOTMULTI", "DOTMULTI.")
-    s = s.replace("DOTMULTI", ".")
-    s = _R_WHITE.sub(" ", s).strip(_JTRIM)
-    return s.lower()
+    if "DOTMULTI" in s:
+        while "DOTDOTMULTI" in s:
+            s = s.replace("DOTDOTMULTI", "DOTMULTI.")
+        s = s.replace("DOTMULTI", ".")
+    if not s.isascii():
+        s = _R_WHITE.sub(" ", s)
+    return s.strip(_JTRIM).lower()
 
 
 def tokenize(norm: str) -> List[str]:
@@ -623,6 +634,22 @@ def score_from_stats(st: Sequence[float]) -> float:
     if math.isnan(score):
         return 0.0
     return max(score, 0.0)
+
+
+def meteor_resources(function_words: bytes, exceptions: bytes, synsets: bytes, para: Dict[str, np.ndarray],
+                     max_len: int) -> MeteorResources:
+    """The resources :func:`meteor_stats` reads (see :class:`MeteorResources`)."""
+    return MeteorResources(function_words, exceptions, synsets, para, max_len)
+
+
+def meteor_stem(word: str) -> str:
+    """Snowball English stem (:func:`stem`; the compiled twin's name)."""
+    return stem(word)
+
+
+def meteor_score_from_stats(st) -> float:
+    """The jar's computeMetrics on one statistics vector (:func:`score_from_stats`)."""
+    return score_from_stats(list(np.asarray(st, np.float64)))
 
 
 def corpus_stats(stats: np.ndarray) -> np.ndarray:

@@ -497,3 +497,12 @@ def coco_sentence_scores(stats, max_order: int) -> np.ndarray:
     for i, row in enumerate(s.tolist()):
         out[i] = coco_bleu(row[2 : 2 + max_order], row[2 + max_order :], row[0], row[1], max_order)
     return out
+
+
+# METEOR 1.5 (the compiled metrics stage's meteor_* functions): twins live in _meteor_ref
+from pysynth.metrics._meteor_ref import (  # noqa: E402,F401
+    meteor_resources,
+    meteor_score_from_stats,
+    meteor_stats,
+    meteor_stem,
+)

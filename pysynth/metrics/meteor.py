@@ -13,8 +13,12 @@ segment holds a newline (the protocol loses its step) or the JVM dies, this one 
 and ``|||`` out of every text, feeds the JVM from a thread while reading its answers, and fails
 with a clear error on a missing ``java``, a missing jar, a crash or a timeout.
 
-A Java-free compiled implementation with the same scores is issue 14 §3's next step; this
-flavor is its golden reference.
+``flavor="exact"`` (the default) is the Java-free reimplementation with the jar's scores: the
+compiled core (``pysynth._core.metrics.meteor_stats``, C++) or its pure-Python twin
+(:mod:`pysynth.metrics._meteor_ref`, ``PYSYNTH_IMPL=python``). It reads the function words and
+WordNet files from the jar (a zip file) and the paraphrase table from ``paraphrase-en.gz``,
+parsed once into a memory-mapped cache (:mod:`pysynth.metrics._meteor_data`); no JVM runs.
+Its segment and corpus scores equal the jar's (tests/golden/meteor_*.json).
 """
 from __future__ import annotations
 
@@ -26,7 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
-__all__ = ["MeteorScore", "meteor", "meteor_jar"]
+import numpy as np
+
+__all__ = ["MeteorScore", "meteor", "meteor_jar", "FLAVORS"]
+
+FLAVORS = ("exact", "jar")
 
 
 @dataclass(frozen=True)
@@ -62,8 +70,102 @@ def _clean(text: str) -> str:
     return " ".join(text.replace("|||", " ").split())
 
 
-def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavor: str = "jar",
-           language: str = "en", timeout: float = 600.0, java: Optional[str] = None) -> MeteorScore:
+_RESOURCES: dict = {}
+_LOCK = threading.Lock()
+
+
+def _resources(impl: str):
+    """(resources, nonbreaking prefixes) for ``impl``, loaded once per process."""
+    from pysynth.metrics import _meteor_data as data
+    from pysynth.metrics import _meteor_ref as ref
+
+    files = data.find_files()
+    key = (impl, str(files.jar), str(files.paraphrase))
+    with _LOCK:
+        got = _RESOURCES.get(key)
+        if got is None:
+            txt = data.load_text_resources(files.jar)
+            arrays, meta = data.load_paraphrase(data.ensure_paraphrase(files.paraphrase))
+            if impl == "cpp":
+                from pysynth._dispatch import backend
+
+                make = backend("metrics").meteor_resources
+            else:
+                make = ref.meteor_resources
+            res = make(txt["function"], txt["exceptions"], txt["synsets"], arrays, int(meta["max_len"]))
+            got = _RESOURCES[key] = (res, ref._nbp_table(txt["prefixes"]))
+    return got
+
+
+def _scores(st: np.ndarray) -> np.ndarray:
+    """The jar's computeMetrics on each row of ``st`` (n x 23), same operation order."""
+    from pysynth.metrics._meteor_ref import PARAMS, WEIGHTS
+
+    alpha, beta, gamma, delta = PARAMS
+    st = np.asarray(st, np.float64).reshape(-1, 23)
+    with np.errstate(all="ignore"):
+        tlen = delta * (st[:, 0] - st[:, 2]) + (1.0 - delta) * st[:, 2]
+        rlen = delta * (st[:, 1] - st[:, 3]) + (1.0 - delta) * st[:, 3]
+        tw = np.zeros(len(st))
+        rw = np.zeros(len(st))
+        for i in range(4):
+            tw = tw + st[:, 4 + i] * WEIGHTS[i] * delta
+        for i in range(4):
+            rw = rw + st[:, 8 + i] * WEIGHTS[i] * delta
+        for i in range(4):
+            tw = tw + st[:, 12 + i] * WEIGHTS[i] * (1.0 - delta)
+        for i in range(4):
+            rw = rw + st[:, 16 + i] * WEIGHTS[i] * (1.0 - delta)
+        p = tw / tlen
+        r = rw / rlen
+        fmean = 1.0 / (((1.0 - alpha) / p) + (alpha / r))
+        ttot = st[:, 4:8].sum(1) + st[:, 12:16].sum(1)
+        rtot = st[:, 8:12].sum(1) + st[:, 16:20].sum(1)
+        perfect = (ttot == st[:, 0]) & (rtot == st[:, 1]) & (st[:, 20] == 1)
+        frag = np.where(perfect, 0.0, st[:, 20] / ((st[:, 21] + st[:, 22]) / 2))
+        score = fmean * (1.0 - gamma * np.power(frag, beta))
+    score = np.where(np.isnan(score), 0.0, score)
+    return np.maximum(score, 0.0)
+
+
+def _exact(hyps: List[str], streams: List[List[str]], workers: int) -> MeteorScore:
+    from pysynth._dispatch import implementation
+    from pysynth.metrics import _meteor_ref as ref
+
+    impl = implementation("metrics")
+    if impl == "cpp":
+        from pysynth._dispatch import backend
+
+        if not hasattr(backend("metrics"), "meteor_stats"):
+            impl = "python"
+    res, nbp = _resources(impl)
+    norm: dict = {}
+
+    def nz(t: str) -> str:
+        got = norm.get(t)
+        if got is None:
+            got = norm[t] = ref.normalize(t, nbp)
+        return got
+
+    # the text the jar flavor sends (no '|||', whitespace folded), trimmed as the jar trims it
+    h = [nz(_clean(t).strip(ref._JTRIM)) for t in hyps]
+    r = [[nz(_clean(s[i]).strip(ref._JTRIM)) for s in streams] for i in range(len(hyps))]
+    if impl == "cpp":
+        from pysynth._dispatch import backend
+
+        st = backend("metrics").meteor_stats(res, h, r, workers)
+    else:
+        st = ref.meteor_stats(res, h, r, workers)
+    seg = _scores(st)
+    total = float(_scores(ref.corpus_stats(st))[0]) if len(st) else 0.0
+    sig = {"flavor": "exact", "impl": impl, "version": "1.5", "language": "en", "norm": True,
+           "nrefs": len(streams)}
+    return MeteorScore(total, [float(x) for x in seg], sig)
+
+
+def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavor: str = "exact",
+           language: str = "en", timeout: float = 600.0, java: Optional[str] = None,
+           workers: int = 1) -> MeteorScore:
     """Corpus METEOR of ``hyps`` against ``refs``.
 
     Parameters
@@ -71,18 +173,27 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
     hyps : one hypothesis per segment.
     refs : references in sacrebleu's layout: a list of str (one reference per segment) or a list
         of reference streams (each a list of str aligned with ``hyps``).
-    flavor : ``"jar"``, the reference implementation (needs Java 8+).
-    timeout : seconds for the whole run.
+    flavor : ``"exact"`` (default): the Java-free implementation with the jar's scores;
+        ``"jar"``: the reference implementation itself (needs Java 8+).
+    language : only ``"en"`` (the resources pycocoevalcap ships).
+    timeout : seconds for the whole run (``"jar"``).
+    workers : threads of the compiled flavor (0: all cores); results do not depend on it.
 
     Raises
     ------
     ValueError
-        misaligned or non-string inputs, an unknown flavor.
+        misaligned or non-string inputs, an unknown flavor or language.
+    ImportError
+        flavor ``"exact"`` without the jar's resources (``pip install pycocoevalcap``).
     RuntimeError
         the JVM failed or timed out (its message is included).
     """
-    if flavor != "jar":
-        raise ValueError(f"flavor: must be 'jar' (the Java-free implementation is not built yet), got {flavor!r}")
+    if flavor not in FLAVORS:
+        raise ValueError(f"flavor: must be one of {', '.join(FLAVORS)}, got {flavor!r}")
+    if language != "en":
+        raise ValueError(f"language: only 'en' is supported (Meteor 1.5's English resources), got {language!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers: must be an int >= 0 (0: all cores), got {workers!r}")
     if isinstance(hyps, str):
         raise TypeError("hyps: expected a list of strings, got one str")
     n = len(hyps)
@@ -104,7 +215,9 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
                 raise TypeError(f"{name}[{i}]: expected str, got {type(t).__name__}")
     sig["nrefs"] = len(streams)
     if n == 0:
-        return MeteorScore(0.0, [], sig)
+        return MeteorScore(0.0, [], sig if flavor == "jar" else {**sig, "flavor": "exact"})
+    if flavor == "exact":
+        return _exact(list(hyps), streams, workers)
     exe = java or shutil.which("java")
     if not exe:
         raise RuntimeError("METEOR flavor 'jar' needs Java on PATH (e.g. Debian's default-jre-headless)")

@@ -6,8 +6,9 @@ Rows: the ill-formed input, the rule floor (:func:`pysynth.mqr.rewrite.rule_floo
 rewriters, the well-formedness of each system's output (:mod:`pysynth.quality`: the automatic
 stand-in for the paper's human Table 4/9 judgements), and the paper's released system outputs
 re-scored (their columns must come out as the paper prints them, up to the 80 % test subset).
-METEOR (the paper's last column) comes from the Meteor 1.5 jar (:mod:`pysynth.metrics.meteor`,
-Java + pycocoevalcap); the Java-free implementation is not built yet.
+METEOR (the paper's last column) comes from :mod:`pysynth.metrics.meteor`'s Java-free flavor
+``exact`` (Meteor 1.5 with nlg-eval's settings, the jar's scores; needs pycocoevalcap's resource
+files, not Java).
 """
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: 
 
 
 def score_system(hyps: Sequence[str], refs: Sequence[str], meteor: bool = True) -> Dict[str, Optional[float]]:
-    """BLEU-4 (coco), ROUGE-1/2/L F (pltrdy) and METEOR (the Meteor 1.5 jar, nlg-eval's settings;
-    None without Java / pycocoevalcap) on a 0-100 scale, as the paper computed them."""
+    """BLEU-4 (coco), ROUGE-1/2/L F (pltrdy) and METEOR (Meteor 1.5, nlg-eval's settings, Java-free;
+    None without pycocoevalcap) on a 0-100 scale, as the paper computed them."""
     from pysynth import metrics as M
 
     b = M.corpus_bleu([h.strip() for h in hyps], [r.strip() for r in refs], flavor="coco")
@@ -183,8 +184,9 @@ def markdown(rows: List[dict], command: str) -> str:
            f"Command: `{command}` — {time.strftime('%Y-%m-%d')}. MQR test: the shared 80 % (1,690 of 2,113 rows), "
            "one reference. BLEU-4 = pycocoevalcap (nlg-eval) flavour, ROUGE F = rouge 0.3.2 (pltrdy), both "
            "exact (`tests/metrics/test_paper_check.py`). Well-formed = mean probability of `pysynth.quality`'s "
-           "classifier (the automatic stand-in for the paper's human Tables 4 and 9). METEOR: the Meteor 1.5 jar "
-           "with nlg-eval's settings (`pysynth.metrics.meteor`, flavor `jar`).", ""] + head
+           "classifier (the automatic stand-in for the paper's human Tables 4 and 9). METEOR: Meteor 1.5 "
+           "with nlg-eval's settings, Java-free (`pysynth.metrics.meteor`, flavor `exact`: the jar's "
+           "scores).", ""] + head
     for tab in (6, 7, 8):
         sel = [r for r in rows if r.get("table", 6) == tab]
         if not sel:

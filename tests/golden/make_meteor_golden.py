@@ -20,6 +20,44 @@ from pysynth.metrics.meteor import meteor
 PAPER = {"ill_formed": 33.4, "lstm": 32.7, "transformer": 36.4, "GEC": 34.4, "nmt_de": 28.4, "nmt_fr": 27.5}
 
 
+# Harder cases: two reference streams, punctuation, numbers, Unicode, empty strings, repeated
+# words, matches only through stems, synonyms or paraphrases, abbreviations and contractions.
+_CASES = [
+    ("the cat sat on the mat", "a cat was sitting on the mat", "the cat sat on a mat"),
+    ("How do I install Python 3.8 on Ubuntu 20.04?", "How can I install Python 3.8 in Ubuntu 20.04?",
+     "Installing python on ubuntu"),
+    ("", "what is the capital of france?", "capital of France"),
+    ("what is the capital of france?", "", "what is the capital of France ?"),
+    ("", "", "nothing"),
+    ("the the the the", "the cat", "the the"),
+    ("running runners ran quickly", "run runner runs quick", "he runs"),
+    ("a big car", "a large automobile", "an enormous vehicle"),
+    ("he passed away yesterday", "he died yesterday", "yesterday he died"),
+    ("U.S.-based companies, e.g. Apple Inc., don't pay $1,000.50 taxes...", "US based companies like Apple "
+     "do not pay 1,000.50 dollars of taxes", "companies don't pay"),
+    ("Café naïve résumé – “quoted” ‘single’", "cafe naive resume - \"quoted\" 'single'", "Café résumé"),
+    ("Как установить Python?", "как установить python ?", "Python"),
+    ("what's the difference between it's and its", "what is the difference between its and it's",
+     "difference between its and it's"),
+    ("Mr. Smith went to Washington at 5 p.m. on Jan. 3", "mr smith went to washington at 5 pm on january 3",
+     "Smith went to Washington"),
+    ("why is my code not working", "why does my code not work?", "why doesn't my code work?"),
+    ("C++ vs C# -- which is better?", "Which is better: C++ or C#?", "C# or C++"),
+    ("1990's music and the 80's", "music from the 1990s and the 1980s", "1990's music"),
+    ("tabs\tand  multiple   spaces", "tabs and multiple spaces", "spaces and tabs"),
+    ("in order to get a good job", "to get a good job", "for getting a good job"),
+    ("is it possible to make a program that makes programs", "can one write a program that writes programs",
+     "is it possible to write programs writing programs"),
+    ("a a a b b b a a a", "a b a b a b", "b a b a"),
+    ("connect connected connecting connection", "connection connecting connected connect", "connections"),
+    ("What is the best way to learn machine learning online for free", "How can I learn machine learning for free "
+     "online?", "best free online machine learning course"),
+    ("!!! ??? ...", "...", "?"),
+]
+CASES_HYPS = [c[0] for c in _CASES]
+CASES_REFS = [[c[1] for c in _CASES], [c[2] for c in _CASES]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[3] / "shared" / "data"))
@@ -32,13 +70,15 @@ def main() -> None:
     outs = {"ill_formed": [r["ill_formed"].strip() for r in test]}
     outs.update({s: [rel[r["row_idx"]][s].strip() for r in test] for s in ("lstm", "transformer", "GEC", "nmt_de",
                                                                            "nmt_fr")})
-    full = {s: meteor(h, refs).score for s, h in outs.items()}
+    full = {s: meteor(h, refs, flavor="jar").score for s, h in outs.items()}
     small = {}
     for s in ("ill_formed", "lstm", "transformer"):
-        m = meteor(outs[s][:200], refs[:200])
+        m = meteor(outs[s][:200], refs[:200], flavor="jar")
         small[s] = {"corpus": m.score, "segments": m.segments, "hyps": outs[s][:200]}
+    hard = meteor(CASES_HYPS, CASES_REFS, flavor="jar")
+    cases = {"hyps": CASES_HYPS, "refs": CASES_REFS, "corpus": hard.score, "segments": hard.segments}
     doc = {"tool": "meteor-1.5.jar (pycocoevalcap 1.2) -l en -norm, corpus score = the EVAL line's last value",
-           "refs": refs[:200], "systems": small,
+           "refs": refs[:200], "systems": small, "cases": cases,
            "full_test": {"n": len(test), "corpus": full, "paper": PAPER}}
     Path(a.out).write_text(json.dumps(doc, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     for s, v in full.items():

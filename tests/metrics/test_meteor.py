@@ -1,13 +1,16 @@
-"""METEOR 1.5, the jar flavor (nlg-eval / pycocoevalcap settings) against the golden values of
-``tests/golden/meteor_mqr.json`` (made with the jar) and the MQR paper's Table 6 column."""
+"""METEOR 1.5: the Java-free flavor ("exact", compiled and its Python twin) against the golden
+values of ``tests/golden/meteor_mqr.json`` (made with the jar, nlg-eval's ``-l en -norm``), the
+MQR paper's Table 6 column, and the jar flavor itself when Java is here."""
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from pysynth._dispatch import force
 from pysynth.metrics.meteor import meteor
 
 GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "golden" / "meteor_mqr.json").read_text(encoding="utf-8"))
@@ -23,7 +26,37 @@ def _jar_available() -> bool:
     return shutil.which("java") is not None
 
 
+def _resources_available() -> bool:
+    try:
+        from pysynth.metrics._meteor_data import find_files
+
+        find_files()
+    except ImportError:
+        return False
+    return True
+
+
+def _cpp_available() -> bool:
+    try:
+        from pysynth._dispatch import available
+
+        return hasattr(available("metrics").get("cpp"), "meteor_stats")
+    except ImportError:
+        return False
+
+
 need_jar = pytest.mark.skipif(not _jar_available(), reason="Java or pycocoevalcap's meteor-1.5.jar missing")
+# The Java-free flavor reads the jar's word lists (no Java) and builds the paraphrase cache once (~1 min).
+need_res = pytest.mark.skipif(not _resources_available(), reason="pycocoevalcap (meteor-1.5.jar + paraphrase-en.gz) "
+                                                                  "missing")
+need_cpp = pytest.mark.skipif(not _cpp_available(), reason="compiled METEOR not built")
+IMPLS = [pytest.param("cpp", marks=need_cpp), "python"]
+
+
+def _close(got, want):
+    assert len(got) == len(want)
+    bad = [i for i, (a, b) in enumerate(zip(got, want)) if abs(a - b) > 1e-9]
+    assert not bad, f"{len(bad)} segments differ, first {bad[:5]}"
 
 
 def test_golden_reproduces_the_papers_column():
@@ -34,17 +67,80 @@ def test_golden_reproduces_the_papers_column():
         assert abs(100 * full["corpus"][system] - paper) < 0.25, system
 
 
-@need_jar
+@need_res
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("system", ["ill_formed", "lstm", "transformer"])
-def test_jar_flavor_equals_the_golden_values(system):
+def test_exact_flavor_equals_the_jar(system, impl):
     g = GOLDEN["systems"][system]
-    m = meteor(g["hyps"], GOLDEN["refs"])
-    assert m.score == g["corpus"] and m.segments == g["segments"]
+    with force(impl, "metrics"):
+        m = meteor(g["hyps"], GOLDEN["refs"])
+    assert m.signature["flavor"] == "exact" and m.signature["impl"] == impl
+    _close(m.segments, g["segments"])
+    assert abs(m.score - g["corpus"]) < 1e-9
+
+
+@need_res
+@pytest.mark.parametrize("impl", IMPLS)
+def test_exact_flavor_on_hard_cases(impl):
+    """Two reference streams, punctuation, numbers, Unicode, empty strings, repeated words,
+    stem-, synonym- and paraphrase-only matches (golden values from the jar)."""
+    c = GOLDEN["cases"]
+    with force(impl, "metrics"):
+        m = meteor(c["hyps"], c["refs"])
+    _close(m.segments, c["segments"])
+    assert abs(m.score - c["corpus"]) < 1e-9
+
+
+@need_res
+@need_cpp
+def test_compiled_and_twin_give_identical_statistics():
+    from pysynth.metrics import _meteor_ref as ref
+    from pysynth.metrics.meteor import _resources
+
+    cres, nbp = _resources("cpp")
+    pres, _ = _resources("python")
+    from pysynth._dispatch import available
+
+    core = available("metrics")["cpp"]
+    g = GOLDEN["systems"]["lstm"]
+    hyps = [ref.normalize(h, nbp) for h in g["hyps"][:80] + GOLDEN["cases"]["hyps"]]
+    refs = [[ref.normalize(r, nbp)] for r in GOLDEN["refs"][:80]]
+    refs += [[ref.normalize(s[i], nbp) for s in GOLDEN["cases"]["refs"]] for i in range(len(GOLDEN["cases"]["hyps"]))]
+    a = core.meteor_stats(cres, hyps, refs, 1)
+    assert core.meteor_score_from_stats(a[0]) == ref.meteor_score_from_stats(a[0])
+    b = ref.meteor_stats(pres, hyps, refs)
+    assert np.array_equal(a, b)
+    assert np.array_equal(core.meteor_stats(cres, hyps, refs, 3), a)  # workers do not change results
+    words = sorted({w for h in hyps for w in h.split()} | {"generously", "communication", "skies", "dying", "'tis",
+                                                           "sayyid", "hopping", "agreed", "feed", "cries"})
+    assert [core.meteor_stem(w) for w in words] == [ref.stem(w) for w in words]
+
+
+def test_snowball_stems():
+    from pysynth.metrics._meteor_ref import stem
+
+    pairs = {"running": "run", "generously": "generous", "communication": "communic", "skies": "sky",
+             "dying": "die", "hopped": "hop", "agreed": "agre", "cries": "cri", "ties": "tie", "gas": "gas",
+             "caresses": "caress", "happily": "happili", "relational": "relat", "news": "news"}
+    assert {w: stem(w) for w in pairs} == pairs
+
+
+def test_normalizer():
+    from pysynth.metrics._meteor_ref import normalize
+
+    nbp = {"Mr": 1, "No": 2}
+    assert normalize("Don't stop, U.S.-based Mr. Smith!", nbp) == "don 't stop , us based mr. smith !"  # the jar's Normalizer
+    assert normalize("No. 5 and 1,000.50... ok", nbp) == "no. 5 and 1,000.50 ... ok"
+    assert normalize("  ", nbp) == ""
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="flavor"):
         meteor(["a"], ["a"], flavor="java-free")
+    with pytest.raises(ValueError, match="language"):
+        meteor(["a"], ["a"], language="de")
+    with pytest.raises(ValueError, match="workers"):
+        meteor(["a"], ["a"], workers=-1)
     with pytest.raises(ValueError, match=r"refs\[0\]: 1 segments but hyps has 2"):
         meteor(["a", "b"], ["a"])
     with pytest.raises(TypeError, match=r"hyps\[1\]"):
@@ -54,7 +150,24 @@ def test_bad_input():
     assert meteor([], []).score == 0.0
 
 
+def test_missing_resources_name_the_fix(monkeypatch, tmp_path):
+    from pysynth.metrics._meteor_data import find_files
+
+    monkeypatch.setenv("PYSYNTH_METEOR_JAR", str(tmp_path / "nope.jar"))
+    with pytest.raises(ImportError, match="pip install pycocoevalcap"):
+        find_files()
+
+
+@need_jar
+@pytest.mark.parametrize("system", ["ill_formed", "lstm", "transformer"])
+def test_jar_flavor_equals_the_golden_values(system):
+    g = GOLDEN["systems"][system]
+    m = meteor(g["hyps"], GOLDEN["refs"], flavor="jar")
+    assert m.score == g["corpus"] and m.segments == g["segments"]
+
+
 @need_jar
 def test_texts_that_would_break_the_protocol():
-    m = meteor(["a cat ||| on\nthe mat", "the dog"], [["the cat on the mat", "a dog"], ["a cat", "the dog"]])
+    m = meteor(["a cat ||| on\nthe mat", "the dog"], [["the cat on the mat", "a dog"], ["a cat", "the dog"]],
+               flavor="jar")
     assert len(m.segments) == 2 and 0 < m.score <= 1 and m.segments[1] > 0.9

@@ -1,0 +1,85 @@
+// METEOR 1.5 (Denkowski & Lavie 2014) as the Meteor 1.5 jar scores with nlg-eval's
+// "-l en -norm": exact / Snowball-stem / WordNet-synonym / paraphrase matching, the jar's beam
+// aligner (beam 40, its tie-breaking and quirks) and its sufficient statistics.
+//
+// Input segments are already normalized and lower-cased (pysynth/metrics/_meteor_ref.py's
+// normalize); tokens are separated by StringTokenizer's delimiters.  The pure-Python twin,
+// pysynth/metrics/_meteor_ref.py, is the specification; tests assert identical statistics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace pysynth::meteor {
+
+constexpr int kStats = 23;  // tl rl tfw rfw tc[4] rc[4] tf[4] rf[4] chunks twm rwm
+
+// Borrowed views of the paraphrase cache's arrays (pysynth/metrics/_meteor_data.py).
+struct ParaArrays {
+  const uint8_t* vocab_blob = nullptr;
+  const int64_t* vocab_off = nullptr;
+  size_t n_vocab = 0;
+  const int32_t* phr_tok = nullptr;
+  const int64_t* phr_off = nullptr;
+  size_t n_phr = 0;
+  const int64_t* grp_ptr = nullptr;
+  const int32_t* grp_par = nullptr;
+  const uint64_t* htab_key = nullptr;
+  const int32_t* htab_val = nullptr;
+  size_t htab_size = 0;  // a power of two (or 0)
+  // hashes of the proper prefixes of those phrases (a set; pfx_val -1 marks an empty slot)
+  const uint64_t* pfx_key = nullptr;
+  const int32_t* pfx_val = nullptr;
+  size_t pfx_size = 0;  // a power of two (or 0: no pruning)
+  int max_len = 0;
+};
+
+class Resources {
+ public:
+  // function_words, exceptions, synsets: the jar's english.words / .exceptions / .synsets.
+  // The arrays of `para` must outlive this object.
+  Resources(std::string_view function_words, std::string_view exceptions, std::string_view synsets,
+            const ParaArrays& para);
+
+  bool is_function(const std::string& w) const { return function_.count(w) != 0; }
+  // Synset ids of w or of its base form (sorted, unique).
+  std::vector<int32_t> synset_ids(const std::string& w) const;
+  int32_t word_id(const std::string& w) const;
+  // Appends (length, paraphrase phrase id) for table phrases starting at line[start].
+  void paths(const std::vector<int32_t>& line, size_t start, std::vector<std::pair<int, int32_t>>& out) const;
+  const ParaArrays& para() const { return para_; }
+
+ private:
+  const std::vector<int32_t>* synsets_of(const std::string& w) const;
+  std::string morph(const std::string& w) const;
+  int32_t phrase(const int32_t* ids, size_t n, uint64_t hash) const;
+  bool is_prefix(uint64_t hash) const;
+
+  std::unordered_set<std::string> function_;
+  std::unordered_map<std::string, std::vector<std::string>> bases_;
+  std::unordered_map<std::string, std::vector<int32_t>> synsets_;
+  std::unordered_map<std::string_view, int32_t> vocab_;
+  ParaArrays para_;
+};
+
+// Snowball English (Porter2) stem of a lower-cased UTF-8 word (org.tartarus.snowball's
+// englishStemmer, the one the jar uses).
+std::string snowball_stem(std::string_view word);
+
+// java.lang.String.hashCode of a UTF-8 word (over its UTF-16 code units).
+int32_t java_hash(std::string_view word);
+
+// Statistics of segment i = hyps[i] against refs[ref_off[i] .. ref_off[i+1]) (the best
+// reference by score, the first on ties), written to out[i * kStats ...].
+void segment_stats(const Resources& res, const std::vector<std::string_view>& hyps,
+                   const std::vector<std::string_view>& refs, const int64_t* ref_off, int workers, double* out);
+
+// The jar's computeMetrics on one statistics vector.
+double score_from_stats(const double* st);
+
+}  // namespace pysynth::meteor

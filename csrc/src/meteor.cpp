@@ -1,0 +1,721 @@
+// METEOR 1.5: see pysynth/meteor.hpp.  Mirrors pysynth/metrics/_meteor_ref.py step by step.
+#include "pysynth/meteor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pysynth/common.hpp"
+
+namespace pysynth::meteor {
+namespace {
+
+constexpr double kAlpha = 0.85, kBeta = 0.20, kGamma = 0.60, kDelta = 0.75;  // 'rank' task, English
+constexpr double kWeights[4] = {1.0, 0.6, 0.8, 0.6};                         // scoring
+constexpr double kSearchWeights[4] = {1.0, 0.5, 0.5, 0.5};                   // the jar's aligner
+constexpr size_t kBeam = 40;
+constexpr uint64_t kFnvOffset = 0xCBF29CE484222325ULL, kFnvPrime = 0x100000001B3ULL;
+
+bool is_delim(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+void split_java(std::string_view s, std::vector<std::string_view>& out) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    while (i < n && is_delim(s[i])) ++i;
+    size_t b = i;
+    while (i < n && !is_delim(s[i])) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+}
+
+// Lines as Java's BufferedReader.readLine splits them (\n, \r, \r\n).
+std::vector<std::string_view> java_lines(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t b = 0, i = 0;
+  while (i < s.size()) {
+    if (s[i] == '\n' || s[i] == '\r') {
+      out.push_back(s.substr(b, i - b));
+      if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
+      b = ++i;
+    } else {
+      ++i;
+    }
+  }
+  if (b < s.size()) out.push_back(s.substr(b));
+  return out;
+}
+
+std::u32string utf8_decode(std::string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    char32_t cp;
+    size_t len;
+    if (c < 0x80) {
+      cp = c, len = 1;
+    } else if ((c >> 5) == 6) {
+      cp = c & 0x1F, len = 2;
+    } else if ((c >> 4) == 14) {
+      cp = c & 0x0F, len = 3;
+    } else {
+      cp = c & 0x07, len = 4;
+    }
+    if (i + len > s.size()) len = s.size() - i;
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += len;
+  }
+  return out;
+}
+
+void utf8_append(char32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snowball English (Porter2) on code points; 'Y' marks a consonant y.
+
+using U = std::u32string;
+
+bool isv(char32_t c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'; }
+
+bool ends(const U& w, const char* suf) {
+  size_t n = std::strlen(suf);
+  if (w.size() < n) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (w[w.size() - n + k] != static_cast<char32_t>(suf[k])) return false;
+  return true;
+}
+
+bool starts(const U& w, const char* pre) {
+  size_t n = std::strlen(pre);
+  if (w.size() < n) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (w[k] != static_cast<char32_t>(pre[k])) return false;
+  return true;
+}
+
+void set_suffix(U& w, size_t base, const char* rep) {
+  w.resize(base);
+  for (const char* p = rep; *p; ++p) w.push_back(static_cast<char32_t>(*p));
+}
+
+bool any_vowel(const U& w, size_t end) {
+  for (size_t k = 0; k < end; ++k)
+    if (isv(w[k])) return true;
+  return false;
+}
+
+bool shortv(const U& w, size_t end) {
+  if (end >= 3) {
+    char32_t c = w[end - 1];
+    if (!isv(c) && c != 'w' && c != 'x' && c != 'Y' && isv(w[end - 2]) && !isv(w[end - 3])) return true;
+  }
+  return end == 2 && !isv(w[1]) && isv(w[0]);
+}
+
+size_t after_vc(const U& w, size_t i) {
+  size_t n = w.size();
+  while (i < n && !isv(w[i])) ++i;
+  while (i < n && isv(w[i])) ++i;
+  return i < n ? i + 1 : n;
+}
+
+struct Rule {
+  const char* suf;
+  const char* rep;
+};
+
+// Longest suffix first (Snowball's among picks the longest match).
+const Rule kStep2[] = {{"ization", "ize"}, {"ational", "ate"}, {"fulness", "ful"}, {"ousness", "ous"},
+                       {"iveness", "ive"}, {"tional", "tion"}, {"biliti", "ble"},  {"lessli", "less"},
+                       {"entli", "ent"},   {"ation", "ate"},   {"alism", "al"},    {"aliti", "al"},
+                       {"ousli", "ous"},   {"iviti", "ive"},   {"fulli", "ful"},   {"enci", "ence"},
+                       {"anci", "ance"},   {"abli", "able"},   {"izer", "ize"},    {"ator", "ate"},
+                       {"alli", "al"},     {"bli", "ble"},     {"ogi", "og"},      {"li", ""}};
+const Rule kStep3[] = {{"ational", "ate"}, {"tional", "tion"}, {"alize", "al"}, {"icate", "ic"}, {"iciti", "ic"},
+                       {"ative", ""},      {"ical", "ic"},     {"ness", ""},    {"ful", ""}};
+const char* const kStep4[] = {"ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism",
+                              "ate",   "iti",  "ous",  "ive",  "ize",  "ion",  "al",  "er",  "ic"};
+
+struct Exc {
+  const char* word;
+  const char* stem;
+};
+const Exc kExc1[] = {{"skis", "ski"},    {"skies", "sky"},  {"dying", "die"},    {"lying", "lie"},
+                     {"tying", "tie"},   {"idly", "idl"},   {"gently", "gentl"}, {"ugly", "ugli"},
+                     {"early", "earli"}, {"only", "onli"},  {"singly", "singl"}, {"sky", "sky"},
+                     {"news", "news"},   {"howe", "howe"},  {"atlas", "atlas"},  {"cosmos", "cosmos"},
+                     {"bias", "bias"},   {"andes", "andes"}};
+const char* const kExc2[] = {"inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"};
+
+bool equals(const U& w, const char* s) { return w.size() == std::strlen(s) && starts(w, s); }
+
+void stem_u(U& w) {
+  for (const auto& e : kExc1)
+    if (equals(w, e.word)) {
+      w.clear();
+      set_suffix(w, 0, e.stem);
+      return;
+    }
+  if (w.size() < 3) return;
+  if (w[0] == '\'') w.erase(0, 1);
+  if (!w.empty() && w[0] == 'y') w[0] = 'Y';
+  for (size_t k = 1; k < w.size(); ++k)
+    if (w[k] == 'y' && isv(w[k - 1])) w[k] = 'Y';
+  size_t p1 = w.size();
+  if (starts(w, "gener")) {
+    p1 = 5;
+  } else if (starts(w, "commun")) {
+    p1 = 6;
+  } else if (starts(w, "arsen")) {
+    p1 = 5;
+  } else {
+    p1 = after_vc(w, 0);
+  }
+  size_t p2 = p1 < w.size() ? after_vc(w, p1) : w.size();
+  // Step 1a
+  if (ends(w, "'s'")) {
+    w.resize(w.size() - 3);
+  } else if (ends(w, "'s")) {
+    w.resize(w.size() - 2);
+  } else if (ends(w, "'")) {
+    w.resize(w.size() - 1);
+  }
+  if (ends(w, "sses")) {
+    w.resize(w.size() - 2);
+  } else if (ends(w, "ied") || ends(w, "ies")) {
+    size_t base = w.size() - 3;
+    set_suffix(w, base, base >= 2 ? "i" : "ie");
+  } else if (ends(w, "us") || ends(w, "ss")) {
+  } else if (ends(w, "s")) {
+    if (w.size() >= 2 && any_vowel(w, w.size() - 2)) w.resize(w.size() - 1);
+  }
+  for (const char* e : kExc2)
+    if (equals(w, e)) goto post;
+  {
+    // Step 1b
+    static const char* const s1b[] = {"eedly", "ingly", "edly", "eed", "ing", "ed"};
+    for (const char* suf : s1b) {
+      if (!ends(w, suf)) continue;
+      size_t base = w.size() - std::strlen(suf);
+      if (std::strcmp(suf, "eed") == 0 || std::strcmp(suf, "eedly") == 0) {
+        if (base >= p1) set_suffix(w, base, "ee");
+      } else if (any_vowel(w, base)) {
+        w.resize(base);
+        if (ends(w, "at") || ends(w, "bl") || ends(w, "iz")) {
+          w.push_back('e');
+        } else if (ends(w, "bb") || ends(w, "dd") || ends(w, "ff") || ends(w, "gg") || ends(w, "mm") || ends(w, "nn") ||
+                   ends(w, "pp") || ends(w, "rr") || ends(w, "tt")) {
+          w.pop_back();
+        } else if (p1 == w.size() && shortv(w, w.size())) {
+          w.push_back('e');
+        }
+      }
+      break;
+    }
+    // Step 1c
+    if (w.size() > 2 && (w.back() == 'y' || w.back() == 'Y') && !isv(w[w.size() - 2])) w.back() = 'i';
+    // Step 2
+    for (const auto& r : kStep2) {
+      if (!ends(w, r.suf)) continue;
+      size_t base = w.size() - std::strlen(r.suf);
+      if (base >= p1) {
+        if (std::strcmp(r.suf, "ogi") == 0) {
+          if (base > 0 && w[base - 1] == 'l') set_suffix(w, base, r.rep);
+        } else if (std::strcmp(r.suf, "li") == 0) {
+          if (base > 0) {
+            char32_t c = w[base - 1];
+            if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' || c == 'k' || c == 'm' || c == 'n' ||
+                c == 'r' || c == 't')
+              w.resize(base);
+          }
+        } else {
+          set_suffix(w, base, r.rep);
+        }
+      }
+      break;
+    }
+    // Step 3
+    for (const auto& r : kStep3) {
+      if (!ends(w, r.suf)) continue;
+      size_t base = w.size() - std::strlen(r.suf);
+      if (base >= p1 && (std::strcmp(r.suf, "ative") != 0 || base >= p2)) set_suffix(w, base, r.rep);
+      break;
+    }
+    // Step 4
+    for (const char* suf : kStep4) {
+      if (!ends(w, suf)) continue;
+      size_t base = w.size() - std::strlen(suf);
+      if (base >= p2 && (std::strcmp(suf, "ion") != 0 || (base > 0 && (w[base - 1] == 's' || w[base - 1] == 't'))))
+        w.resize(base);
+      break;
+    }
+    // Step 5
+    if (!w.empty() && w.back() == 'e') {
+      size_t base = w.size() - 1;
+      if (base >= p2 || (base >= p1 && !shortv(w, base))) w.resize(base);
+    } else if (!w.empty() && w.back() == 'l') {
+      size_t base = w.size() - 1;
+      if (base >= p2 && base > 0 && w[base - 1] == 'l') w.resize(base);
+    }
+  }
+post:
+  for (auto& c : w)
+    if (c == 'Y') c = 'y';
+}
+
+// ---------------------------------------------------------------------------------------------
+// alignment
+
+struct Match {
+  int module, start, length, mstart, mlen;
+};
+
+// One buffer per path (copied on every branch): [0, n2) the match index chosen at each
+// reference position (-1: none), then used flags of the n1 test words and the n2 reference words.
+struct Path {
+  std::vector<int> buf;
+  int m1 = 0, m2 = 0, all1 = 0, all2 = 0, chunks = 0, idx = 0, last = -1, dist = 0;
+};
+
+void take(Path& p, const Match& m) {
+  double w = kSearchWeights[m.module];
+  p.m1 = static_cast<int>(static_cast<double>(p.m1) + m.mlen * w);  // the jar keeps ints: += truncates
+  p.m2 = static_cast<int>(static_cast<double>(p.m2) + m.length * w);
+  p.all1 += m.mlen;
+  p.all2 += m.length;
+  if (p.last != -1 && m.mstart != p.last) ++p.chunks;
+  p.idx = m.start + m.length;
+  p.last = m.mstart + m.mlen;
+}
+
+bool path_less(const Path* a, const Path* b) {
+  int sa = a->m1 + a->m2, sb = b->m1 + b->m2;
+  if (sa != sb) return sa > sb;
+  if (a->chunks != b->chunks) return a->chunks < b->chunks;
+  return a->dist < b->dist;
+}
+
+struct WordInfo {
+  int32_t hash = 0, stem_hash = 0, pid = -1;
+  bool func = false;
+  std::vector<int32_t> syn;
+};
+
+bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == b[j]) return true;
+    if (a[i] < b[j]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return false;
+}
+
+void align(const Resources& res, const std::vector<const WordInfo*>& w1, const std::vector<const WordInfo*>& w2,
+           double* st) {
+  const int n1 = static_cast<int>(w1.size()), n2 = static_cast<int>(w2.size());
+  std::vector<Match> all;
+  std::vector<std::vector<int>> at(n2);
+  std::vector<int> cov1(n1, 0), cov2(n2, 0);
+  auto add = [&](const Match& m) {
+    at[m.start].push_back(static_cast<int>(all.size()));
+    all.push_back(m);
+  };
+  bool same = n1 == n2;
+  for (int k = 0; same && k < n1; ++k) same = w1[k]->hash == w2[k]->hash;
+  for (int j = 0; j < n2; ++j)
+    for (int i = 0; i < n1; ++i)
+      if (w1[i]->hash == w2[j]->hash) add({0, j, 1, i, 1}), ++cov1[i], ++cov2[j];
+  if (!same) {
+    for (int j = 0; j < n2; ++j)
+      for (int i = 0; i < n1; ++i)
+        if (w1[i]->stem_hash == w2[j]->stem_hash && w1[i]->hash != w2[j]->hash)
+          add({1, j, 1, i, 1}), ++cov1[i], ++cov2[j];
+    for (int j = 0; j < n2; ++j)
+      for (int i = 0; i < n1; ++i)
+        if (w1[i]->hash != w2[j]->hash && intersects(w1[i]->syn, w2[j]->syn))
+          add({2, j, 1, i, 1}), ++cov1[i], ++cov2[j];
+    std::vector<int32_t> l1(n1), l2(n2);
+    for (int i = 0; i < n1; ++i) l1[i] = w1[i]->pid;
+    for (int j = 0; j < n2; ++j) l2[j] = w2[j]->pid;
+    const ParaArrays& pa = res.para();
+    std::vector<std::pair<int, int32_t>> ps;
+    auto occurs = [&](const std::vector<int32_t>& line, int at_pos, int32_t q) {
+      int64_t b = pa.phr_off[q], e = pa.phr_off[q + 1];
+      if (at_pos + (e - b) > static_cast<int64_t>(line.size())) return false;
+      for (int64_t k = b; k < e; ++k)
+        if (line[at_pos + (k - b)] != pa.phr_tok[k]) return false;
+      return true;
+    };
+    for (int j = 0; j < n2; ++j) {
+      ps.clear();
+      res.paths(l2, j, ps);
+      for (auto [len, q] : ps) {
+        int plen = static_cast<int>(pa.phr_off[q + 1] - pa.phr_off[q]);
+        for (int i = 0; i < n1; ++i)
+          if (occurs(l1, i, q)) {
+            add({3, j, len, i, plen});
+            for (int k = 0; k < plen; ++k) ++cov1[i + k];
+            for (int k = 0; k < len; ++k) ++cov2[j + k];
+          }
+      }
+    }
+    for (int i = 0; i < n1; ++i) {
+      ps.clear();
+      res.paths(l1, i, ps);
+      for (auto [len, q] : ps) {
+        int plen = static_cast<int>(pa.phr_off[q + 1] - pa.phr_off[q]);
+        for (int j = 0; j < n2; ++j)
+          if (occurs(l2, j, q)) {
+            add({3, j, plen, i, len});
+            for (int k = 0; k < len; ++k) ++cov1[i + k];
+            for (int k = 0; k < plen; ++k) ++cov2[j + k];
+          }
+      }
+    }
+  }
+  // One-to-one matches over words no other match covers are fixed.
+  std::vector<Path> pool;
+  pool.reserve(64);
+  Path start;
+  start.buf.assign(static_cast<size_t>(2 * n2 + n1), 0);
+  std::fill(start.buf.begin(), start.buf.begin() + n2, -1);
+  // views into a path's buffer
+  auto M = [](Path& p) { return p.buf.data(); };
+  auto U1 = [n2](Path& p) { return p.buf.data() + n2; };
+  auto U2 = [n1, n2](Path& p) { return p.buf.data() + n2 + n1; };
+  for (int j = 0; j < n2; ++j) {
+    if (at[j].size() != 1) continue;
+    const Match& m = all[at[j][0]];
+    bool overlap = false;
+    for (int k = 0; k < m.length; ++k) overlap |= cov2[j + k] != 1;
+    for (int k = 0; k < m.mlen; ++k) overlap |= cov1[m.mstart + k] != 1;
+    if (overlap) continue;
+    M(start)[j] = at[j][0];
+    for (int k = 0; k < m.length; ++k) U2(start)[j + k] = 1;
+    for (int k = 0; k < m.mlen; ++k) U1(start)[m.mstart + k] = 1;
+  }
+  // Beam search left to right over the reference.
+  std::vector<Path> cur_paths, next_paths;
+  next_paths.push_back(std::move(start));
+  std::vector<Path*> order;
+  for (int cur = 0; cur <= n2; ++cur) {
+    cur_paths.swap(next_paths);
+    next_paths.clear();
+    order.clear();
+    for (auto& p : cur_paths) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), path_less);
+    size_t lim = std::min(kBeam, order.size());
+    for (size_t rank = 0; rank < lim; ++rank) {
+      Path& path = *order[rank];
+      if (cur == n2) {
+        if (path.last != -1) ++path.chunks;
+        next_paths.push_back(std::move(path));
+        continue;
+      }
+      if (U2(path)[cur]) {
+        if (cur < path.idx) {
+          next_paths.push_back(std::move(path));
+        } else if (M(path)[path.idx] >= 0) {
+          const Match& m = all[M(path)[path.idx]];
+          take(path, m);
+          path.dist += std::abs(m.start - m.mstart);
+          next_paths.push_back(std::move(path));
+        }
+        continue;
+      }
+      for (int mi : at[cur]) {
+        const Match& m = all[mi];
+        bool used = false;
+        for (int k = 0; k < m.length && !used; ++k) used = U2(path)[m.start + k];
+        for (int k = 0; k < m.mlen && !used; ++k) used = U1(path)[m.mstart + k];
+        if (used) continue;
+        Path q = path;
+        for (int k = 0; k < m.length; ++k) U2(q)[m.start + k] = 1;
+        for (int k = 0; k < m.mlen; ++k) U1(q)[m.mstart + k] = 1;
+        M(q)[cur] = mi;
+        take(q, m);
+        path.dist += std::abs(m.start - m.mstart);  // sic: the jar charges the parent path
+        next_paths.push_back(std::move(q));
+      }
+      if (path.last != -1) {
+        ++path.chunks;
+        path.last = -1;
+      }
+      ++path.idx;
+      next_paths.push_back(std::move(path));
+    }
+    if (next_paths.empty()) next_paths.push_back(std::move(*order[0]));
+  }
+  order.clear();
+  for (auto& p : next_paths) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(), path_less);
+  Path& best = *order[0];
+  // Statistics of the best alignment.
+  double cm1[4] = {0}, cm2[4] = {0}, fm1[4] = {0}, fm2[4] = {0};
+  int tm1 = 0, tm2 = 0, chunks = 0, last = -1, idx = 0;
+  int f1 = 0, f2 = 0;
+  for (int i = 0; i < n1; ++i) f1 += w1[i]->func;
+  for (int j = 0; j < n2; ++j) f2 += w2[j]->func;
+  while (idx < n2) {
+    int mi = M(best)[idx];
+    if (mi < 0) {
+      if (last != -1) ++chunks, last = -1;
+      ++idx;
+      continue;
+    }
+    const Match& m = all[mi];
+    for (int k = m.mstart; k < m.mstart + m.mlen; ++k) (w1[k]->func ? fm1 : cm1)[m.module] += 1;
+    for (int k = m.start; k < m.start + m.length; ++k) (w2[k]->func ? fm2 : cm2)[m.module] += 1;
+    tm1 += m.mlen;
+    tm2 += m.length;
+    if (last != -1 && m.mstart != last) ++chunks;
+    idx = m.start + m.length;
+    last = m.mstart + m.mlen;
+  }
+  if (last != -1) ++chunks;
+  st[0] = n1, st[1] = n2, st[2] = f1, st[3] = f2;
+  double t1 = 0, t2 = 0;
+  for (int k = 0; k < 4; ++k) {
+    st[4 + k] = cm1[k], st[8 + k] = cm2[k], st[12 + k] = fm1[k], st[16 + k] = fm2[k];
+    t1 += cm1[k] + fm1[k];
+    t2 += cm2[k] + fm2[k];
+  }
+  st[20] = chunks, st[21] = t1, st[22] = t2;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string snowball_stem(std::string_view word) {
+  U w = utf8_decode(word);
+  stem_u(w);
+  std::string out;
+  out.reserve(word.size());
+  for (char32_t c : w) utf8_append(c, out);
+  return out;
+}
+
+int32_t java_hash(std::string_view word) {
+  uint32_t h = 0;
+  for (char32_t c : utf8_decode(word)) {
+    if (c >= 0x10000) {
+      char32_t v = c - 0x10000;
+      h = 31 * h + static_cast<uint32_t>(0xD800 + (v >> 10));
+      h = 31 * h + static_cast<uint32_t>(0xDC00 + (v & 0x3FF));
+    } else {
+      h = 31 * h + static_cast<uint32_t>(c);
+    }
+  }
+  return static_cast<int32_t>(h);
+}
+
+Resources::Resources(std::string_view function_words, std::string_view exceptions, std::string_view synsets,
+                     const ParaArrays& para)
+    : para_(para) {
+  for (auto l : java_lines(function_words)) function_.emplace(l);
+  auto ex = java_lines(exceptions);
+  std::vector<std::string_view> tok;
+  for (size_t k = 0; k + 1 < ex.size(); k += 2) {
+    tok.clear();
+    split_java(ex[k + 1], tok);
+    for (auto f : tok) bases_[std::string(f)].emplace_back(ex[k]);
+  }
+  auto sy = java_lines(synsets);
+  synsets_.reserve(sy.size() / 2);
+  for (size_t k = 0; k + 1 < sy.size(); k += 2) {
+    tok.clear();
+    split_java(sy[k + 1], tok);
+    std::vector<int32_t> ids;
+    ids.reserve(tok.size());
+    for (auto t : tok) ids.push_back(static_cast<int32_t>(std::stol(std::string(t))));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    synsets_[std::string(sy[k])] = std::move(ids);
+  }
+  vocab_.reserve(para_.n_vocab);
+  for (size_t i = 0; i < para_.n_vocab; ++i) {
+    const char* b = reinterpret_cast<const char*>(para_.vocab_blob) + para_.vocab_off[i];
+    vocab_.emplace(std::string_view(b, static_cast<size_t>(para_.vocab_off[i + 1] - para_.vocab_off[i])),
+                   static_cast<int32_t>(i));
+  }
+}
+
+const std::vector<int32_t>* Resources::synsets_of(const std::string& w) const {
+  auto it = synsets_.find(w);
+  return it == synsets_.end() ? nullptr : &it->second;
+}
+
+std::string Resources::morph(const std::string& w) const {
+  static const char* const sufx[] = {"s",  "ses", "xes", "zes", "ches", "shes", "men", "ies", "s",  "ies",
+                                     "es", "es",  "ed",  "ed",  "ing",  "ing",  "er",  "est", "er", "est"};
+  static const char* const addr[] = {"",  "s", "x", "z", "ch", "sh", "man", "y", "",  "y",
+                                     "e", "",  "e", "",  "e",  "",   "",    "",  "e", "e"};
+  size_t chars = utf8_decode(w).size();
+  auto ends_with = [&](const char* s) {
+    size_t n = std::strlen(s);
+    return w.size() >= n && w.compare(w.size() - n, n, s) == 0;
+  };
+  if (ends_with("ss") || chars <= 2) return w;
+  for (int i = 0; i < 20; ++i) {
+    if (!ends_with(sufx[i])) continue;
+    std::string cand = w.substr(0, w.size() - std::strlen(sufx[i])) + addr[i];
+    if (synsets_.count(cand)) return cand;
+  }
+  return std::string();
+}
+
+std::vector<int32_t> Resources::synset_ids(const std::string& w) const {
+  std::vector<int32_t> out;
+  if (auto s = synsets_of(w)) out = *s;
+  auto it = bases_.find(w);
+  if (it != bases_.end()) {
+    for (const auto& b : it->second)
+      if (auto s = synsets_of(b)) out.insert(out.end(), s->begin(), s->end());
+  } else if (auto s = synsets_of(morph(w))) {
+    out.insert(out.end(), s->begin(), s->end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int32_t Resources::word_id(const std::string& w) const {
+  auto it = vocab_.find(std::string_view(w));
+  return it == vocab_.end() ? -1 : it->second;
+}
+
+bool Resources::is_prefix(uint64_t h) const {
+  if (para_.pfx_size == 0) return true;
+  size_t mask = para_.pfx_size - 1, slot = h & mask;
+  for (;;) {
+    if (para_.pfx_val[slot] < 0) return false;
+    if (para_.pfx_key[slot] == h) return true;
+    slot = (slot + 1) & mask;
+  }
+}
+
+int32_t Resources::phrase(const int32_t* ids, size_t n, uint64_t h) const {
+  if (para_.htab_size == 0) return -1;
+  size_t mask = para_.htab_size - 1, slot = h & mask;
+  for (;;) {
+    int32_t v = para_.htab_val[slot];
+    if (v < 0) return -1;
+    if (para_.htab_key[slot] == h) {
+      int64_t b = para_.phr_off[v], e = para_.phr_off[v + 1];
+      if (static_cast<size_t>(e - b) == n && std::equal(ids, ids + n, para_.phr_tok + b)) return v;
+    }
+    slot = (slot + 1) & mask;
+  }
+}
+
+void Resources::paths(const std::vector<int32_t>& line, size_t start, std::vector<std::pair<int, int32_t>>& out) const {
+  size_t maxl = std::min(static_cast<size_t>(para_.max_len), line.size() - start);
+  uint64_t h = kFnvOffset;
+  for (size_t len = 1; len <= maxl; ++len) {
+    if (line[start + len - 1] < 0) break;
+    h = (h ^ static_cast<uint32_t>(line[start + len - 1])) * kFnvPrime;
+    int32_t p = phrase(line.data() + start, len, h);
+    if (p >= 0)
+      for (int64_t k = para_.grp_ptr[p]; k < para_.grp_ptr[p + 1]; ++k)
+        out.emplace_back(static_cast<int>(len), para_.grp_par[k]);
+    if (!is_prefix(h)) break;  // no longer phrase starts with these words (the transducer's trie stops)
+  }
+}
+
+double score_from_stats(const double* st) {
+  double tl = st[0], rl = st[1], tf = st[2], rf = st[3];
+  const double *tc = st + 4, *rc = st + 8, *tfn = st + 12, *rfn = st + 16;
+  double chunks = st[20], twm = st[21], rwm = st[22];
+  double tlen = kDelta * (tl - tf) + (1.0 - kDelta) * tf;
+  double rlen = kDelta * (rl - rf) + (1.0 - kDelta) * rf;
+  double tw = 0, rw = 0;
+  for (int i = 0; i < 4; ++i) tw += tc[i] * kWeights[i] * kDelta;
+  for (int i = 0; i < 4; ++i) rw += rc[i] * kWeights[i] * kDelta;
+  for (int i = 0; i < 4; ++i) tw += tfn[i] * kWeights[i] * (1.0 - kDelta);
+  for (int i = 0; i < 4; ++i) rw += rfn[i] * kWeights[i] * (1.0 - kDelta);
+  double p = tw / tlen, r = rw / rlen;
+  double fmean = 1.0 / (((1.0 - kAlpha) / p) + (kAlpha / r));
+  double ttot = 0, rtot = 0;
+  for (int i = 0; i < 4; ++i) ttot += tc[i] + tfn[i], rtot += rc[i] + rfn[i];
+  double frag = (ttot == tl && rtot == rl && chunks == 1) ? 0.0 : chunks / ((twm + rwm) / 2);
+  double score = fmean * (1.0 - kGamma * std::pow(frag, kBeta));
+  if (std::isnan(score)) return 0.0;
+  return std::max(score, 0.0);
+}
+
+void segment_stats(const Resources& res, const std::vector<std::string_view>& hyps,
+                   const std::vector<std::string_view>& refs, const int64_t* ref_off, int workers, double* out) {
+  // Every distinct word once: hash, stem hash, synsets, paraphrase id, function word.
+  std::unordered_map<std::string_view, int> ids;
+  std::vector<std::string_view> words;
+  auto tokens_of = [&](std::string_view s, std::vector<int>& toks) {
+    std::vector<std::string_view> t;
+    split_java(s, t);
+    for (auto w : t) {
+      auto [it, fresh] = ids.emplace(w, static_cast<int>(words.size()));
+      if (fresh) words.push_back(w);
+      toks.push_back(it->second);
+    }
+  };
+  std::vector<std::vector<int>> htok(hyps.size()), rtok(refs.size());
+  for (size_t i = 0; i < hyps.size(); ++i) tokens_of(hyps[i], htok[i]);
+  for (size_t i = 0; i < refs.size(); ++i) tokens_of(refs[i], rtok[i]);
+  std::vector<WordInfo> info(words.size());
+  parallel_for(words.size(), workers, 256, [&](size_t, size_t b, size_t e) {
+    for (size_t k = b; k < e; ++k) {
+      std::string w(words[k]);
+      WordInfo& x = info[k];
+      x.hash = java_hash(w);
+      x.stem_hash = java_hash(snowball_stem(w));
+      x.syn = res.synset_ids(w);
+      x.pid = res.word_id(w);
+      x.func = res.is_function(w);
+    }
+  });
+  parallel_for(hyps.size(), workers, 16, [&](size_t, size_t b, size_t e) {
+    std::vector<const WordInfo*> w1, w2;
+    double st[kStats];
+    for (size_t i = b; i < e; ++i) {
+      w1.clear();
+      for (int t : htok[i]) w1.push_back(&info[t]);
+      double best_score = -1.0;
+      double* o = out + i * kStats;
+      std::fill(o, o + kStats, 0.0);
+      for (int64_t r = ref_off[i]; r < ref_off[i + 1]; ++r) {
+        w2.clear();
+        for (int t : rtok[r]) w2.push_back(&info[t]);
+        align(res, w1, w2, st);
+        double sc = score_from_stats(st);
+        if (sc > best_score) {
+          best_score = sc;
+          std::copy(st, st + kStats, o);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace pysynth::meteor

@@ -115,7 +115,7 @@ def add_commands(sub) -> None:
                    help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
     p.add_argument("--model", default=None, help="dqg/both: the title generator (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
-    p.add_argument("--beam", type=C.positive_int, default=4, help="dqg/both: beam size (1: greedy)")
+    p.add_argument("--beam", type=C.positive_int, default=1, help="dqg/both: beam size (1: greedy, the default)")
     p.add_argument("--threads", type=int, default=1, help="dqg/both: onnxruntime threads")
     p.add_argument("--chunk-size", type=C.positive_int, default=256, help="questions per resumable chunk")
     p.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")

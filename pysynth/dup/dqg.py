@@ -128,7 +128,7 @@ class TitleGenerator:
         self.generator = Generator.load(model, backend=backend, default=DEFAULT_MODEL,
                                         **({"threads": threads} if backend == "onnx" else {}))
 
-    def generate(self, bodies: Sequence[str], beam: int = 4, batch_size: int = 32) -> List[Tuple[str, str]]:
+    def generate(self, bodies: Sequence[str], beam: int = 1, batch_size: int = 32) -> List[Tuple[str, str]]:
         """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
         from the body (:func:`pysynth.mqr.rewrite.truecase`), reason ``""``; or ``("",
         "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
@@ -157,20 +157,27 @@ class TitleGenerator:
         return out
 
 
-def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 4, limit: int = 0,
-             linked_only: bool = False, threads: int = 1) -> dict:
+def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 1, limit: int = 0,
+             subset: str = "all", threads: int = 1, dev_fraction: float = 0.05, seed: int = 0) -> dict:
     """BLEU (sacrebleu, lower-cased) and ROUGE-1/2/L F (rouge-score) of the titles ``model``
     generates for the dumps' questions against their real titles (0-100), the share of
-    generated-title words found in the body (copying), and a few examples. ``limit``: the first
-    questions of each dump only (0: all); ``linked_only``: only the questions with a PostLinks
-    duplicate (those :func:`train` holds out)."""
+    generated-title words found in the body (copying), how well a generated title finds its
+    question's real title among all titles of the site with BM25 (``title_p_at_1``,
+    ``title_mrr``: the generated title as a duplicate query) and a few examples. ``limit``: the first
+    questions of each dump only (0: all). ``subset``: ``"all"`` questions, ``"linked"`` (those
+    with a PostLinks duplicate: :func:`train` holds them out) or ``"dev"`` (:func:`train`'s dev
+    split for these dumps, ``dev_fraction`` and ``seed``)."""
     from pysynth import metrics
     from pysynth.dup.pairs import questions
 
+    if subset not in ("all", "linked", "dev"):
+        raise ValueError(f"subset: must be 'all', 'linked' or 'dev', got {subset!r}")
     rows = []
-    for d in dumps:
+    if subset == "dev":
+        rows = split_dev(training_rows(dumps)[0], dev_fraction, seed)[1]
+    for d in dumps if subset != "dev" else ():
         qs = questions(d)
-        rows += [r for r in qs.rows if not linked_only or r["post_id"] in qs.duplicates]
+        rows += [r for r in qs.rows if subset == "all" or r["post_id"] in qs.duplicates]
     if not rows:
         raise ValueError("dumps: no question to evaluate on")
     if limit:
@@ -185,6 +192,7 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
     s = metrics.score_corpus(hyps, [refs], ["bleu", "rouge1", "rouge2", "rougeL"], lowercase=True)
     from pysynth.models.vocab import tokenize
 
+    p1, rr = _title_retrieval(hyps, rows)
     copied = total = 0
     for h, r in zip(hyps, rows):
         body = set(tokenize(r["body"]))
@@ -195,7 +203,35 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
             "bleu": round(s["bleu"], 2), **{k: round(s[k], 2) for k in ("rouge1", "rouge2", "rougeL")},
             "unreadable": sum(r == "unreadable" for _, r in got), "empty": sum(r == "empty" for _, r in got),
             "body_word_share": round(100 * copied / max(total, 1), 1),
+            "title_p_at_1": round(100 * p1, 2), "title_mrr": round(100 * rr, 2),
             "examples": [{"title": r["title"], "generated": h} for r, h in list(zip(rows, hyps))[:5]]}
+
+
+def _title_retrieval(hyps: Sequence[str], rows: Sequence[dict]) -> Tuple[float, float]:
+    """P@1 and MRR of BM25 (:func:`pysynth.dup.evaluate.search_pool`) ranking each site's real
+    titles for the generated title (the question's own title is the one positive; a title not
+    retrieved counts 0; equal scores keep the retrieval's order: by score, then title index)."""
+    from pysynth.dup.evaluate import search_pool
+
+    by: Dict[str, List[int]] = {}
+    for i, r in enumerate(rows):
+        by.setdefault(r["site"], []).append(i)
+    p1 = rr = 0.0
+    for idx in by.values():
+        qs = [(k, hyps[i]) for k, i in enumerate(idx) if hyps[i].strip()]
+        if not qs:
+            continue
+        hits = search_pool([rows[i]["title"] for i in idx], [q for _, q in qs], "bm25", k=0)
+        if hits is None:
+            continue
+        for j, (k, _) in enumerate(qs):
+            docs = hits.docs[j][: hits.counts[j]].tolist()
+            if k in docs:
+                rank = docs.index(k) + 1
+                rr += 1.0 / rank
+                p1 += rank == 1
+    n = max(len(rows), 1)
+    return p1 / n, rr / n
 
 
 def main(argv=None) -> int:
@@ -221,10 +257,13 @@ def main(argv=None) -> int:
     v.add_argument("--model", default=None, help=f"generator (default: {DEFAULT_MODEL})")
     v.add_argument("--dump", action="append", required=True)
     v.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
-    v.add_argument("--beam", type=int, default=4)
+    v.add_argument("--beam", type=int, default=1, help="1: greedy")
     v.add_argument("--limit", type=int, default=0, help="first N questions per dump (0: all)")
-    v.add_argument("--linked-only", action="store_true",
-                   help="only the questions with a PostLinks duplicate (held out of training by default)")
+    v.add_argument("--subset", choices=("all", "linked", "dev"), default="all",
+                   help="linked: the questions with a PostLinks duplicate (held out of training); dev: the "
+                        "training run's dev split of these dumps (--seed, --dev-fraction)")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--dev-fraction", type=float, default=0.05)
     a = p.parse_args(argv)
     try:
         if a.what == "train":
@@ -233,7 +272,7 @@ def main(argv=None) -> int:
         elif a.what == "export":
             print(export(a.model, a.out, quantize=not a.float32))
         else:
-            res = evaluate(a.model, a.dump, a.backend, a.beam, a.limit, a.linked_only)
+            res = evaluate(a.model, a.dump, a.backend, a.beam, a.limit, a.subset, 1, a.dev_fraction, a.seed)
             print(json.dumps(res, ensure_ascii=False))
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"pysynth: error: {exc}", file=sys.stderr)

@@ -240,6 +240,9 @@ register_model(ShippedModel("qagen-span-minilm", "span-encoder", ASSETS / "qagen
 register_model(ShippedModel("qagen-qg-copynet", "copynet", ASSETS / "qagen-qg-copynet",
                             "CopyNet question generator of pysynth qagen (Alberti et al. 2019): answer sentence with the "
                             "answer marked -> question, trained on SQuAD 1.1"))
+register_model(ShippedModel("dup-dqg-copynet", "copynet", ASSETS / "dup-dqg-copynet",
+                            "CopyNet duplicate question generator (Rücklé et al. 2019, DQG): question body -> title, "
+                            "trained on the shared Stack Exchange dumps; int8 ONNX"))
 register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
                             "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
 

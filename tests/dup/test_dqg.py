@@ -65,7 +65,8 @@ def test_evaluate_on_a_written_dump(tmp_path):
     d = write_dump(tmp_path)
     res = evaluate(None, [d], beam=1)
     assert res["questions"] == 6 and 0 <= res["bleu"] <= 100 and 0 <= res["rougeL"] <= 100
-    assert evaluate(None, [d], beam=1, linked_only=True)["questions"] == 2
+    assert evaluate(None, [d], beam=1, subset="linked")["questions"] == 2
+    assert evaluate(None, [d], beam=1, subset="dev", dev_fraction=0.3)["questions"] == 1
 
 
 def test_command_errors(tmp_path):

@@ -77,7 +77,8 @@ def _cmd_rewrite(args) -> int:
     C.check_output(args.out)
     texts, rows = _read_questions(args.inp)
     model = C.resolve_model(args.model, default="mqr-copynet-small")
-    out = Rewriter(str(model.path), backend=args.backend, threads=args.threads).rewrite(texts, beam=args.beam)
+    out = Rewriter(str(model.path), backend=args.backend, threads=args.threads).rewrite(
+        texts, beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed)
     probs = None
     if args.min_wellformed is not None:
         from pysynth.quality import wellformedness
@@ -214,7 +215,12 @@ def add_commands(sub) -> None:
     rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
     rw.add_argument("--model", default=None, help="a rewriter name or folder (default: the shipped mqr-copynet-small)")
     rw.add_argument("--beam", type=C.positive_int, default=4)
-    rw.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=0.0,
+                    help="rerank the beam: mean log-probability + COVERAGE x the share of the question's words kept")
+    rw.add_argument("--rerank-wellformed", type=C.float_in(0, False, None, "a number >= 0"), default=0.0,
+                    metavar="W", help="rerank the beam: + W x log P(well-formed) of pysynth.quality's classifier")
+    rw.add_argument("--backend", choices=("onnx", "torch", "auto"), default="onnx",
+                    help="auto: onnx when the model has an ONNX export, else torch")
     rw.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: default)")
     rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                     metavar="P", help="keep a rewrite only when its well-formedness is >= P (else the input)")

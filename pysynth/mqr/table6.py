@@ -16,9 +16,9 @@ import gzip
 import json
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["PAPER", "PAPER7", "PAPER8", "score_system", "table6", "run_chain"]
+__all__ = ["PAPER", "PAPER7", "PAPER8", "score_system", "table6", "run_chain", "parse_step"]
 
 #: Chu et al. 2020, Table 6 (full test set): BLEU-4, ROUGE-1, ROUGE-2, ROUGE-L, METEOR
 PAPER = {
@@ -47,9 +47,26 @@ PAPER8 = {
 _COLS = ("bleu4", "rouge1", "rouge2", "rougeL", "meteor")
 
 
+def parse_step(step: str, beam: int = 4) -> Tuple[str, dict]:
+    """``MODEL[@beam=B,coverage=C,wellformed=W]`` -> ``(model, rewrite options)``: the decoding
+    of one rewriter row (:meth:`pysynth.mqr.rewrite.Rewriter.rewrite`)."""
+    model, _, opts = step.partition("@")
+    kw: dict = {"beam": beam}
+    for item in filter(None, opts.split(",")):
+        key, _, val = item.partition("=")
+        if key not in ("beam", "coverage", "wellformed"):
+            raise ValueError(f"{step!r}: unknown option {key!r} (beam, coverage, wellformed)")
+        try:
+            kw[key] = int(val) if key == "beam" else float(val)
+        except ValueError:
+            raise ValueError(f"{step!r}: {key} needs a number, got {val!r}") from None
+    return model, kw
+
+
 def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: Optional[dict] = None) -> List[str]:
     """Table 8's "A -> B": run each step on the previous step's output. A step is ``rule`` (the
-    rule floor) or a rewriter (a shipped name, a model folder or a training run)."""
+    rule floor) or a rewriter (a shipped name, a model folder or a training run), with its
+    decoding as :func:`parse_step` reads it (default: the best of a beam of ``beam``)."""
     from pysynth.mqr.rewrite import Rewriter, rule_floor
 
     cache = {} if cache is None else cache
@@ -58,9 +75,10 @@ def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: 
         if step == "rule":
             out = [rule_floor(t) for t in out]
         else:
-            if step not in cache:
-                cache[step] = Rewriter(step)
-            out = cache[step].rewrite(out, beam=beam)
+            model, kw = parse_step(step, beam)
+            if model not in cache:
+                cache[model] = Rewriter(model)
+            out = cache[model].rewrite(out, **kw)
     return out
 
 
@@ -201,6 +219,6 @@ def markdown(rows: List[dict], command: str) -> str:
                        f"{f(r.get('rougeL'))} | {f(r.get('meteor'))} | {wf} | {ptxt} |")
     speed = [r for r in rows if "rewrites_per_s" in r]
     if speed:
-        out += [""] + [f"{r['system']}: {r['rewrites_per_s']:.0f} rewrites/s (onnxruntime, beam 4, one process)."
-                       for r in speed]
+        out += [""] + [f"{r['system']}: {r['rewrites_per_s']:.0f} rewrites/s (one process; onnxruntime where the "
+                       "model has an ONNX export, else torch; the machine may be shared)." for r in speed]
     return "\n".join(out) + "\n"

@@ -132,6 +132,33 @@ def test_shipped_rewriter(rewriter):
     assert rewriter.rewrite(["install ubuntu on usb stick"], beam=1)[0].endswith("?")
 
 
+def test_rewrite_reranking(rewriter):
+    qs = ["install ubuntu on usb stick", "Bonding wireless networks", "zzqxv qqzzv"]
+    plain = rewriter.rewrite(qs, beam=4)
+    cov = rewriter.rewrite(qs, beam=4, coverage=2.0)
+    wf = rewriter.rewrite(qs, beam=4, coverage=2.0, wellformed=0.5)
+    assert len(cov) == len(wf) == 3 and cov[2] == wf[2] == "zzqxv qqzzv"
+    assert rewriter.rewrite(qs, beam=1, coverage=2.0) == rewriter.rewrite(qs, beam=1)  # nothing to rerank
+    for bad in (-1, True, "2"):
+        with pytest.raises(ValueError, match="coverage: must be a number >= 0"):
+            rewriter.rewrite(qs, coverage=bad)
+    # the rerank keeps more of the question's words than the plain beam's best, or as many
+    kept = lambda o, q: sum(w in o.lower() for w in q.lower().split())  # noqa: E731
+    assert sum(kept(o, q) for o, q in zip(cov, qs)) >= sum(kept(o, q) for o, q in zip(plain, qs))
+
+
+def test_parse_step():
+    from pysynth.mqr.table6 import parse_step
+
+    assert parse_step("mqr-copynet-small") == ("mqr-copynet-small", {"beam": 4})
+    assert parse_step("/a/run@beam=6,coverage=2,wellformed=0.5") == \
+        ("/a/run", {"beam": 6, "coverage": 2.0, "wellformed": 0.5})
+    with pytest.raises(ValueError, match="unknown option 'beem'"):
+        parse_step("m@beem=3")
+    with pytest.raises(ValueError, match="coverage needs a number"):
+        parse_step("m@coverage=x")
+
+
 @need_data
 def test_table6_quick(rewriter):
     from pysynth.mqr.table6 import table6

@@ -149,14 +149,15 @@ def step_encode(a):
 
     texts = titles()
     encs = {n: make_encoder(n, a.work, a.threads, a.max_length) for n in ENCODERS}
-    embs, times = {}, {n: [] for n in ENCODERS}
+    embs, times, cpu = {}, {n: [] for n in ENCODERS}, {n: [] for n in ENCODERS}
     for n, f in encs.items():
         f(texts[:a.batch_size], a.batch_size)  # warm-up
     for rep in range(a.repeats):
         for n in (ENCODERS if rep % 2 == 0 else ENCODERS[::-1]):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             e = np.asarray(encs[n](texts, a.batch_size), dtype=np.float32)
             times[n].append(time.perf_counter() - t)
+            cpu[n].append(time.process_time() - c)
             embs[n] = e
     ref = embs["sentence-transformers"]
     res = {"texts": len(texts), "mean_chars": round(float(np.mean([len(t) for t in texts])), 1),
@@ -165,7 +166,8 @@ def step_encode(a):
         e = embs[n]
         cos = (e * ref).sum(1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(ref, axis=1))
         best = min(times[n])
-        res[n] = {"seconds": [round(t, 3) for t in times[n]], "q_per_s_best": round(len(texts) / best, 1),
+        res[n] = {"seconds": [round(t, 3) for t in times[n]], "cpu_seconds": [round(t, 3) for t in cpu[n]],
+                  "q_per_s_best": round(len(texts) / best, 1),
                   "q_per_s_median": round(len(texts) / float(np.median(times[n])), 1),
                   "max_abs_diff_vs_st": float(np.abs(e - ref).max()), "min_cos_vs_st": float(cos.min()),
                   "mean_cos_vs_st": float(cos.mean())}
@@ -232,15 +234,16 @@ def step_build(a, kind):
 
     x = np.load(Path(a.work) / f"corpus_{a.n}.npy")
     before = _now_rss_mb()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ix = DenseIndex.build(x, kind=kind, metric="ip", workers=a.threads, seed=0, **KINDS[kind])
-    build = time.perf_counter() - t
+    build, build_cpu = time.perf_counter() - t, time.process_time() - c
     peak_build = _rss_mb()
     t = time.perf_counter()
     ix.save(Path(a.work) / f"index_{kind}_{a.n}")
     save = time.perf_counter() - t
     p = Path(a.work) / f"index_{kind}_{a.n}"
-    return {"kind": kind, "params": ix.config, "n": a.n, "build_seconds": round(build, 1), "save_seconds": round(save, 1),
+    return {"kind": kind, "params": ix.config, "n": a.n, "build_seconds": round(build, 1),
+            "build_cpu_seconds": round(build_cpu, 1), "save_seconds": round(save, 1),
             "rss_vectors_loaded_mb": round(before, 1), "peak_rss_build_mb": round(peak_build, 1),
             "peak_rss_mb": round(_rss_mb(), 1), "index_mb": round(sum(f.stat().st_size for f in p.iterdir()) / 1e6, 1)}
 
@@ -278,25 +281,36 @@ def step_search(a):
     names = list(systems)
     for nm in names:  # warm-up: touches the mapped index pages and the flat index's max-norm cache
         systems[nm](q[:20])
-    times = {nm: [] for nm in names}
+    times, cpu = {nm: [] for nm in names}, {nm: [] for nm in names}
     out = {}
     for rep in range(a.repeats):
         for nm in (names if rep % 2 == 0 else names[::-1]):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             out[nm] = systems[nm](q)
             times[nm].append(time.perf_counter() - t)
+            cpu[nm].append(time.process_time() - c)
     exact = out["faiss-flat"]
     res = {"n": a.n, "queries": len(q), "k": k, "threads": a.threads, "repeats": a.repeats,
            "rss_mb": {kk: round(v, 1) for kk, v in rss.items()}, "peak_rss_mb": round(_rss_mb(), 1), "systems": {}}
     for nm in names:
         rec = float(np.mean([len(set(exact[i]) & set(out[nm][i])) / k for i in range(len(q))]))
-        res["systems"][nm] = {"seconds": [round(t, 3) for t in times[nm]], "q_per_s_best": round(len(q) / min(times[nm]), 1),
+        res["systems"][nm] = {"seconds": [round(t, 3) for t in times[nm]],
+                              "cpu_seconds": [round(t, 3) for t in cpu[nm]], "q_per_s_best": round(len(q) / min(times[nm]), 1),
                               "q_per_s_median": round(len(q) / float(np.median(times[nm])), 1),
                               "recall_at_10_vs_exact": round(rec, 4)}
     return res
 
 
 # ------------------------------------------------------------------------------------- report
+def _cpu_ratio(x, ref):
+    import numpy as np
+
+    if not ref or "cpu_seconds" not in x:
+        return "-"
+    r = [b / t for t, b in zip(x["cpu_seconds"], ref)]
+    return f"{float(np.median(r)):.2f}x ({min(r):.2f}-{max(r):.2f})"
+
+
 def report(r):
     """Markdown tables of a results JSON (``--report``); ratios are the median over the alternating
     rounds of (other system's seconds / this system's seconds) in the same round."""
@@ -306,39 +320,42 @@ def report(r):
     e = r.get("encode")
     if e:
         st_s = e["sentence-transformers"]["seconds"]
+        st_c = e["sentence-transformers"].get("cpu_seconds")
         out += [f"Encode: {e['texts']} titles (mean {e['mean_chars']} chars), batch {e['batch_size']}, max length "
                 f"{e['max_length']}, {e['threads']} thread(s), {e['repeats']} alternating repeats (median).", "",
                 "| encoder | questions/s (median) | best | vs sentence-transformers: median of per-round ratios "
-                "(range) | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | torch imported |",
-                "|---|---|---|---|---|---|---|---|"]
+                "(range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
+                "torch imported |", "|---|---|---|---|---|---|---|---|---|"]
         for n in ENCODERS:
             x = e[n]
             rs = r.get("encode_rss", {}).get(n, {})
             ratios = [b / t for t, b in zip(x["seconds"], st_s)]
             out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {float(np.median(ratios)):.2f}x "
-                       f"({min(ratios):.2f}-{max(ratios):.2f}) | "
+                       f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, st_c)} | "
                        f"{x['max_abs_diff_vs_st']:.1e} | {x['min_cos_vs_st']:.5f} | {rs.get('peak_rss_mb', '-')} | "
                        f"{rs.get('torch_imported', '-')} |")
         out.append("")
     for n, b in sorted(r.get("build", {}).items(), key=lambda kv: -int(kv[0])):
-        out += [f"| build, n = {int(n):,} | parameters | build s | peak RSS build (MB) | peak RSS incl. save (MB) | save s | "
-                "index MB |", "|---|---|---|---|---|---|---|"]
+        out += [f"| build, n = {int(n):,} | parameters | build s (wall) | build CPU s | peak RSS build (MB) | "
+                "peak RSS incl. save (MB) | save s | index MB |", "|---|---|---|---|---|---|---|---|"]
         for kind, x in b.items():
             ps = {k: v for k, v in x["params"].items() if k not in ("kind", "metric", "normalize", "n_docs", "dim")}
-            out.append(f"| {kind} | {ps} | {x['build_seconds']} | {x['peak_rss_build_mb']} | {x['peak_rss_mb']} | "
+            out.append(f"| {kind} | {ps} | {x['build_seconds']} | {x.get('build_cpu_seconds', '-')} | "
+                       f"{x['peak_rss_build_mb']} | {x['peak_rss_mb']} | "
                        f"{x['save_seconds']} | {x['index_mb']} |")
         out.append(f"(vectors alone: {next(iter(b.values()))['rss_vectors_loaded_mb']} MB RSS)")
         out.append("")
     for n, sr in sorted(r.get("search", {}).items(), key=lambda kv: -int(kv[0])):
         ref_s = sr["systems"]["st-semantic_search"]["seconds"]
+        ref_c = sr["systems"]["st-semantic_search"].get("cpu_seconds")
         out += [f"Search: {sr['queries']} queries, k = {sr['k']}, n = {sr['n']:,}, {sr['threads']} thread(s), "
                 f"{sr['repeats']} alternating repeats (median).", "",
                 "| system | q/s (median) | best | vs semantic_search: median of per-round ratios (range) | "
-                "recall@10 vs exact |", "|---|---|---|---|---|"]
+                "same, CPU seconds | recall@10 vs exact |", "|---|---|---|---|---|---|"]
         for nm, x in sr["systems"].items():
             ratios = [b / t for t, b in zip(x["seconds"], ref_s)]
             out.append(f"| {nm} | {x['q_per_s_median']} | {x['q_per_s_best']} | {float(np.median(ratios)):.2f}x "
-                       f"({min(ratios):.2f}-{max(ratios):.2f}) | "
+                       f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, ref_c)} | "
                        f"{x['recall_at_10_vs_exact']} |")
         out.append(f"(RSS MB: {sr['rss_mb']}, peak {sr['peak_rss_mb']})")
         out.append("")

@@ -1,5 +1,6 @@
 """Duplicate question detection without labelled data (Rücklé et al. 2019): title–body weak
-supervision (:mod:`pysynth.dup.pairs`, WS-TB), evaluation (:mod:`pysynth.dup.evaluate`) and eval sets
+supervision (:mod:`pysynth.dup.pairs`, WS-TB), duplicate question generation (:mod:`pysynth.dup.dqg`,
+DQG; both through ``pysynth dup pairs --method ws-tb|dqg|both``), evaluation (:mod:`pysynth.dup.evaluate`) and eval sets
 (:mod:`pysynth.dup.data`); dense retrieval is :mod:`pysynth.retrieval.dense`.
 
 Trained detectors: :mod:`pysynth.dup.train` (BiLSTM / BiGRU / MiniLM, ``pysynth dup train``);

@@ -10,7 +10,14 @@ cosine over the site's bodies), or the whole body (``select="all"``).
 WS-TB: each question's (title, body) is a positive pair; its ``negatives`` random bodies come from
 other questions of the same site and are never the question itself, one of its known duplicates
 (PostLinks, LinkTypeId 3) or an excluded (evaluation) id — the released code allows the first.
-Every question left out is counted by reason.
+DQG: (title, the title a generator writes from the body, :mod:`pysynth.dup.dqg`), negatives the
+same way. Every question left out is counted by reason.
+
+:func:`make_pairs` (``pysynth dup pairs``) runs either or both as a resumable job on the
+pipelines runner: the questions are prepared once, the titles are generated in chunks (the
+expensive part), and the rows are assembled at the end; a question's negatives come from a
+generator seeded by (seed, method, site, post id), so the bytes do not depend on chunking,
+executor or interruptions.
 """
 from __future__ import annotations
 
@@ -202,7 +209,7 @@ def questions(dump, min_words: int = 10, select: str = "tfidf", min_score: Optio
         if holdout_linked and pid in dups:
             counts["eval_holdout"] += 1
             continue
-        if min_score is not None and int(r.get("Score", "0") or 0) < min_score:
+        if min_score is not None and _score(r.get("Score")) < min_score:
             counts["low_score"] += 1
             continue
         title = " ".join(html.unescape(r.get("Title", "")).split())
@@ -227,6 +234,14 @@ def questions(dump, min_words: int = 10, select: str = "tfidf", min_score: Optio
         rows.append({"site": site, "post_id": pid, "title": title, "body": body})
     counts["kept"] = len(rows)
     return Questions(site, rows, dict(counts), dups, matched)
+
+
+def _score(v) -> int:
+    """A post's Score (a missing or malformed one counts as 0: the dumps always write integers)."""
+    try:
+        return int(v or 0)
+    except ValueError:
+        return 0
 
 
 def draw_negatives(key: str, n: int, k: int, banned: Set[int]) -> List[int]:

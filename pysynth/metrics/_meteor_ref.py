@@ -81,11 +81,22 @@ def _nbp_table(prefixes: bytes) -> Dict[str, int]:
     return out
 
 
+class _SepTable(dict):
+    """str.translate table for _R_SEP: " c " for a character the jar separates, c otherwise."""
+
+    def __missing__(self, code: int) -> str:
+        c = chr(code)
+        v = self[code] = " " + c + " " if _R_SEP.match(c) else c
+        return v
+
+
+_SEP = _SepTable()
+
+
 def normalize(line: str, nbp: Dict[str, int]) -> str:
     """The jar's ``-norm`` for English (punctuation kept), then ``toLowerCase``."""
     # Each step is skipped when the character it needs is absent (then it is a no-op anyway).
-    s = " " + line + " "
-    s = _R_SEP.sub(r" \1 ", s)
+    s = (" " + line + " ").translate(_SEP)  # = _R_SEP.sub(r" \1 ", s), one character at a time
     if ".." in s:
         s = _R_MDOT.sub(r" DOTMULTI\1", s)
     while "DOTMULTI." in s:
@@ -109,30 +120,31 @@ def normalize(line: str, nbp: Dict[str, int]) -> str:
         s = _R_C3.sub(r"\1 ' \2", s)
         s = _R_C4.sub(r"\1 '\2", s)
         s = _R_C5.sub(r"\1 '\2", s)
-    words = [w for w in _TOK.split(s) if w]
-    out = []
-    for i, w in enumerate(words):
-        if len(w) > 1 and w.endswith("."):
-            pre = w[:-1]
-            typ = nbp.get(pre)
-            nxt = words[i + 1] if i < len(words) - 1 else None
-            if "." in pre and _R_ALPHA.search(pre):
-                out.append(w.replace(".", ""))
-            elif typ == 1 or (nxt is not None and "a" <= nxt[0] <= "z"):
-                out.append(w)
-            elif typ == 2 and nxt is not None and "0" <= nxt[0] <= "9":
-                out.append(w)
-            else:
-                out.append(pre + " .")
-        else:
-            out.append(w)
-        out.append(" ")
-    s = "".join(out)
+    if s.isascii() and not ("\x0b" in s or "\x1c" in s or "\x1d" in s or "\x1e" in s or "\x1f" in s):
+        words = s.split()  # = StringTokenizer's split here
+    else:
+        words = [w for w in _TOK.split(s) if w]
+    if "." in s:  # rebuild the line, breaking dots unless a nonbreaking prefix
+        last = len(words) - 1
+        for i, w in enumerate(words):
+            if len(w) > 1 and w[-1] == ".":
+                pre = w[:-1]
+                typ = nbp.get(pre)
+                nxt = words[i + 1][0] if i < last else ""
+                if "." in pre and _R_ALPHA.search(pre):
+                    words[i] = w.replace(".", "")
+                elif typ == 1 or "a" <= nxt <= "z":
+                    pass
+                elif typ == 2 and "0" <= nxt <= "9":
+                    pass
+                else:
+                    words[i] = pre + " ."
+    s = " ".join(words)
     if "DOTMULTI" in s:
         while "DOTDOTMULTI" in s:
             s = s.replace("DOTDOTMULTI", "DOTMULTI.")
         s = s.replace("DOTMULTI", ".")
-    if not s.isascii():
+    if not s.isascii() or "  " in s:
         s = _R_WHITE.sub(" ", s)
     return s.strip(_JTRIM).lower()
 

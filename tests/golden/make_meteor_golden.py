@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import random
+import subprocess
 from pathlib import Path
 
-from pysynth.metrics.meteor import meteor
+from pysynth.metrics.meteor import meteor, meteor_jar
 
 PAPER = {"ill_formed": 33.4, "lstm": 32.7, "transformer": 36.4, "GEC": 34.4, "nmt_de": 28.4, "nmt_fr": 27.5}
 
@@ -54,6 +56,22 @@ _CASES = [
      "online?", "best free online machine learning course"),
     ("!!! ??? ...", "...", "?"),
 ]
+_NORM_EXTRA = ["Mr. smith", "No. 5", "No. five", "a.b. c", "U.S. Army", "e.g. this", "end.", "x..", "...", ". .",
+               "a. B", "Inc. is", "it's 5'o clock", "he said ''hi''", "\u201cx\u201d \u2018y\u2019", "a\u2013b", "a--b",
+               "1,000", "a,b", "1,a", "a,1", "\x01abc", "abc \x02", "\xc0\xc9. \xdc", "\u03a3\u0391\u03a3", "U.S.A.",
+               "p.m.", "etc.", "Jan. 3", "vs. them", "St. louis", "A. B. C.", "a\x0bb", "x\x1cy", "a\u3000b\xa0c"]
+
+
+def normalizer_cases(n: int = 400):
+    """Strings and what the jar's own Normalizer (English, punctuation kept) makes of them."""
+    rng = random.Random(0)
+    chars = list("abcAB .,'-\u2013\u2014\u2026`\u2018\u2019\u201c\u201d\"?!()0123456789\u03a3\xe9\x0b\u3000\xa0")
+    texts = _NORM_EXTRA + ["".join(rng.choice(chars) for _ in range(rng.randint(0, 25))) for _ in range(n)]
+    out = subprocess.run(["java", "-cp", str(meteor_jar()), "edu.cmu.meteor.util.Normalizer", "en", "true"],
+                         input=("\n".join(texts) + "\n").encode("utf-8"), capture_output=True, check=True)
+    return texts, out.stdout.decode("utf-8").split("\n")[:len(texts)]
+
+
 CASES_HYPS = [c[0] for c in _CASES]
 CASES_REFS = [[c[1] for c in _CASES], [c[2] for c in _CASES]]
 
@@ -77,8 +95,10 @@ def main() -> None:
         small[s] = {"corpus": m.score, "segments": m.segments, "hyps": outs[s][:200]}
     hard = meteor(CASES_HYPS, CASES_REFS, flavor="jar")
     cases = {"hyps": CASES_HYPS, "refs": CASES_REFS, "corpus": hard.score, "segments": hard.segments}
+    norm_in, norm_out = normalizer_cases()
     doc = {"tool": "meteor-1.5.jar (pycocoevalcap 1.2) -l en -norm, corpus score = the EVAL line's last value",
            "refs": refs[:200], "systems": small, "cases": cases,
+           "normalizer": {"in": norm_in, "out": norm_out},
            "full_test": {"n": len(test), "corpus": full, "paper": PAPER}}
     Path(a.out).write_text(json.dumps(doc, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     for s, v in full.items():

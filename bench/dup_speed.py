@@ -43,8 +43,8 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "dup_speed.json"
 ENCODERS = ("ort-fp32", "ort-int8", "pysynth-torch", "sentence-transformers")
 KINDS = {"flat": {}, "hnsw": {"hnsw_m": 32, "ef_construction": 40}, "ivf": {"nlist": 1024}}
-EF = (36, 64, 128, 256)  # DenseIndex asks HNSW for >= 2k + 16 = 36 candidates
-NPROBE = (8, 16, 32, 64)
+EF = (36, 64, 128, 256, 512)  # DenseIndex asks HNSW for >= 2k + 16 = 36 candidates
+NPROBE = (8, 16, 32, 64, 128, 256)
 SIGMA = 0.025
 N_QUERIES = 1000
 

@@ -6,7 +6,8 @@ A store is a directory::
     meta.json          written last: {"format", "format_version", "pysynth_version",
                                       "arrays": {name: {"dtype", "shape", "crc32"}},
                                       "files": {name: {"bytes", "crc32"}},
-                                      "meta": {...}}   # the owner's own fields
+                                      "meta": {...},   # the owner's own fields
+                                      "meta_crc32"}    # of this document (see meta_checksum)
     <name>.npy         one per array (``np.save``, no pickle), memory-mapped on load
     <name>             one per file (bytes: JSON, text, safetensors, ONNX, ...)
 
@@ -30,7 +31,7 @@ import numpy as np
 from pysynth.io import atomic_dir
 
 __all__ = ["META", "Stored", "save", "load", "read_meta", "crc32", "lines_to_bytes", "bytes_to_lines",
-           "is_store"]
+           "is_store", "meta_checksum"]
 
 META = "meta.json"
 PathLike = Union[str, "os.PathLike[str]"]
@@ -39,12 +40,22 @@ PathLike = Union[str, "os.PathLike[str]"]
 def crc32(data) -> int:
     """CRC-32 of an array's bytes (C order) or of a bytes-like object, in 64 MiB steps."""
     if isinstance(data, np.ndarray):
-        data = np.ascontiguousarray(data)
+        data = np.ascontiguousarray(data).reshape(-1)  # 1-D: memoryview cannot cast (1, 0) shapes
     view = memoryview(data).cast("B")
     crc, step = 0, 1 << 26
     for i in range(0, len(view), step):
         crc = zlib.crc32(view[i: i + step], crc)
     return crc & 0xFFFFFFFF
+
+
+_TOP_KEYS = {"format", "format_version", "pysynth_version", "arrays", "files", "meta", "meta_crc32"}
+
+
+def meta_checksum(doc: Mapping[str, Any]) -> int:
+    """CRC-32 of a ``meta.json`` document without its ``meta_crc32`` (canonical JSON): the
+    members are checksummed in ``meta.json``, and this covers ``meta.json`` itself."""
+    body = {k: v for k, v in doc.items() if k != "meta_crc32"}
+    return crc32(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii"))
 
 
 def lines_to_bytes(items: Iterable[str], what: str = "item") -> bytes:
@@ -172,6 +183,7 @@ def save(path: PathLike, format: str, version: int, *, arrays: Optional[Mapping[
             fentries[name] = {"bytes": len(data), "crc32": crc32(data)}
         doc = {"format": format, "format_version": int(version), "pysynth_version": pysynth.__version__,
                "arrays": entries, "files": fentries, "meta": dict(meta or {})}
+        doc["meta_crc32"] = meta_checksum(doc)
         with open(tmp / META, "w", encoding="utf-8") as f:  # last: its presence marks a whole store
             json.dump(doc, f, indent=1, sort_keys=True)
             f.flush()
@@ -203,6 +215,12 @@ def read_meta(path: PathLike, format: str, versions: Sequence[int] = (1,)) -> Di
     for key in ("arrays", "files", "meta"):
         if not isinstance(doc.get(key), dict):
             raise ValueError(f"{mp} is corrupt or incomplete: {key!r} must be an object")
+    unknown = set(doc) - _TOP_KEYS
+    if unknown:
+        raise ValueError(f"{mp} is corrupt: unknown key(s) {sorted(unknown)}")
+    # stores saved before meta_crc32 existed (e.g. the shipped models) lack it: still readable
+    if "meta_crc32" in doc and doc["meta_crc32"] != meta_checksum(doc):
+        raise ValueError(f"{mp} is corrupt: its content does not match its CRC-32 (meta_crc32)")
     return doc
 
 
@@ -214,7 +232,8 @@ def load(path: PathLike, format: str, versions: Sequence[int] = (1,), *, mmap: b
     ----------
     format, versions : the format expected and the versions this code reads.
     mmap : memory-map the arrays read-only (``np.load(mmap_mode="r")``).
-    verify : check every array's CRC-32 (sizes, dtypes and shapes are always checked).
+    verify : check the CRC-32 of every array and file now (sizes, dtypes and shapes are always
+        checked; :meth:`Stored.read` checks a file's CRC-32 again when it is read).
     expect : name -> ``(dtype, shape)`` the owner requires (``None`` in a shape: any length).
 
     Raises
@@ -257,10 +276,13 @@ def load(path: PathLike, format: str, versions: Sequence[int] = (1,), *, mmap: b
         if not a.dtype.isnative:  # big-endian machine: native copy for the compiled code
             a = a.astype(a.dtype.newbyteorder("="))
         arrays[name] = a
+    stored = Stored(d, format, int(doc["format_version"]), doc["meta"], arrays, fentries)
     for name, e in fentries.items():
         f = d / name
         if not f.is_file():
             raise ValueError(f"{d} is incomplete: {name} is missing")
         if f.stat().st_size != e["bytes"]:
             raise ValueError(f"{f} is truncated or corrupt: {f.stat().st_size} bytes, {META} says {e['bytes']}")
-    return Stored(d, format, int(doc["format_version"]), doc["meta"], arrays, fentries)
+        if verify:  # every member is checked now, also those the owner reads later or never
+            stored.read(name)
+    return stored

@@ -10,11 +10,18 @@ import numpy as np
 from pysynth import store
 
 
+def write_meta(d, doc):
+    """Write ``meta.json`` with its own checksum recomputed (as a bug, not a disk, would)."""
+    if "meta_crc32" in doc:
+        doc["meta_crc32"] = store.meta_checksum(doc)
+    (d / store.META).write_text(json.dumps(doc))
+
+
 def edit_meta(d, owner: bool = True, **changes):
     """Update the owner's ``meta`` (``owner=True``) or the top-level document of ``meta.json``."""
     doc = json.loads((d / store.META).read_text())
     (doc["meta"] if owner else doc).update(changes)
-    (d / store.META).write_text(json.dumps(doc))
+    write_meta(d, doc)
 
 
 def restamp_array(d, name: str, a: np.ndarray):
@@ -22,7 +29,7 @@ def restamp_array(d, name: str, a: np.ndarray):
     np.save(d / f"{name}.npy", a)
     doc = json.loads((d / store.META).read_text())
     doc["arrays"][name] = {"dtype": a.dtype.str, "shape": list(a.shape), "crc32": store.crc32(a)}
-    (d / store.META).write_text(json.dumps(doc))
+    write_meta(d, doc)
 
 
 def restamp_file(d, name: str, data: bytes):
@@ -30,4 +37,4 @@ def restamp_file(d, name: str, data: bytes):
     (d / name).write_bytes(data)
     doc = json.loads((d / store.META).read_text())
     doc["files"][name] = {"bytes": len(data), "crc32": store.crc32(data)}
-    (d / store.META).write_text(json.dumps(doc))
+    write_meta(d, doc)

@@ -1,6 +1,7 @@
 // Bindings of the metrics stage (pysynth._core.metrics). Glue only: convert, release the
 // GIL, call the library, wrap the result.
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 
 #include "common.hpp"
@@ -166,6 +167,9 @@ StatsArray check_stats(py::handle stats, int max_order) {
   if (max_order < 1) throw py::value_error("max_order must be >= 1");
   if (!s || s.ndim() != 2 || s.shape(1) != 2 + 2 * max_order)
     throw py::value_error("stats must be an int64 array of shape (n, " + std::to_string(2 + 2 * max_order) + ")");
+  const int64_t* p = s.data();
+  for (py::ssize_t i = 0, n = s.size(); i < n; ++i)  // counts: a negative one would give NaN
+    if (p[i] < 0) throw py::value_error("stats must be non-negative counts");
   return s;
 }
 
@@ -173,6 +177,9 @@ py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& s
                                           bool effective_order, int max_order) {
   auto s = check_stats(stats, max_order);
   Smooth sm = parse_smooth(smooth_method);
+  if (!std::isfinite(smooth_value) || smooth_value < 0)
+    throw py::value_error("smooth_value must be a finite number >= 0, got " +
+                          py::repr(py::float_(smooth_value)).cast<std::string>());
   py::object vi = py::module_::import("sys").attr("version_info");
   bool compensated = py::cast<int>(vi.attr("major")) > 3 ||
                      (py::cast<int>(vi.attr("major")) == 3 && py::cast<int>(vi.attr("minor")) >= 12);

@@ -72,8 +72,19 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
                       py::handle cluster_index, py::handle cf, py::handle df, py::handle n_docs, py::handle exclude,
                       py::handle length_dist, const std::string& strategy, py::handle w_question, py::handle w_cluster,
                       py::handle w_collection, py::handle m, py::handle seed, py::handle first_index,
-                      py::handle max_rejections, int workers) {
+                      py::handle max_rejections, py::handle workers_obj) {
   using namespace pysynth::sampling;
+  // workers as an object: an int outside C's range is then a ValueError, as in the twin (a typed
+  // `int` parameter makes pybind11 raise TypeError "incompatible function arguments")
+  if (!is_int(workers_obj)) throw py::type_error("workers must be an int, got " + std::string(py::repr(workers_obj)));
+  int overflow = 0;
+  py::int_ w_int(py::reinterpret_borrow<py::object>(workers_obj));
+  long long w64 = PyLong_AsLongLongAndOverflow(w_int.ptr(), &overflow);
+  if (overflow < 0 || (overflow == 0 && w64 != -1 && w64 < 1))
+    throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " + std::string(py::repr(workers_obj)));
+  // more threads than C's int holds: as many as an int holds (the result never depends on it)
+  const int workers = overflow > 0 || w64 > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
+                                                                               : static_cast<int>(w64);
   Config cfg;
   cfg.strategy = parse_strategy(strategy);
   cfg.m = to_int(m, "m", 1);

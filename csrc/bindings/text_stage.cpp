@@ -94,6 +94,14 @@ IdInput id_input(py::handle ids, py::handle offsets, py::handle vocab) {
   size_t n_docs = static_cast<size_t>(off.shape(0)) - 1;
   in.offsets = pysynth::bind::to_offsets(off, n_docs, static_cast<size_t>(in.ids.shape(0)), "offsets");
   in.vocab = pysynth::bind::to_strings(vocab, "vocab");
+  // the library checks the range too, but later: here, so that an input with several faults is
+  // refused for the same one (and with the same exception type) as by the twin, which checks first
+  const int32_t* ip = in.ids.data();
+  const auto n_vocab = static_cast<int64_t>(in.vocab.views.size());
+  for (py::ssize_t i = 0, n = in.ids.shape(0); i < n; ++i)
+    if (ip[i] < 0 || ip[i] >= n_vocab)
+      throw py::value_error("ids[" + std::to_string(i) + "] = " + std::to_string(ip[i]) + " is outside [0, " +
+                            std::to_string(n_vocab) + "), the vocabulary size");
   in.view.ids = in.ids.data();
   in.view.offsets = in.offsets.data();
   in.view.n_docs = n_docs;

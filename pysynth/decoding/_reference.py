@@ -91,7 +91,8 @@ def topk_from_parts(ls, shift, touched, src_ext, n_ext, k, floor, workers):
         raise ValueError("topk_from_parts: floor is NaN")
     if src_ext.size and (src_ext.min() < 0 or src_ext.max() >= width):
         raise ValueError(f"topk_from_parts: src_ext has ids outside [0, vocab + n_ext) = [0, {width})")
-    rows = np.maximum(ls + shift[:, None], floor)
+    rows = ls + shift[:, None]
+    rows = np.where(rows < floor, floor, rows)  # as the C++ `v < floor ? floor : v`: 0.0 stays 0.0 at floor -0.0
     if np.isnan(rows).any() or np.isnan(touched).any():
         raise ValueError("topk_from_parts: NaN log-probability (ls, shift or touched)")
     rows = np.concatenate([rows, np.full((n, int(n_ext)), floor, dtype=np.float32)], 1)

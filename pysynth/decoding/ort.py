@@ -32,6 +32,17 @@ ENCODER_FILE, STEP_FILE, STEP_PARTS_FILE = "encoder.onnx", "step.onnx", "step_pa
 _IOBIND_MIN = 1 << 20  # elements of ls from which step_parts binds its own output buffer
 
 
+def _session(ort, st, name: str, so, providers):
+    """An onnxruntime session of graph ``name`` of store ``st``; ValueError naming the file when
+    onnxruntime refuses it (checksums match but the bytes are not a valid graph)."""
+    data = st.read(name)
+    try:
+        return ort.InferenceSession(data, so, providers=providers)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+        raise ValueError(f"{st.path / name} is not a valid ONNX graph ({type(exc).__name__}: "
+                         f"{str(exc)[:300]}); re-export it with `pysynth export onnx`") from None
+
+
 def load_onnx_dir(onnx_dir):
     """The checked store of an exported model (:class:`pysynth.store.Stored`).
 
@@ -129,7 +140,23 @@ class OrtBackend:
             raise FileNotFoundError(f"onnx_dir: {d} does not exist; run `pysynth export onnx` first")
         st = load_onnx_dir(d)
         self.meta = st.meta
-        self.specials = SpecialIds.check(self.meta["specials"], f"{d}/meta.json specials")
+        try:  # a meta.json edited by hand (its checksum recomputed) must not escape as a KeyError
+            self.specials = SpecialIds.check(self.meta["specials"], f"{d}/meta.json specials")
+            self.vocab_size = int(self.meta["vocab_size"])
+            self.log_floor = np.float32(self.meta["log_floor"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{d}/meta.json is not a valid ONNX export description: {exc!r}") from None
+        if "config.json" in st.files and not isinstance(st.read_json("config.json"), dict):
+            raise ValueError(f"{d}/config.json is not a model configuration (a JSON object)")
+        if "vocab.json" in st.files:  # not used here, but a damaged one means a damaged export
+            from pysynth.models.vocab import Vocab
+
+            try:
+                n_vocab = len(Vocab.from_json(st.read("vocab.json")))
+            except (TypeError, KeyError, ValueError, RecursionError, AttributeError) as exc:
+                raise ValueError(f"{d}/vocab.json is not a vocabulary: {exc!r}") from None
+            if n_vocab != self.vocab_size:
+                raise ValueError(f"{d}/vocab.json has {n_vocab} entries, meta.json says vocab_size {self.vocab_size}")
         so = ort.SessionOptions()
         if threads:
             so.intra_op_num_threads = int(threads)
@@ -137,15 +164,13 @@ class OrtBackend:
         so.log_severity_level = 3
         req = choose_providers(device)
         # graphs from bytes checked against the store's sizes and CRC-32s (a corrupt file fails here)
-        self.encoder = ort.InferenceSession(st.read(ENCODER_FILE), so, providers=req)
-        self.stepper = ort.InferenceSession(st.read(STEP_FILE), so, providers=req)
+        self.encoder = _session(ort, st, ENCODER_FILE, so, req)
+        self.stepper = _session(ort, st, STEP_FILE, so, req)
         self.providers = self.stepper.get_providers()
-        self.vocab_size = int(self.meta["vocab_size"])
         self.enc_outputs = [o.name for o in self.encoder.get_outputs()]
         self.step_inputs = [i.name for i in self.stepper.get_inputs()]
         self.copy = "src_ext" in self.step_inputs  # a copying model (CopyNet): extended ids
         self.workers = int(workers)
-        self.log_floor = np.float32(self.meta["log_floor"])
         if parts not in ("auto", True, False):
             raise ValueError(f"parts: must be 'auto', True or False, got {parts!r}")
         if parts == "auto":
@@ -155,7 +180,7 @@ class OrtBackend:
         self.parts = None
         # on CUDA the TopK graph hands back [rows, k] instead of [rows, V] over the bus
         if parts and STEP_PARTS_FILE in st.files and self.providers[0] == "CPUExecutionProvider":
-            self.parts = ort.InferenceSession(st.read(STEP_PARTS_FILE), so, providers=req)
+            self.parts = _session(ort, st, STEP_PARTS_FILE, so, req)
             self.parts_inputs = [i.name for i in self.parts.get_inputs()]
             self.parts_outputs = [o.name for o in self.parts.get_outputs()]
             self._local = threading.local()

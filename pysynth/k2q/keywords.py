@@ -213,15 +213,28 @@ class KeywordGenerator:
         ValueError
             not a saved generator, another format version, or a missing/corrupt member.
         """
-        st = store.load(path, _FORMAT, (_FORMAT_VERSION,), mmap=mmap)
+        st = store.load(path, _FORMAT, (_FORMAT_VERSION,), mmap=mmap, expect={
+            "ids": (np.int32, (None,)), "offsets": (np.int64, (None,)), "cf": (np.int64, (None,)),
+            "df": (np.int64, (None,)), "cluster_values": (np.int32, (None,)),
+            "cluster_offsets": (np.int64, (None,)), "cluster_index": (np.int64, (None,))})
+        try:
+            return cls._from_store(st)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:  # consistent checksums, wrong content
+            raise ValueError(f"{st.path} is not a consistent KeywordGenerator: {exc!r}") from None
+
+    @classmethod
+    def _from_store(cls, st) -> "KeywordGenerator":
         a, meta = st.arrays, st.meta
         vocab = st.read_lines("vocab.txt")
         built = text.Corpus(a["ids"], a["offsets"], a["cf"], a["df"], vocab, tokenizer=meta["tokenizer"],
-                            history=meta["history"], validate=False)
+                            history=meta["history"], validate=True)  # one pass: ids, offsets, cf/df
         self = cls.__new__(cls)
         self.n_corpus, self.n_questions = int(meta["n_corpus"]), int(meta["n_questions"])
         self.questions, self.phrase_models = None, []
         self._doc_clusters = a["cluster_index"]
+        if self.n_corpus < 0 or self.n_corpus + self.n_questions != built.n_docs or \
+                self._doc_clusters.shape[0] != built.n_docs:
+            raise ValueError(f"n_corpus + n_questions and cluster_index must count the {built.n_docs} documents")
         clusters = sampling.Clusters(a["cluster_values"], a["cluster_offsets"], a["cluster_index"][self.n_corpus:])
         self._prep = _Prepared(built, sampling.CollectionStats(built.cf, built.df, int(meta["n_docs"])), clusters)
         off = np.asarray(built.offsets)[self.n_corpus:]

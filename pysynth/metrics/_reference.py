@@ -421,6 +421,8 @@ def _check_stats(stats, max_order: int) -> np.ndarray:
     s = np.asarray(stats, dtype=np.int64)
     if s.ndim != 2 or s.shape[1] != 2 + 2 * max_order:
         raise ValueError(f"stats must be an int64 array of shape (n, {2 + 2 * max_order})")
+    if s.size and s.min() < 0:  # counts: a negative one would give NaN or a math domain error
+        raise ValueError("stats must be non-negative counts")
     return s
 
 
@@ -468,6 +470,8 @@ def sacrebleu_sentence_scores(stats, smooth_method: str, smooth_value: float, ef
     s = _check_stats(stats, max_order)
     if smooth_method not in ("none", "floor", "add-k", "exp"):
         raise ValueError(f"smooth_method must be one of none, floor, add-k, exp; got '{smooth_method}'")
+    if not math.isfinite(smooth_value) or smooth_value < 0:
+        raise ValueError(f"smooth_value must be a finite number >= 0, got {smooth_value!r}")
     out = np.empty(s.shape[0], dtype=np.float64)
     for i, row in enumerate(s.tolist()):
         out[i] = sacrebleu_bleu(

@@ -78,8 +78,15 @@ def read_config_vocab(folder: os.PathLike):
 
     st = read_model_dir(folder)
     arch = registry.architecture(st.meta.get("arch"))
-    cfg = arch.config_class().from_dict(st.read_json(CONFIG))
-    vocab = Vocab.from_json(st.read(VOCAB))
+    name = CONFIG
+    try:  # consistent checksums but wrong content (a hand-edited or swapped member)
+        cfg = arch.config_class().from_dict(st.read_json(CONFIG))
+        name = VOCAB
+        vocab = Vocab.from_json(st.read(VOCAB))
+    except (TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"{st.path / name} is not a valid {name}: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(exc if str(st.path) in str(exc) else f"{st.path / name}: {exc}") from None
     return arch, cfg, vocab, st
 
 
@@ -132,7 +139,12 @@ def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, 
         raise ValueError(f"model: {r.path} is a Hugging Face model; use pysynth.decoding.hf.HFBackend")
     arch, cfg, vocab, st = read_config_vocab(r.path)
     model = arch.build(cfg, len(vocab))
-    model.load_state_dict(load(st.read(WEIGHTS)))
+    data = st.read(WEIGHTS)
+    try:
+        model.load_state_dict(load(data))
+    except Exception as exc:  # noqa: BLE001 - safetensors and torch raise their own types
+        raise ValueError(f"{st.path / WEIGHTS} does not hold this model's weights ({type(exc).__name__}: "
+                         f"{str(exc)[:300]})") from None
     if device:
         model.to(torch_device(device))
     return model.eval(), vocab

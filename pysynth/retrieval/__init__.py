@@ -164,6 +164,8 @@ class Index:
         if not _checked:
             raise TypeError("use Index.build(...) or Index.load(...)")
         self._arrays = dict(arrays)
+        for a in self._arrays.values():  # read-only: the compiled search then validates it only once
+            a.flags.writeable = False
 
     # ----------------------------------------------------------------- creation
     @classmethod

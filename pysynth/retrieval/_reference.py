@@ -491,6 +491,7 @@ def window_stats(index: Mapping[str, np.ndarray], a, b, workers: int) -> Tuple[n
     """
     _workers(workers)
     ix = _arrays(index)
+    validate_index(ix, workers)
     a = np.asarray(a, dtype=np.int32)
     b = np.asarray(b, dtype=np.int32)
     if a.ndim != 1 or b.shape != a.shape:
@@ -656,6 +657,7 @@ def search(
         raise ValueError(f"k must be >= 1, got {k}")
     mu, w, k1, b = _check_params(model, mu, weights, k1, b)
     ix = _arrays(index)
+    validate_index(ix, workers)  # never trust a dict: a bad doc id must not index out of bounds
     queries = _queries(ix, query_ids, query_offsets)
     docs = _docs(ix)
     nq = len(queries)
@@ -699,6 +701,7 @@ def target_ranks(
         raise ValueError(f"n must be >= 1, got {n}")
     mu, w, k1, b = _check_params(model, mu, weights, k1, b)
     ix = _arrays(index)
+    validate_index(ix, workers)  # never trust a dict: a bad doc id must not index out of bounds
     queries = _queries(ix, query_ids, query_offsets)
     targets = np.asarray(targets, dtype=np.int32)
     if targets.shape != (len(queries),):

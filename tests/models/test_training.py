@@ -13,6 +13,8 @@ from pysynth.models.io import load_model, save_model, upgrade_model_dir  # noqa:
 from pysynth.models.train import Trainer, bucket_batches  # noqa: E402
 from pysynth.models.vocab import Vocab  # noqa: E402
 
+from _stores import write_meta  # noqa: E402
+
 
 def _pairs(n=40, seed=0):
     rng = np.random.default_rng(seed)
@@ -111,7 +113,7 @@ def test_model_dir_is_a_versioned_store(tmp_path):
     # another version: refused with the fix
     doc = json.loads((d / "meta.json").read_text())
     doc["format_version"] = 99
-    (d / "meta.json").write_text(json.dumps(doc))
+    write_meta(d, doc)
     with pytest.raises(ValueError, match="version"):
         load_model(d)
 

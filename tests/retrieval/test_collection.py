@@ -15,6 +15,8 @@ from pysynth.retrieval import Index
 from pysynth.retrieval import _reference as ref
 from pysynth.retrieval.collection import FORMAT, Collection
 
+from _stores import write_meta
+
 docs = mixed_docs
 
 
@@ -174,14 +176,14 @@ def _edit_meta(path: Path, **kw):
     meta = doc.get("meta", doc)
     for k, v in kw.items():
         (doc if k in doc else meta)[k] = v
-    path.write_text(json.dumps(doc))
+    write_meta(path.parent, doc)
 
 
 def _bump_version(path: Path):
     """Set the index's format version to 7 (its own meta.json, or a store's)."""
     doc = json.loads(path.read_text())
     doc["format_version" if "format_version" in doc else "version"] = 7
-    path.write_text(json.dumps(doc))
+    write_meta(path.parent, doc)
 
 
 @pytest.mark.parametrize("damage, match", [

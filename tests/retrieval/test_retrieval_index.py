@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pysynth import _dispatch
 from pysynth.retrieval import ARRAYS, FORMAT_VERSION, Index
 
-from _stores import restamp_array
+from _stores import restamp_array, write_meta
 from retrieval_helpers import BACKENDS, assert_same, call_all, queries_of, zipf_corpus
 
 HAS_CPP = "cpp" in BACKENDS
@@ -193,10 +193,10 @@ def test_missing_meta_version_and_files(saved, tmp_path):
     c = _copy(d, tmp_path)
     meta = json.loads((c / "meta.json").read_text())
     for v in (FORMAT_VERSION + 1, 1):  # 1: an index saved before pysynth.store
-        (c / "meta.json").write_text(json.dumps(dict(meta, format_version=v)))
+        write_meta(c, dict(meta, format_version=v))
         with pytest.raises(ValueError, match=f"format version {v}; .*rebuild"):
             Index.load(c)
-    (c / "meta.json").write_text(json.dumps(dict(meta, format="other")))
+    write_meta(c, dict(meta, format="other"))
     with pytest.raises(ValueError, match="does not describe"):
         Index.load(c)
     (c / "meta.json").write_text("{not json")
@@ -204,20 +204,20 @@ def test_missing_meta_version_and_files(saved, tmp_path):
         Index.load(c)
     bad = json.loads(json.dumps(meta))
     bad["arrays"]["tfs"]["shape"] = [1]
-    (c / "meta.json").write_text(json.dumps(bad))
+    write_meta(c, bad)
     with pytest.raises(ValueError, match=r"tfs is int32\[1\] in meta.json, expected int32\["):
         Index.load(c)
     bad = json.loads(json.dumps(meta))
     bad["meta"]["n_postings"] = "many"
-    (c / "meta.json").write_text(json.dumps(bad))
+    write_meta(c, bad)
     with pytest.raises(ValueError, match="meta.json is corrupt or incomplete: a size"):
         Index.load(c)
     bad = json.loads(json.dumps(meta))
     bad["meta"]["n_docs"] += 1  # sizes disagree with the arrays
-    (c / "meta.json").write_text(json.dumps(bad))
+    write_meta(c, bad)
     with pytest.raises(ValueError, match=r"doc_offsets is int64\[\d+\] in meta.json, expected int64"):
         Index.load(c)
-    (c / "meta.json").write_text(json.dumps(meta))
+    write_meta(c, meta)
     (c / "impact.npy").unlink()
     with pytest.raises(ValueError, match="incomplete: impact.npy is missing"):
         Index.load(c)

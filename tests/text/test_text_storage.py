@@ -8,7 +8,7 @@ import pytest
 
 from pysynth import store, text
 
-from _stores import edit_meta, restamp_array, restamp_file
+from _stores import edit_meta, restamp_array, restamp_file, write_meta
 
 TEXTS = [
     "How fast is a 2004 Honda CRF 230?", "honda crf 230 top speed", "is the honda crf 230 a good bike",
@@ -162,7 +162,7 @@ def test_broken_models(corpus, tmp_path):
         text.Phrases.load(d)
     doc = json.loads((d / "meta.json").read_text())
     del doc["meta"]["scoring"]
-    (d / "meta.json").write_text(json.dumps(doc))
+    write_meta(d, doc)
     with pytest.raises(ValueError, match="invalid parameters: scoring missing"):
         text.Phrases.load(d)
     d = p.save(tmp_path / "p2")

@@ -30,7 +30,10 @@ inline int resolve_workers(int workers) {
   if (workers < 1) {
     throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " + std::to_string(workers));
   }
-  return workers;
+  // results never depend on the thread count, and kernels keep per-thread state: workers=2**31-1
+  // would allocate until killed (found by bench/fuzz), so more than kMaxWorkers run as kMaxWorkers
+  constexpr int kMaxWorkers = 1024;
+  return workers < kMaxWorkers ? workers : kMaxWorkers;
 }
 
 // Run fn(worker_index, begin, end) over [0, n) in dynamically scheduled chunks.

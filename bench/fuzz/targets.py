@@ -1,0 +1,625 @@
+"""Fuzz targets: every binding of ``pysynth._core`` against its pure-Python twin (issue 17).
+
+A target turns an arbitrary byte string into one call of a compiled function
+(``pysynth._core.<stage>.<name>``) and of its twin (``pysynth.<stage>._reference.<name>``) with
+the same arguments, and asserts (``tests/_parity.py``) that both return the same result
+(same types, dtypes, shapes, bit-identical floats) or both raise the same exception type.
+
+Inputs are mostly *almost valid*: a well-formed call built from the bytes, then, with some
+probability, one field broken (negative or out-of-range ids, wrong dtype or length,
+non-monotone offsets, NaN/inf parameters, unknown enum strings, bad worker counts, a mutated
+index array) so that the validation paths are fuzzed as well as the kernels.
+
+``TARGETS`` maps ``"<stage>.<name>"`` to the target; families are the stages.
+"""
+from __future__ import annotations
+
+import math
+import os
+import struct
+import sys
+from typing import Callable, Dict, List
+
+import numpy as np
+
+_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests")
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+from pysynth import _dispatch  # noqa: E402
+
+import _parity  # noqa: E402  (the tests' one comparison helper)
+
+__all__ = ["Src", "TARGETS", "families", "check"]
+
+
+class Src:
+    """Draw values from a byte string; reads past the end give zeros (so every input is usable)."""
+
+    def __init__(self, data: bytes):
+        self.d = data
+        self.i = 0
+        self.x = (len(data) * 0x9E3779B97F4A7C15 + sum(data[:64])) & 0xFFFFFFFFFFFFFFFF
+
+    def byte(self) -> int:
+        if self.i >= len(self.d):  # past the end: a fixed pseudo-random continuation (LCG)
+            self.x = (self.x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+            return self.x >> 56
+        self.i += 1
+        return self.d[self.i - 1]
+
+    def int(self, lo: int, hi: int) -> int:
+        """Uniform-ish in [lo, hi]."""
+        span = hi - lo + 1
+        if span <= 1:
+            return lo
+        nbytes = max(1, (span - 1).bit_length() + 7 >> 3)
+        v = 0
+        for _ in range(nbytes):
+            v = (v << 8) | self.byte()
+        return lo + v % span
+
+    def chance(self, k: int) -> bool:
+        """True with probability about 1/k."""
+        return self.int(0, k - 1) == k - 1
+
+    def bool(self) -> bool:
+        return bool(self.byte() & 1)
+
+    def pick(self, seq):
+        return seq[self.int(0, len(seq) - 1)]
+
+    def mostly(self, good, bad, k: int = 12):
+        """One of ``good``; one of ``bad`` with probability about 1/k."""
+        return self.pick(bad) if self.chance(k) else self.pick(good)
+
+    def float(self) -> float:
+        c = self.int(0, 15)
+        if c == 0:
+            return self.pick([math.nan, math.inf, -math.inf, -0.0, 0.0, 1e308, -1e308, 5e-324, 1.0, 0.5])
+        if c == 1:
+            raw = bytes(self.byte() for _ in range(8))
+            return struct.unpack("<d", raw)[0]
+        return (self.int(-1000, 1000)) / self.pick([1, 2, 3, 7, 10, 100])
+
+    def ints(self, n: int, lo: int, hi: int) -> List[int]:
+        return [self.int(lo, hi) for _ in range(n)]
+
+    def word(self) -> str:
+        alpha = self.pick(["abc", "abcdefghij", "aeiouybcdst", "AbC1 ", "é世ß\u0130Ω\u00a0'-."])
+        return "".join(self.pick(alpha) for _ in range(self.int(0, 9)))
+
+    def text(self) -> str:
+        if self.chance(32):  # raw bytes as text
+            return bytes(self.byte() for _ in range(self.int(0, 24))).decode("utf-8", "replace")
+        seps = [" ", " ", " ", "\n", "\t", ", ", "? ", "'s ", "  "]
+        return "".join(self.word() + self.pick(seps) for _ in range(self.int(0, 8)))
+
+    def texts(self, n: int) -> List[str]:
+        return [self.text() for _ in range(n)]
+
+    def workers(self) -> int:
+        return self.mostly([1, 1, 1, 2, 3, -1, 2 ** 31 - 1], [0, -2], 4) if self.chance(4) else 1
+
+
+# ------------------------------------------------------------------------------------ helpers
+def offsets_of(src: Src, n_items: int, n_rows: int) -> np.ndarray:
+    """Valid int64 offsets (n_rows + 1) over n_items, occasionally broken."""
+    cuts = sorted(src.int(0, n_items) for _ in range(max(n_rows - 1, 0)))
+    off = np.array([0] + cuts + [n_items], dtype=np.int64) if n_rows > 0 else np.array([n_items], np.int64)
+    if n_rows == 0 and n_items != 0:
+        off = np.array([0], np.int64)
+    if src.chance(12):
+        off = break_offsets(src, off)
+    return off
+
+
+def break_offsets(src: Src, off: np.ndarray):
+    off = off.copy()
+    how = src.int(0, 5)
+    if how == 0 and len(off):
+        off[src.int(0, len(off) - 1)] += src.pick([-1, 1, -5, 2 ** 40])
+    elif how == 1:
+        off = off[:-1]
+    elif how == 2:
+        off = off.astype(np.float64)
+    elif how == 3:
+        off = off.reshape(1, -1)
+    elif how == 4 and len(off):
+        off[0] = -1
+    else:
+        off = np.append(off, off[-1] if len(off) else 0)
+    return off
+
+
+def maybe_dtype(src: Src, a: np.ndarray) -> np.ndarray:
+    """Sometimes another dtype (int64, int16, float, uint8, bool) or a non-contiguous view."""
+    if not src.chance(10):
+        return a
+    how = src.int(0, 5)
+    if how == 0:
+        return a.astype(np.int64)
+    if how == 1:
+        return a.astype(np.float64) + (0.5 if src.bool() else 0.0)
+    if how == 2:
+        return np.repeat(a, 2)[::2]
+    if how == 3:
+        return a.astype(np.uint32) if a.dtype.kind == "i" and (a >= 0).all() else a.astype(np.int16)
+    if how == 4:
+        return a.tolist()
+    return a.astype(np.bool_)
+
+
+def ragged(src: Src, n_rows: int, max_len: int, vocab: int, min_len: int = 0):
+    lens = [src.int(0 if src.chance(20) else min_len, max_len) for _ in range(n_rows)]
+    ids = np.array(src.ints(sum(lens), 0, max(vocab - 1, 0)), dtype=np.int32)
+    off = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(lens, out=off[1:])
+    return ids, off
+
+
+def poke(src: Src, a: np.ndarray) -> np.ndarray:
+    """One element of an integer array set to a hostile value."""
+    a = np.array(a, copy=True)
+    if a.size:
+        vals = [0, 1, 7, 255] if a.dtype.kind in "ub" else [-1, -2 ** 31, 2 ** 31 - 1, 0, 1, 7, a.size, a.size + 1]
+        a.flat[src.int(0, a.size - 1)] = src.pick(vals)
+    return a
+
+
+# ------------------------------------------------------------------------------------ targets
+TARGETS: Dict[str, Callable[[Src], tuple]] = {}
+
+
+def target(name: str):
+    def deco(fn):
+        TARGETS[name] = fn
+        return fn
+    return deco
+
+
+# metrics
+@target("metrics.tokenize")
+def _metrics_tokenize(s: Src):
+    tok = s.mostly(["rouge", "rouge-stem", "13a", "none"], ["intl", "", "ROUGE"])
+    return s.texts(s.int(0, 4)), tok, s.workers()
+
+
+@target("metrics.porter_stem")
+def _porter(s: Src):
+    words = [s.word().lower() if s.int(0, 3) else s.word() for _ in range(s.int(0, 8))]
+    if s.chance(50):
+        words = words + [None]
+    return (words,)
+
+
+def _hyps_refs(s: Src):
+    n = s.int(0, 4)
+    hyps = s.texts(n)
+    per = [s.int(0 if s.chance(10) else 1, 3) for _ in range(n)]
+    refs = s.texts(sum(per))
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(per, out=off[1:])
+    if s.chance(16):
+        off = break_offsets(s, off)
+    return hyps, refs, off
+
+
+@target("metrics.rouge_stats")
+def _rouge_stats(s: Src):
+    hyps, refs, off = _hyps_refs(s)
+    types = [s.pick(["rouge1", "rouge2", "rougeL", "rougeLsum", "rouge4"])
+             for _ in range(0 if s.chance(30) else s.int(1, 3))]
+    if types and s.chance(8):
+        types[0] = s.pick(["rouge9", "rouge0", "rougeX", "rouge", "ROUGE1"])
+    flavor = "other" if s.chance(20) else s.pick(["rouge-score", "pltrdy"])
+    if flavor == "pltrdy" and "rougeLsum" in types and not s.chance(8):
+        flavor = "rouge-score"
+    return hyps, refs, off, types, flavor, s.bool(), s.workers()
+
+
+@target("metrics.rouge_prf")
+def _rouge_prf(s: Src):
+    shape = (s.int(0, 4), s.int(0, 3), 3 if not s.chance(20) else s.int(0, 4))
+    stats = np.array(s.ints(int(np.prod(shape)), -1 if s.chance(8) else 0, 12), np.int64).reshape(shape)
+    if s.chance(20):
+        stats = stats.reshape(-1)
+    return (maybe_dtype(s, stats),)
+
+
+@target("metrics.bleu_stats")
+def _bleu_stats(s: Src):
+    hyps, refs, off = _hyps_refs(s)
+    tok = s.pick(["intl", "zh", ""]) if s.chance(10) else s.pick(["13a", "none"])
+    return hyps, refs, off, tok, s.int(-1, 0) if s.chance(10) else s.int(1, 6), s.workers()
+
+
+def _bleu_table(s: Src, max_order: int):
+    n = s.int(0, 4)
+    cols = 2 + 2 * max(max_order, 0)
+    if s.chance(20):
+        cols += s.pick([-1, 1])
+    rows = []
+    for _ in range(n):
+        hl, rl = s.int(0, 12), s.int(0, 12)
+        tot = [max(hl - k, 0) for k in range(max(max_order, 0))]
+        cor = [s.int(0, t) for t in tot]
+        rows.append(([hl, rl] + cor + tot + [0, 0])[:max(cols, 0)])
+    a = np.array(rows, np.int64).reshape(n, max(cols, 0)) if rows else np.zeros((0, max(cols, 0)), np.int64)
+    if s.chance(15):
+        a = poke(s, a)
+    return maybe_dtype(s, a)
+
+
+@target("metrics.coco_sentence_scores")
+def _coco(s: Src):
+    mo = s.int(-1, 0) if s.chance(12) else s.int(1, 5)
+    return _bleu_table(s, mo), mo
+
+
+@target("metrics.sacrebleu_sentence_scores")
+def _sacre(s: Src):
+    mo = s.int(-1, 0) if s.chance(12) else s.int(1, 5)
+    return (_bleu_table(s, mo), s.mostly(["none", "floor", "add-k", "exp"], ["bad"]), s.float(),
+            s.bool(), mo)
+
+
+# ranking
+@target("ranking.auc_at")
+def _auc(s: Src):
+    n = s.int(0, 12)
+    scores = np.array([s.pick([0.0, 1.0, 0.5, s.float()]) for _ in range(n)], np.float64)
+    labels = np.array(s.ints(n, 0, 1 if not s.chance(20) else 3), np.int8)
+    if n >= 2 and not s.chance(8):
+        labels[0], labels[-1] = 1, 0
+    if s.chance(20):
+        labels = labels[:-1]
+    return maybe_dtype(s, scores), maybe_dtype(s, labels), s.pick([1.0, 0.5, 0.1, s.float()]), s.bool()
+
+
+@target("ranking.ranking_stats")
+def _rstats(s: Src):
+    q = s.int(0, 4)
+    n = s.int(0, 12)
+    scores = np.array([s.pick([0.0, 1.0, 0.5, s.float()]) for _ in range(n)], np.float64)
+    labels = np.array(s.ints(n, 0, 1 if not s.chance(20) else 3), np.int8)
+    return maybe_dtype(s, scores), maybe_dtype(s, labels), offsets_of(s, n, q), s.int(-1, 0) if s.chance(12) else s.int(1, 6)
+
+
+# text
+@target("text.tokenize")
+def _text_tokenize(s: Src):
+    return s.texts(s.int(0, 4)), s.mostly(["rouge", "whitespace"], ["13a", ""]), s.workers()
+
+
+@target("text.build_corpus")
+def _build_corpus(s: Src):
+    return s.texts(s.int(0, 5)), s.mostly(["rouge", "whitespace"], ["bad", ""]), s.workers()
+
+
+def _corpus(s: Src):
+    """A small corpus in the layout of build_corpus (valid unless broken)."""
+    vocab = [s.pick(["a", "b", "c", "of", "the", "new", "york", "x_y", "é", "ab"]) + str(i % 3) * (i // 10)
+             for i in range(s.int(1, 8))]
+    vocab = list(dict.fromkeys(vocab))
+    ids, off = ragged(s, s.int(0, 5), 7, len(vocab))
+    if s.chance(15):
+        ids = poke(s, ids)
+    if s.chance(15):
+        off = break_offsets(s, off)
+    connectors = [w for w in vocab if w.startswith(("of", "the"))] if s.bool() else []
+    return maybe_dtype(s, ids), off, vocab, connectors
+
+
+def _delim(s: Src) -> str:
+    return s.mostly(["_", "_", "_", " ", "__", "é"], ["", "\n"])
+
+
+@target("text.count_phrases")
+def _count_phrases(s: Src):
+    ids, off, vocab, conn = _corpus(s)
+    return ids, off, vocab, conn, _delim(s), s.pick([100, 100, 3, 1, 0, -1, 10 ** 9]), s.workers()
+
+
+def _model(s: Src):
+    from pysynth.text import _reference as ref
+
+    ids, off, vocab, conn = _corpus(s)
+    try:
+        ko, kt, kc, cwc, _ = ref.count_phrases(ids, off, vocab, conn, "_", 100, 1)
+    except Exception:  # noqa: BLE001 - a broken corpus: fall back to an empty model
+        ko, kt, kc, cwc = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64), 0
+    if s.chance(12):
+        kt = poke(s, kt)
+    if s.chance(12):
+        kc = poke(s, kc)
+    if s.chance(12):
+        ko = break_offsets(s, ko)
+    return ids, off, vocab, conn, ko, kt, kc, cwc + (s.int(-2, 2) if s.chance(10) else 0)
+
+
+@target("text.export_phrases")
+def _export(s: Src):
+    _, _, vocab, _, ko, kt, kc, cwc = _model(s)
+    return (vocab, ko, kt, kc, cwc, _delim(s), s.int(-1, 3), s.pick([0.1, 0.0, -1.0, 10.0, s.float()]),
+            s.mostly(["default", "npmi"], ["bad"]))
+
+
+@target("text.apply_phrases")
+def _apply(s: Src):
+    ids, off, vocab, conn, ko, kt, kc, cwc = _model(s)
+    return (ids, off, vocab, conn, _delim(s), vocab if s.int(0, 3) else vocab[::-1], ko, kt, kc, cwc,
+            s.int(-1, 3), s.pick([0.1, 0.0, -1.0, 10.0, s.float()]), s.mostly(["default", "npmi"], ["bad"]), s.workers())
+
+
+@target("text.apply_frozen")
+def _frozen(s: Src):
+    ids, off, vocab, conn = _corpus(s)
+    d = _delim(s)
+    phrases = [d.join(s.pick(vocab) for _ in range(s.int(1, 3))) for _ in range(s.int(0, 4))]
+    scores = np.array([s.pick([1.0, 0.5, s.float()]) for _ in phrases], np.float64)
+    if s.chance(20):
+        scores = scores[:-1]
+    return ids, off, vocab, conn, d, phrases, maybe_dtype(s, scores), s.pick([0.1, 0.0, 2.0, s.float()]), s.workers()
+
+
+@target("text.phrase_score")
+def _pscore(s: Src):
+    big = s.chance(8)
+
+    def c():
+        return s.int(-1, 2 ** 62) if big else s.int(0, 30)
+    return s.mostly(["default", "npmi"], ["bad"]), c(), c(), c(), c(), s.int(-1, 5), c()
+
+
+# sampling
+@target("sampling.random_words")
+def _rw(s: Src):
+    seed = s.mostly([0, 1, 2 ** 64 - 1, s.int(0, 2 ** 64 - 1)], [-1, 2 ** 64])
+    return seed, s.pick([0, 5, 2 ** 62, s.int(-1, 100)]), s.pick([0, 3, s.int(-1, 50)]), s.int(-1, 40)
+
+
+@target("sampling.generate")
+def _gen(s: Src):
+    V = s.int(1, 12)
+    n = s.int(0, 5)
+    q_ids, q_off = ragged(s, n, 8, V, 1)
+    c_ids, c_off = ragged(s, s.int(0, 3), 8, V)
+    ci = np.array([s.int(-1, len(c_off) - 2) for _ in range(n)], np.int64)
+    cf = np.bincount(np.concatenate([q_ids, c_ids]), minlength=V).astype(np.int64)
+    df = np.zeros(V, np.int64)
+    for i in range(n):
+        df[np.unique(q_ids[q_off[i]:q_off[i + 1]])] += 1
+    ex = np.array([1 if s.chance(4) else 0 for _ in range(V)], np.uint8)
+    S = s.int(1, 6)
+    ld = np.array([0.0] + [s.int(0, 4) for _ in range(S)], np.float64)
+    ld = ld / ld.sum() if ld.sum() > 0 else ld
+    w = [s.int(0, 4) for _ in range(3)]
+    tot = sum(w) or 1
+    w = [x / tot for x in w]
+    kw = dict(q_ids=q_ids, q_offsets=q_off, c_ids=c_ids, c_offsets=c_off, cluster_index=ci, cf=cf, df=df,
+              n_docs=n, exclude=ex, length_dist=ld, strategy=s.pick(["popular", "discriminative", "combination"]),
+              w_question=w[0], w_cluster=w[1], w_collection=w[2], m=s.int(1, 4), seed=s.int(0, 2 ** 64 - 1),
+              first_index=s.pick([0, 1, 2 ** 62]), max_rejections=s.int(0, 8), workers=s.workers())
+    if s.chance(3):  # break one field
+        key = s.pick(list(kw))
+        v = kw[key]
+        if isinstance(v, np.ndarray):
+            kw[key] = break_offsets(s, v) if key.endswith("offsets") else (
+                poke(s, v) if v.dtype.kind in "iu" and s.bool() else maybe_dtype(s, v[:-1] if s.bool() else v))
+            if v.dtype.kind == "f":
+                kw[key] = np.array(v, copy=True)
+                if v.size:
+                    kw[key][s.int(0, v.size - 1)] = s.float()
+        elif isinstance(v, str):
+            kw[key] = "bad"
+        elif isinstance(v, float):
+            kw[key] = s.float()
+        else:
+            kw[key] = s.pick([-1, 0, 2 ** 63, -(2 ** 63)])
+    return kw
+
+
+# retrieval
+def _index(s: Src, mutate: bool = True):
+    from pysynth.retrieval import _reference as ref
+
+    V = s.int(1, 10)
+    ids, off = ragged(s, s.int(1, 6), 8, V)
+    if ids.size == 0:
+        ids, off = np.array([0], np.int32), np.array([0] + [1] * (len(off) - 1), np.int64)
+    ix = ref.build_index(ids, off, V, 1)
+    if mutate and s.chance(3):
+        name = s.pick(sorted(ix))
+        a = ix[name]
+        how = s.int(0, 3)
+        if how == 0 or a.size == 0:
+            ix[name] = a[:-1] if a.size else np.zeros(1, a.dtype)
+        elif how == 1:
+            ix[name] = a.astype(np.int64 if a.dtype == np.int32 else np.int32)
+        else:
+            ix[name] = poke(s, a)
+        if s.chance(10):
+            del ix[name]
+    return ix, V
+
+
+def _queries(s: Src, V: int):
+    q, qo = ragged(s, s.int(0, 4), 5, V + 1 if s.chance(10) else V)
+    if s.chance(15):
+        q = poke(s, q)
+    if s.chance(15):
+        qo = break_offsets(s, qo)
+    return maybe_dtype(s, q), qo
+
+
+def _params(s: Src):
+    if s.chance(6):
+        w = [s.pick([0.85, 0.1, 0.05, 0.0, 1.0, s.float()]) for _ in range(s.pick([3, 3, 2, 4]))]
+    else:
+        w = [s.int(0, 10) / 10 for _ in range(3)]
+    return (s.pick(["sdm", "bm25"]) if not s.chance(20) else "ql", s.pick([2500.0, 1.0, 10.0, s.float()]), w,
+            s.pick([1.2, 0.0, s.float()]), s.pick([0.75, 0.0, 1.0, s.float()]))
+
+
+@target("retrieval.build_index")
+def _build_index(s: Src):
+    V = s.int(0, 12)
+    ids, off = ragged(s, s.int(0, 6), 8, max(V, 1))
+    if s.chance(8):
+        ids = poke(s, ids)
+    if s.chance(10):
+        off = break_offsets(s, off)
+    return maybe_dtype(s, ids), off, s.mostly([max(V, 1)], [0, -1, 2 ** 31]), s.workers()
+
+
+@target("retrieval.validate_index")
+def _validate(s: Src):
+    ix, _ = _index(s)
+    return ix, s.workers()
+
+
+@target("retrieval.search")
+def _search(s: Src):
+    ix, V = _index(s)
+    q, qo = _queries(s, V)
+    model, mu, w, k1, b = _params(s)
+    return ix, q, qo, model, s.int(-1, 0) if s.chance(10) else s.int(1, 8), mu, w, k1, b, s.workers(), s.bool()
+
+
+@target("retrieval.target_ranks")
+def _target_ranks(s: Src):
+    ix, V = _index(s)
+    q, qo = _queries(s, V)
+    nq = max(len(qo) - 1, 0) if isinstance(qo, np.ndarray) and qo.ndim == 1 else 0
+    t = np.array(s.ints(nq + (s.int(-1, 1) if s.chance(15) else 0), -1, 7), np.int32)
+    model, mu, w, k1, b = _params(s)
+    n = s.int(-1, 0) if s.chance(10) else s.int(1, 8)
+    return ix, q, qo, maybe_dtype(s, t), n, model, mu, w, k1, b, s.workers()
+
+
+@target("retrieval.window_stats")
+def _window(s: Src):
+    ix, V = _index(s)
+    n = s.int(0, 5)
+    a = np.array(s.ints(n, -1 if s.chance(10) else 0, V), np.int32)
+    b = np.array(s.ints(n + (s.int(-1, 1) if s.chance(15) else 0), 0, V), np.int32)
+    return ix, maybe_dtype(s, a), b, s.workers()
+
+
+def _positions(s: Src):
+    out, p = [], s.int(-1 if s.chance(10) else 0, 3)
+    for _ in range(s.int(0, 8)):
+        out.append(p)
+        p += s.int(0 if s.chance(10) else 1, 4)
+    return out
+
+
+@target("retrieval.ordered_count")
+def _ordered(s: Src):
+    return _positions(s), _positions(s), s.pick([1, 1, 2, 8, 0, -1, 2 ** 31 - 1])
+
+
+@target("retrieval.unordered_count")
+def _unordered(s: Src):
+    a = _positions(s)
+    same = s.chance(3)
+    return a, a if same else _positions(s), same, s.pick([8, 1, 2, 3, 0, -1, 2 ** 31 - 1])
+
+
+# filtering
+@target("filtering.first_rank")
+def _first_rank(s: Src):
+    V = s.int(1, 10)
+    n = s.int(0, 5)
+    tok, off = ragged(s, n, 6, max(V, 1))
+    order = np.array(s.ints(n, 0, max(n - 1, 0)) if s.chance(4) else list(range(n)), np.int64)
+    if s.int(0, 1) and n:
+        order = order[np.argsort(np.array(s.ints(n, 0, 100)), kind="stable")]
+    if s.chance(10):
+        order = poke(s, order)
+    if s.chance(10):
+        tok = poke(s, tok)
+    if s.chance(10):
+        off = break_offsets(s, off)
+    return maybe_dtype(s, tok), off, maybe_dtype(s, order), s.mostly([V], [0, -1])
+
+
+@target("filtering.kqf_select")
+def _kqf(s: Src):
+    n = s.int(0, 4)
+    qs = np.array(s.ints(n, -1 if s.chance(10) else 0, 6), np.int64)
+    n_c = s.int(0, 8)
+    co = offsets_of(s, n_c, n)
+    res, ro = ragged(s, n_c, 5, 7)
+    if s.chance(10):
+        ro = break_offsets(s, ro)
+    return maybe_dtype(s, qs), co, maybe_dtype(s, res), ro, s.mostly([0, 1, 2, 3, 4], [-1]), s.workers()
+
+
+@target("filtering.tdf_precision")
+def _tdf(s: Src):
+    n = s.int(0, 4)
+    res, ro = ragged(s, n, 5, 7)
+    if s.chance(3):
+        res = res - 1  # padding entries
+    qs = np.array(s.ints(n, -1 if s.chance(10) else 0, 6), np.int64)
+    cl = np.array(s.ints(7 + (s.int(-2, 0) if s.chance(10) else 0), -1, 3), np.int64)
+    if s.chance(10):
+        ro = break_offsets(s, ro)
+    return maybe_dtype(s, res), ro, maybe_dtype(s, qs), maybe_dtype(s, cl), s.bool(), s.workers()
+
+
+# decoding
+@target("decoding.topk_from_parts")
+def _topk(s: Src):
+    n, V, S, n_ext = s.int(0, 4), s.int(0, 12), s.int(0, 4), s.int(0, 3)
+    ls = np.array([s.pick([-1.0, -2.0, 0.0, s.float()]) for _ in range(n * V)], np.float32).reshape(n, V)
+    shift = np.array([s.pick([0.0, -1.0, s.float()]) for _ in range(n)], np.float32)
+    if s.chance(20):
+        shift = shift.reshape(-1, 1)
+    touched = np.array([s.pick([-1.0, 0.0, s.float()]) for _ in range(n * S)], np.float32).reshape(n, S)
+    src_ext = np.array(s.ints(n * S, 0, max(V + n_ext - 1, 0)), np.int64).reshape(n, S)
+    if s.chance(10):
+        src_ext = poke(s, src_ext)
+    k = s.int(-1, V + n_ext + 1)
+    floor = s.pick([float(np.float32(math.log(1e-12))), -math.inf, -3.0, s.float()])
+    args = [ls, shift, touched, src_ext]
+    if s.chance(8):
+        j = s.int(0, 3)
+        args[j] = maybe_dtype(s, args[j]) if s.bool() else args[j][:-1]
+    return (*args, -1 if s.chance(20) else n_ext, k, floor, s.workers())
+
+
+# ------------------------------------------------------------------------------------ checking
+class Mismatch(AssertionError):
+    """The compiled function and its twin disagree."""
+
+
+def check(name: str, data: bytes) -> str:
+    """Run target ``name`` on ``data``: ``"ok"`` or ``"rejected"`` (both raised the same type);
+    raises :class:`Mismatch` otherwise."""
+    stage, func = name.split(".")
+    args = TARGETS[name](Src(data))
+    kwargs = args if isinstance(args, dict) else None
+    mods = _dispatch.available(stage)
+    if "cpp" not in mods:
+        raise RuntimeError("the compiled extension is not built")
+    out = {}
+    for impl in ("python", "cpp"):
+        fn = getattr(mods[impl], func)
+        out[impl] = _parity._outcome(fn, **kwargs) if kwargs is not None else _parity._outcome(fn, *args)
+    try:
+        _parity._compare(out, name)
+    except AssertionError as exc:
+        raise Mismatch(f"{exc}") from None
+    except Exception:  # noqa: BLE001 - the twin's exception, re-raised by _compare: both rejected
+        return "rejected"
+    return "ok"
+
+
+def families() -> Dict[str, List[str]]:
+    fam: Dict[str, List[str]] = {}
+    for n in TARGETS:
+        fam.setdefault(n.split(".")[0], []).append(n)
+    return fam

@@ -1,7 +1,7 @@
 """Rücklé et al. (2019) patterns on the data that exists here (bench/RESULTS_dup.md).
 
     python bench/dup_experiments.py prep  OUT          # eval sets, exclusions, WS-TB pairs of all five dumps
-    python bench/dup_experiments.py eval  OUT NAME=MODEL [...] [--hybrid]   # -> OUT/results.jsonl
+    python bench/dup_experiments.py eval  OUT NAME=MODEL [...]   # dense and hybrid rows -> OUT/results.jsonl
     python bench/dup_experiments.py table OUT          # markdown of OUT/results.jsonl
 
 Eval sets (``pysynth dup eval-data``, 20 BM25-hard negatives each): MQR test edit-duplicates, ComQA
@@ -65,20 +65,27 @@ def prep(out: Path) -> None:
     print(json.dumps(counts, indent=1))
 
 
-def evaluate_models(out: Path, specs, hybrid: bool = False) -> None:
-    from pysynth.dup.evaluate import evaluate
+def evaluate_models(out: Path, specs) -> None:
+    """Dense scores once per (model, set); the dense and the hybrid (BM25-fused) rows from them."""
+    from pysynth.dup.evaluate import check_rows, metrics, score_candidates
+    from pysynth.dup.search import _scaled
 
     with open(out / "results.jsonl", "a", encoding="utf-8") as f:
         for spec in specs:
             name, _, model = spec.partition("=")
             model = model or name
             for set_name in SETS:
-                rows = [json.loads(x) for x in (out / f"eval_{set_name}.jsonl").read_text().splitlines()]
-                r = evaluate(rows, model, hybrid=hybrid) if hybrid else evaluate(rows, model)
-                rec = {"name": name + (" + BM25 (hybrid)" if hybrid else ""), "set": set_name,
-                       **{k: r[k] for k in ("queries", "P@1", "P@5", "MAP", "MRR", "AUC(0.05)")}}
-                print(json.dumps(rec), flush=True)
-                f.write(json.dumps(rec) + "\n")
+                rows, _ = check_rows(json.loads(x) for x in (out / f"eval_{set_name}.jsonl").read_text().splitlines())
+                dense = score_candidates(rows, model)
+                recs = [(name, dense)]
+                if model not in ("bm25", "sdm"):
+                    bm = score_candidates(rows, "bm25")
+                    recs.append((name + " + BM25 (hybrid)", [0.5 * _scaled(d) + 0.5 * _scaled(b)
+                                                            for d, b in zip(dense, bm)]))
+                for n, sc in recs:
+                    rec = {"name": n, "set": set_name, "queries": len(rows), **metrics(rows, sc)}
+                    print(json.dumps(rec), flush=True)
+                    f.write(json.dumps(rec) + "\n")
 
 
 def table(out: Path) -> None:
@@ -102,8 +109,7 @@ if __name__ == "__main__":
     if cmd == "prep":
         prep(out)
     elif cmd == "eval":
-        args = [a for a in sys.argv[3:] if a != "--hybrid"]
-        evaluate_models(out, args, hybrid="--hybrid" in sys.argv[3:])
+        evaluate_models(out, sys.argv[3:])
     elif cmd == "table":
         table(out)
     else:

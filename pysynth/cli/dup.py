@@ -62,7 +62,8 @@ def _cmd_train(args) -> int:
                                pooling=args.pooling, embeddings=args.embeddings, negatives=args.negatives,
                                fraction=args.fraction, max_steps=args.max_steps, seed=args.seed,
                                threads=args.threads, log=C.say)
-    save(model, vocab, args.out, info, quantize=not args.no_quantize, max_length=args.max_length)
+    save(model, vocab, args.out, info, quantize=not args.no_quantize, max_length=args.max_length,
+         torch_weights=not args.onnx_only)
     print(json.dumps(info))
     return 0
 
@@ -149,6 +150,8 @@ def add_commands(sub) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's default)")
     t.add_argument("--no-quantize", action="store_true", help="keep the ONNX weights float32")
+    t.add_argument("--onnx-only", action="store_true", help="leave out model.safetensors (a shipped detector: "
+                                                            "encoding needs only the ONNX graph)")
     t.set_defaults(func=_cmd_train)
     e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
     e.add_argument("--data", required=True, type=C.input_file,

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["check_rows", "score_candidates", "hybrid_scores", "evaluate", "search_pool", "SPARSE"]
+__all__ = ["check_rows", "score_candidates", "hybrid_scores", "metrics", "evaluate", "search_pool", "SPARSE"]
 
 SPARSE = ("bm25", "sdm")
 
@@ -131,8 +131,6 @@ def evaluate(rows: Iterable[Mapping[str, Any]], model: Any = "bm25", workers: in
     :mod:`pysynth.ranking`), and the negatives come first: a tie never counts for the model. Returns the metrics and the row counts (rows without a
     positive are counted and left out, as in Lei et al.'s evaluation).
     """
-    from pysynth import ranking as R
-
     usable, counts = check_rows(rows)
     if not usable:
         raise ValueError("data: no row has both a query and a positive; nothing to evaluate")
@@ -140,11 +138,19 @@ def evaluate(rows: Iterable[Mapping[str, Any]], model: Any = "bm25", workers: in
         raise ValueError(f"model: hybrid fuses a dense encoder with BM25; {model!r} is sparse")
     scores = (hybrid_scores(usable, model, alpha, workers, batch_size) if hybrid
               else score_candidates(usable, model, workers, batch_size))
-    labels = [[0] * len(r["negatives"]) + [1] * len(r["positives"]) for r in usable]
-    s = [x.tolist() for x in scores]
     name = model if isinstance(model, str) else str(model)
-    out = {"model": f"{name} + bm25 (hybrid, alpha {alpha})" if hybrid else name, "queries": len(usable), **counts,
-           "P@1": 100 * R.precision_at_k(s, labels, k=1), "P@5": 100 * R.precision_at_k(s, labels, k=5),
+    return {"model": f"{name} + bm25 (hybrid, alpha {alpha})" if hybrid else name, "queries": len(usable), **counts,
+            **metrics(usable, scores)}
+
+
+def metrics(rows: Sequence[dict], scores: Sequence[np.ndarray]) -> Dict[str, float]:
+    """P@1, P@5, MAP, MRR, AUC(0.05) (0-100, 2 decimals) of per-row ``scores`` of
+    ``negatives + positives`` (:func:`score_candidates`' order) on usable ``rows``."""
+    from pysynth import ranking as R
+
+    labels = [[0] * len(r["negatives"]) + [1] * len(r["positives"]) for r in rows]
+    s = [np.asarray(x).tolist() for x in scores]
+    out = {"P@1": 100 * R.precision_at_k(s, labels, k=1), "P@5": 100 * R.precision_at_k(s, labels, k=5),
            "MAP": 100 * R.mean_average_precision(s, labels), "MRR": 100 * R.mean_reciprocal_rank(s, labels),
            "AUC(0.05)": 100 * R.auc_at(s, labels, max_fpr=0.05, truncation="qra_code")}
-    return {k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}
+    return {k: round(v, 2) for k, v in out.items()}

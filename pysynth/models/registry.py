@@ -245,6 +245,9 @@ register_model(ShippedModel("dup-dqg-copynet", "copynet", ASSETS / "dup-dqg-copy
                             "trained on the shared Stack Exchange dumps; int8 ONNX"))
 register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
                             "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
+register_model(ShippedModel("dup-minilm-wstb", "bi-encoder", ASSETS / "dup-minilm-wstb",
+                            "duplicate-question detector of pysynth dup (Rücklé et al. 2019): MiniLM (pretrained on Stack "
+                            "Exchange and WikiAnswers pairs: not an unsupervised reference) tuned on WS-TB pairs, int8 ONNX"))
 
 # ------------------------------------------------------------------------------ transformer / encoder families
 # (appended by the families branch: pysynth.models.transformer, pysynth.models.encoders)

@@ -83,3 +83,20 @@ def test_cli(tmp_path):
     bad.write_text('{"positives": ["a"]}\n')
     r = run("eval", "--data", str(bad))
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "query" in r.stderr
+
+
+@pytest.mark.skipif(not (DATA / "stackexchange_dumps").is_dir(), reason="shared dumps not present")
+def test_postlinks_eval_rows():
+    from pysynth.dup.data import exclude_ids
+
+    counts: dict = {}
+    rows = eval_rows(DATA, "postlinks", negatives=5, counts=counts)
+    links = sum(c["links"] for c in counts.values())
+    dropped = sum(c["missing_post"] + c["self_link"] for c in counts.values())
+    assert rows and len(rows) <= links - dropped and set(counts) >= {"ai", "beer"}
+    for r in rows:
+        assert r["positives"][0] not in r["negatives"] and r["query"] not in r["negatives"]
+        assert 0 < len(r["negatives"]) <= 5 and r["source"] == f"postlinks/{r['site']}"
+    ex = exclude_ids(rows)
+    assert all(r["query_post_id"] in ex[r["site"]] and r["positive_post_id"] in ex[r["site"]] for r in rows)
+    assert rows == eval_rows(DATA, "postlinks", negatives=5)

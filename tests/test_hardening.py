@@ -87,3 +87,74 @@ def test_unwritable_output_names_the_output(tmp_path):
     with pytest.raises(OSError) as e:
         io.write_jsonl("/proc/x.jsonl", [{"a": 1}])
     assert e.value.filename == "/proc/x.jsonl" and "choose a writable output path" in e.value.strerror
+
+
+# ------------------------------------------------------------------ long jobs (pysynth.pipelines)
+def _toy(out, **kw):
+    import numpy as np
+    from pipelines._toy_stage import ToyStage
+
+    from pysynth import pipelines
+
+    return pipelines.run(ToyStage(np.arange(30) * 7 % 11, out, **kw), out, chunk_size=4, progress=False)
+
+
+def test_a_second_run_on_the_same_output_is_refused(tmp_path):
+    """Held by another process (here: another open file description of the lock), the run stops
+    before touching the run directory; once the holder is gone, the output is written."""
+    from pysynth.pipelines import parts_dir, runner
+
+    out = tmp_path / "out.jsonl"
+    with runner._exclusive(parts_dir(out)):
+        with pytest.raises(RuntimeError, match=r"out.jsonl is being written by another run \(pid \d+\)"):
+            _toy(out)
+        assert not out.exists() and not parts_dir(out).exists()
+    _toy(out)
+    assert out.exists()
+
+
+def test_a_second_process_is_refused_while_the_first_runs(tmp_path):
+    import time
+
+    out = tmp_path / "out.jsonl"
+    toy = str(__import__("pathlib").Path(__file__).parent / "pipelines" / "_toy_stage.py")
+    p = subprocess.Popen([sys.executable, toy, str(out), "30", "2", "0.3"])
+    try:
+        lock = tmp_path / ".out.jsonl.parts.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        q = subprocess.run([sys.executable, toy, str(out), "30", "2", "0"], capture_output=True, text=True, timeout=60)
+        assert q.returncode != 0 and "being written by another run" in q.stderr, q.stderr[-500:]
+        assert p.poll() is None  # the first run goes on
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_a_full_disk_is_one_clear_error_and_the_run_resumes(tmp_path, monkeypatch):
+    """ENOSPC while a part is saved: an OSError saying what to do; the parts already saved are
+    kept, and the same run afterwards resumes and writes the same bytes."""
+    import errno
+
+    from pysynth.pipelines import runner
+
+    ref = tmp_path / "ref.jsonl"
+    _toy(ref)
+    out = tmp_path / "out.jsonl"
+    save, calls = runner._save_part, []
+
+    def full_after_two(path, start, stop, arrays):
+        calls.append(start)
+        if len(calls) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        save(path, start, stop, arrays)
+
+    monkeypatch.setattr(runner, "_save_part", full_after_two)
+    with pytest.raises(OSError) as e:
+        _toy(out)
+    assert e.value.errno == errno.ENOSPC and "run the same command again" in str(e.value)
+    assert not out.exists()
+    monkeypatch.setattr(runner, "_save_part", save)
+    info = _toy(out)
+    assert info.chunks_resumed == 2 and out.read_bytes() == ref.read_bytes()

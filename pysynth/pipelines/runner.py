@@ -21,6 +21,8 @@ or on whether (and where) the run was interrupted.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
@@ -172,6 +174,44 @@ def _open_run_dir(run_dir: Path, out: Optional[Path], state: Mapping[str, Any], 
     write_json(run_dir / STATE, state)
 
 
+@contextlib.contextmanager
+def _exclusive(run_dir: Path):
+    """Hold the lock of ``run_dir``: a second run writing the same output is refused, never
+    interleaved (it would resume the same parts, or ``--restart`` would delete them under the
+    first). ``flock`` on ``.NAME.lock`` beside the run directory: the kernel releases it when the
+    holder exits, ``kill -9`` included, so a killed run never leaves a stale lock. The file stays
+    (removing it while another process waits on it would let a third one in)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    path = run_dir.parent / f".{run_dir.name}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise RuntimeError(f"{run_dir.parent / run_dir.name.removesuffix('.parts')} is being written by "
+                               f"another run (pid {holder}); wait for it to finish, or choose another output") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _no_space(exc: OSError, run_dir: Path, what: str) -> OSError:
+    """ENOSPC/EDQUOT as one clear error that says the run is resumable."""
+    return OSError(exc.errno, f"{exc.strerror} while {what}; free some space and run the same command again: "
+                              f"the chunks already done in {run_dir} are kept and the run resumes there",
+                   exc.filename)
+
+
 def _context(stage: Stage, run_dir: Path, workers: int, log) -> Tuple[Path, int, bool]:
     """Prepare the context once per run (atomically); a resumed run reuses it."""
     ctx = run_dir / CONTEXT
@@ -225,6 +265,19 @@ def run(stage: Stage, out: Union[str, os.PathLike], *, executor=None, chunk_size
     log = (lambda msg: say(msg)) if progress else (lambda msg: None)
     timings: Dict[str, float] = {}
     state = {"signature": stage.signature(), "chunk_size": int(chunk_size)}
+    with _exclusive(run_dir):
+        try:
+            return _run_locked(stage, out, executor, chunk_size, resume, keep_parts, progress, run_dir, log,
+                               timings, state, _stop_after_chunks)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+                raise _no_space(exc, run_dir, f"writing {exc.filename or out}") from None
+            raise
+
+
+def _run_locked(stage, out, executor, chunk_size, resume, keep_parts, progress, run_dir, log, timings, state,
+                _stop_after_chunks):
+    """:func:`run` once the run directory is ours."""
     _open_run_dir(run_dir, out, state, resume)
 
     t = time.perf_counter()

@@ -514,6 +514,12 @@ def window_stats(index: Mapping[str, np.ndarray], a, b, workers: int) -> Tuple[n
 _workers = _v.workers
 
 
+def _ln(x: float) -> float:
+    """C's ``log``: -inf at 0 (a denormal ``mu`` underflows the Dirichlet term to 0), NaN below;
+    ``math.log`` raises there instead."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
 def _check_params(model: str, mu: float, weights, k1: float, b: float):
     if model not in ("sdm", "bm25"):
         raise ValueError(f"model must be 'sdm' or 'bm25', got {model!r}")
@@ -598,7 +604,7 @@ class _Scorer:
         mu = self.mu
         st = 0.0
         for i, t in enumerate(q):
-            st += math.log((doc.count(t) + mu * self.p_uni[i]) / (L + mu))
+            st += _ln((doc.count(t) + mu * self.p_uni[i]) / (L + mu))
         if n == 1:
             return st / n
         so = su = 0.0
@@ -607,8 +613,8 @@ class _Scorer:
             A, B = _pos(doc, a), _pos(doc, bb)
             od = ordered_count(A, B, ORDERED_WIDTH) if A and B else 0
             uw = unordered_count(A, B, a == bb, UNORDERED_WIDTH) if A and B else 0
-            so += math.log((od + mu * self.p_od[j]) / (L + mu))
-            su += math.log((uw + mu * self.p_uw[j]) / (L + mu))
+            so += _ln((od + mu * self.p_od[j]) / (L + mu))
+            su += _ln((uw + mu * self.p_uw[j]) / (L + mu))
         lt, lo, lu = self.lam
         return lt * (st / n) + lo * (so / (n - 1)) + lu * (su / (n - 1))
 

@@ -261,13 +261,15 @@ def step_search(a):
     rss = {"start": _now_rss_mb()}
     kinds = [kd for kd in a.kinds.split(",") if (Path(a.work) / f"index_{kd}_{a.n}").is_dir()]
     assert "flat" in kinds, "the search step needs the flat (exact) index"
-    ix = {kind: DenseIndex.load(Path(a.work) / f"index_{kind}_{a.n}") for kind in kinds}
+    # hnsw has no GPU index in faiss: it stays on the CPU under "cuda" too
+    ix = {kind: DenseIndex.load(Path(a.work) / f"index_{kind}_{a.n}",
+                                device="cpu" if kind == "hnsw" else a.device) for kind in kinds}
     rss["indexes_mmapped"] = _now_rss_mb()
-    corpus = torch.from_numpy(np.load(Path(a.work) / f"corpus_{a.n}.npy"))
+    corpus = torch.from_numpy(np.load(Path(a.work) / f"corpus_{a.n}.npy")).to(a.device)
     rss["torch_corpus"] = _now_rss_mb()
 
     def st(qq):
-        hits = util.semantic_search(torch.from_numpy(qq), corpus, top_k=k)
+        hits = util.semantic_search(torch.from_numpy(qq).to(a.device), corpus, top_k=k)
         return np.array([[h["corpus_id"] for h in row] for row in hits])
 
     systems = {"faiss-flat": lambda qq: ix["flat"].search(qq, k, workers=a.threads).docs,
@@ -291,6 +293,7 @@ def step_search(a):
             cpu[nm].append(time.process_time() - c)
     exact = out["faiss-flat"]
     res = {"n": a.n, "queries": len(q), "k": k, "threads": a.threads, "repeats": a.repeats,
+           "devices": {kind: x.device for kind, x in ix.items()},
            "rss_mb": {kk: round(v, 1) for kk, v in rss.items()}, "peak_rss_mb": round(_rss_mb(), 1), "systems": {}}
     for nm in names:
         rec = float(np.mean([len(set(exact[i]) & set(out[nm][i])) / k for i in range(len(q))]))
@@ -365,7 +368,7 @@ def report(r):
 # ------------------------------------------------------------------------------------- driver
 def _child(a, step):
     cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--kinds", a.kinds, "--real", str(a.real), "--threads", str(a.threads),
-           "--repeats", str(a.repeats), "--search-queries", str(a.search_queries), "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
+           "--repeats", str(a.repeats), "--search-queries", str(a.search_queries), "--device", a.device, "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
     t = time.perf_counter()
     # the 1M builds are the heavy part: they run at a lower priority on the shared machine
     nice = (lambda: os.nice(10)) if step.startswith("build") else None
@@ -389,6 +392,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="search step: faiss flat/ivf and semantic_search on this device (cuda: faiss-gpu + CUDA torch)")
     ap.add_argument("--search-queries", type=int, default=300, help="queries of the search step (of the 1000)")
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--steps", default="export,encode,encode_rss,corpus,vectors,build,search")

@@ -69,10 +69,11 @@ MARGIN = 0.25
 
 def read_pairs(rows: Iterable[Mapping[str, Any]], what: str = "pairs", fraction: float = 1.0,
                seed: int = 0) -> Tuple[List[dict], Dict[str, int]]:
-    """Group pair rows ``{"title", "body", "label", "site"?, "post_id"?}`` by question.
+    """Group pair rows ``{"title", "body", "label", "site"?, "post_id"?, "method"?}`` by question.
 
     Returns ``(groups, counts)``: groups ``{"title", "pos": [bodies], "neg": [bodies]}`` (one per
-    ``(site, post_id)``, or per title when a row has no ``post_id``), in file order; a question
+    ``(site, post_id, method)``, or per title and method when a row has no ``post_id``; ``method``
+    is ``ws-tb`` or ``dqg`` in ``pysynth dup pairs --method both`` files), in file order; a group
     without a positive row is counted (``no_positive``) and left out. ``fraction`` in (0, 1]
     keeps a seeded share of the questions (the paper's "more weak pairs" curve, Fig. 3).
     Raises ValueError naming the row for a bad field.
@@ -93,7 +94,10 @@ def read_pairs(rows: Iterable[Mapping[str, Any]], what: str = "pairs", fraction:
         label = r.get("label")
         if isinstance(label, bool) or label not in (0, 1):
             raise ValueError(f"{what} row {i + 1}: 'label' must be 1 (same question) or 0 (a negative), got {label!r}")
-        key = (r.get("site"), r.get("post_id")) if r.get("post_id") is not None else ("", r["title"])
+        # one group per question and method: a DQG positive (a short generated title) is paired
+        # with DQG negatives, never with WS-TB bodies (a length shortcut otherwise)
+        key = ((r.get("site"), r.get("post_id"), r.get("method")) if r.get("post_id") is not None
+               else ("", r["title"], r.get("method")))
         g = groups.setdefault(key, {"title": r["title"], "pos": [], "neg": []})
         (g["pos"] if label == 1 else g["neg"]).append(r["body"])
         counts["positives" if label == 1 else "negatives"] += 1

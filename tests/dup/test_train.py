@@ -64,6 +64,14 @@ def test_read_pairs_groups_and_counts():
     assert len(half) == 3 and c["left_out_by_fraction"] == 3 and half == read_pairs(rows, fraction=0.5, seed=3)[0]
 
 
+def test_read_pairs_keeps_methods_apart():
+    # a --method both file: the DQG positive (a generated title) gets DQG negatives only
+    rows = [{"site": "s", "post_id": "1", "method": m, "title": "t", "body": f"{m} {k}", "label": k}
+            for m in ("ws-tb", "dqg") for k in (1, 0)]
+    groups, _ = read_pairs(rows)
+    assert [(g["pos"], g["neg"]) for g in groups] == [(["ws-tb 1"], ["ws-tb 0"]), (["dqg 1"], ["dqg 0"])]
+
+
 @pytest.mark.parametrize("rows, match", [
     ([], "no rows"), ([{"title": "a", "label": 1}], "'body'"), ([{"title": "a", "body": "b", "label": 2}], "'label'"),
     ([{"title": "a", "body": "b", "label": 0}], "no row with label 1"), (["x"], "expected an object"),

@@ -48,6 +48,10 @@ std::unique_ptr<MeteorHolder> make_resources(py::bytes function_words, py::bytes
   if (n_pk != n_pv || (n_pk & (n_pk - 1)) != 0)
     throw py::value_error("para: inconsistent prefix table; delete the cache file to rebuild it");
   pa.pfx_size = n_pk;
+  size_t n_gh = 0;
+  pa.grp_hash = array_of<uint64_t>(para, "grp_hash", h->keep, &n_gh);
+  if (n_gh != n_par)
+    throw py::value_error("para: grp_hash does not match grp_par; delete the cache file to rebuild it");
   if (n_voff < 1 || n_poff < 1 || n_gptr != n_poff || n_hk != n_hv || (n_hk & (n_hk - 1)) != 0 ||
       pa.vocab_off[n_voff - 1] != static_cast<int64_t>(n_blob) ||
       pa.phr_off[n_poff - 1] != static_cast<int64_t>(n_tok) || pa.grp_ptr[n_gptr - 1] != static_cast<int64_t>(n_par))

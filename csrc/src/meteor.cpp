@@ -2,6 +2,7 @@
 #include "pysynth/meteor.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -313,12 +314,6 @@ bool path_less(const Path* a, const Path* b) {
   return a->dist < b->dist;
 }
 
-struct WordInfo {
-  int32_t hash = 0, stem_hash = 0, pid = -1;
-  bool func = false;
-  std::vector<int32_t> syn;
-};
-
 bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -331,6 +326,32 @@ bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   }
   return false;
 }
+
+// Hashes of a line's word spans of up to max_len words (spans with an out-of-table word excluded),
+// sorted by (hash, position), with a 64-bit filter of their top hash bits.
+struct Span {
+  uint64_t h;
+  int pos, len;
+  bool operator<(const Span& o) const { return h != o.h ? h < o.h : pos < o.pos; }
+};
+
+struct SpanIndex {
+  std::vector<Span> spans;
+  uint64_t bloom = 0;
+  void build(const std::vector<int32_t>& line, int max_len) {
+    int n = static_cast<int>(line.size());
+    for (int i = 0; i < n; ++i) {
+      uint64_t h = kFnvOffset;
+      for (int len = 1; len <= max_len && i + len <= n; ++len) {
+        if (line[i + len - 1] < 0) break;
+        h = (h ^ static_cast<uint32_t>(line[i + len - 1])) * kFnvPrime;
+        spans.push_back({h, i, len});
+        bloom |= uint64_t{1} << (h >> 58);
+      }
+    }
+    std::sort(spans.begin(), spans.end());
+  }
+};
 
 void align(const Resources& res, const std::vector<const WordInfo*>& w1, const std::vector<const WordInfo*>& w2,
            double* st) {
@@ -359,40 +380,48 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
     std::vector<int32_t> l1(n1), l2(n2);
     for (int i = 0; i < n1; ++i) l1[i] = w1[i]->pid;
     for (int j = 0; j < n2; ++j) l2[j] = w2[j]->pid;
+    // Paraphrases: the jar tries every paraphrase of every phrase against every position. Here a
+    // phrase's paraphrases are scanned by hash against the hashes of the other line's word spans
+    // (sorted, with a 64-bit filter); hits are verified word by word and come out in the jar's order.
     const ParaArrays& pa = res.para();
-    std::vector<std::pair<int, int32_t>> ps;
-    auto occurs = [&](const std::vector<int32_t>& line, int at_pos, int32_t q) {
-      int64_t b = pa.phr_off[q], e = pa.phr_off[q + 1];
-      if (at_pos + (e - b) > static_cast<int64_t>(line.size())) return false;
-      for (int64_t k = b; k < e; ++k)
-        if (line[at_pos + (k - b)] != pa.phr_tok[k]) return false;
-      return true;
+    SpanIndex s1, s2;
+    s1.build(l1, pa.max_len);
+    s2.build(l2, pa.max_len);
+    std::vector<Resources::Group> gs;
+    auto scan = [&](const Resources::Group& g, const SpanIndex& other, const std::vector<int32_t>& oline, auto&& emit) {
+      for (int64_t k = g.first; k < g.end; ++k) {
+        uint64_t hq = pa.grp_hash[k];
+        if (!((other.bloom >> (hq >> 58)) & 1)) continue;
+        auto it = std::lower_bound(other.spans.begin(), other.spans.end(), Span{hq, 0, 0});
+        for (; it != other.spans.end() && it->h == hq; ++it) {
+          int32_t q = pa.grp_par[k];
+          int64_t b = pa.phr_off[q], e = pa.phr_off[q + 1];
+          if (e - b != it->len) continue;
+          bool eq = true;
+          for (int64_t t = b; t < e && eq; ++t) eq = oline[it->pos + (t - b)] == pa.phr_tok[t];
+          if (eq) emit(it->pos, static_cast<int>(e - b));
+        }
+      }
     };
     for (int j = 0; j < n2; ++j) {
-      ps.clear();
-      res.paths(l2, j, ps);
-      for (auto [len, q] : ps) {
-        int plen = static_cast<int>(pa.phr_off[q + 1] - pa.phr_off[q]);
-        for (int i = 0; i < n1; ++i)
-          if (occurs(l1, i, q)) {
-            add({3, j, len, i, plen});
-            for (int k = 0; k < plen; ++k) ++cov1[i + k];
-            for (int k = 0; k < len; ++k) ++cov2[j + k];
-          }
-      }
+      gs.clear();
+      res.groups(l2, j, gs);
+      for (const auto& g : gs)
+        scan(g, s1, l1, [&](int i, int plen) {
+          add({3, j, g.len, i, plen});
+          for (int k = 0; k < plen; ++k) ++cov1[i + k];
+          for (int k = 0; k < g.len; ++k) ++cov2[j + k];
+        });
     }
     for (int i = 0; i < n1; ++i) {
-      ps.clear();
-      res.paths(l1, i, ps);
-      for (auto [len, q] : ps) {
-        int plen = static_cast<int>(pa.phr_off[q + 1] - pa.phr_off[q]);
-        for (int j = 0; j < n2; ++j)
-          if (occurs(l2, j, q)) {
-            add({3, j, plen, i, len});
-            for (int k = 0; k < len; ++k) ++cov1[i + k];
-            for (int k = 0; k < plen; ++k) ++cov2[j + k];
-          }
-      }
+      gs.clear();
+      res.groups(l1, i, gs);
+      for (const auto& g : gs)
+        scan(g, s2, l2, [&](int j, int plen) {
+          add({3, j, plen, i, g.len});
+          for (int k = 0; k < g.len; ++k) ++cov1[i + k];
+          for (int k = 0; k < plen; ++k) ++cov2[j + k];
+        });
     }
   }
   // One-to-one matches over words no other match covers are fixed.
@@ -550,7 +579,11 @@ Resources::Resources(std::string_view function_words, std::string_view exception
     split_java(sy[k + 1], tok);
     std::vector<int32_t> ids;
     ids.reserve(tok.size());
-    for (auto t : tok) ids.push_back(static_cast<int32_t>(std::stol(std::string(t))));
+    for (auto t : tok) {
+      int32_t v = 0;
+      std::from_chars(t.data(), t.data() + t.size(), v);
+      ids.push_back(v);
+    }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     synsets_[std::string(sy[k])] = std::move(ids);
@@ -631,18 +664,38 @@ int32_t Resources::phrase(const int32_t* ids, size_t n, uint64_t h) const {
   }
 }
 
-void Resources::paths(const std::vector<int32_t>& line, size_t start, std::vector<std::pair<int, int32_t>>& out) const {
+void Resources::groups(const std::vector<int32_t>& line, size_t start, std::vector<Group>& out) const {
   size_t maxl = std::min(static_cast<size_t>(para_.max_len), line.size() - start);
   uint64_t h = kFnvOffset;
   for (size_t len = 1; len <= maxl; ++len) {
     if (line[start + len - 1] < 0) break;
     h = (h ^ static_cast<uint32_t>(line[start + len - 1])) * kFnvPrime;
     int32_t p = phrase(line.data() + start, len, h);
-    if (p >= 0)
-      for (int64_t k = para_.grp_ptr[p]; k < para_.grp_ptr[p + 1]; ++k)
-        out.emplace_back(static_cast<int>(len), para_.grp_par[k]);
+    if (p >= 0 && para_.grp_ptr[p] < para_.grp_ptr[p + 1])
+      out.push_back({static_cast<int>(len), para_.grp_ptr[p], para_.grp_ptr[p + 1]});
     if (!is_prefix(h)) break;  // no longer phrase starts with these words (the transducer's trie stops)
   }
+}
+
+const WordInfo* Resources::info(std::string_view w, std::vector<std::unique_ptr<WordInfo>>& spare) const {
+  std::string key(w);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second.get();
+  }
+  auto x = std::make_unique<WordInfo>();
+  x->hash = java_hash(key);
+  x->stem_hash = java_hash(snowball_stem(key));
+  x->syn = synset_ids(key);
+  x->pid = word_id(key);
+  x->func = is_function(key);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second.get();  // another thread was first
+  if (cache_.size() < kMaxCached) return cache_.emplace(std::move(key), std::move(x)).first->second.get();
+  spare.push_back(std::move(x));
+  return spare.back().get();
 }
 
 double score_from_stats(const double* st) {
@@ -683,30 +736,23 @@ void segment_stats(const Resources& res, const std::vector<std::string_view>& hy
   std::vector<std::vector<int>> htok(hyps.size()), rtok(refs.size());
   for (size_t i = 0; i < hyps.size(); ++i) tokens_of(hyps[i], htok[i]);
   for (size_t i = 0; i < refs.size(); ++i) tokens_of(refs[i], rtok[i]);
-  std::vector<WordInfo> info(words.size());
-  parallel_for(words.size(), workers, 256, [&](size_t, size_t b, size_t e) {
-    for (size_t k = b; k < e; ++k) {
-      std::string w(words[k]);
-      WordInfo& x = info[k];
-      x.hash = java_hash(w);
-      x.stem_hash = java_hash(snowball_stem(w));
-      x.syn = res.synset_ids(w);
-      x.pid = res.word_id(w);
-      x.func = res.is_function(w);
-    }
+  std::vector<const WordInfo*> info(words.size());
+  std::vector<std::vector<std::unique_ptr<WordInfo>>> spare(static_cast<size_t>(std::max(1, resolve_workers(workers))));
+  parallel_for(words.size(), workers, 256, [&](size_t tid, size_t b, size_t e) {
+    for (size_t k = b; k < e; ++k) info[k] = res.info(words[k], spare[tid]);
   });
   parallel_for(hyps.size(), workers, 16, [&](size_t, size_t b, size_t e) {
     std::vector<const WordInfo*> w1, w2;
     double st[kStats];
     for (size_t i = b; i < e; ++i) {
       w1.clear();
-      for (int t : htok[i]) w1.push_back(&info[t]);
+      for (int t : htok[i]) w1.push_back(info[t]);
       double best_score = -1.0;
       double* o = out + i * kStats;
       std::fill(o, o + kStats, 0.0);
       for (int64_t r = ref_off[i]; r < ref_off[i + 1]; ++r) {
         w2.clear();
-        for (int t : rtok[r]) w2.push_back(&info[t]);
+        for (int t : rtok[r]) w2.push_back(info[t]);
         align(res, w1, w2, st);
         double sc = score_from_stats(st);
         if (sc > best_score) {

@@ -663,7 +663,7 @@ def score_corpus(
     if "meteor" in metrics:
         from pysynth.metrics.meteor import meteor
 
-        m = meteor(hyps, list(refs))
+        m = meteor(hyps, list(refs), workers=workers)
         out["meteor"] = 100.0 * m.score
         out["meteor_signature"] = m.signature
     out["n_segments"] = len(hyps)

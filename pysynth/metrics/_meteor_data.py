@@ -18,7 +18,9 @@ its payload; later calls memory-map it. Layout (all little-endian, 64-byte align
 * ``htab_key`` / ``htab_val``: an open-addressing table (linear probing) from the FNV-1a hash
   of a phrase's word ids to its phrase id, for phrases that have a paraphrase;
 * ``pfx_key`` / ``pfx_val``: the same kind of table holding the hashes of those phrases' proper
-  prefixes (``pfx_val`` 0, -1 for an empty slot): lookups stop where the transducer's trie does.
+  prefixes (``pfx_val`` 0, -1 for an empty slot): lookups stop where the transducer's trie does;
+* ``grp_hash``: the hash of each ``grp_par`` entry's phrase, so that the compiled matcher scans a
+  phrase's paraphrases sequentially against the hashes of a sentence's word spans.
 """
 from __future__ import annotations
 
@@ -41,9 +43,9 @@ __all__ = ["MeteorFiles", "find_files", "load_text_resources", "paraphrase_cache
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _MASK = (1 << 64) - 1
-_MAGIC = b"PSMTRPARA2\n"
+_MAGIC = b"PSMTRPARA3\n"
 _ARRAYS = ("vocab_blob", "vocab_off", "phr_tok", "phr_off", "grp_ptr", "grp_par", "htab_key", "htab_val",
-           "pfx_key", "pfx_val")
+           "pfx_key", "pfx_val", "grp_hash")
 _FIX = ("pip install pycocoevalcap (it ships meteor-1.5.jar and data/paraphrase-en.gz; no Java needed "
         "for the compiled flavor), or set PYSYNTH_METEOR_JAR to meteor-1.5.jar and PYSYNTH_METEOR_DATA to "
         "the folder holding paraphrase-en.gz")
@@ -154,17 +156,19 @@ def _parse_table(para: Path):
         np.asarray(pars, np.int32)
 
 
-def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray,
+                  prefixes: bool = True) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes of the phrases ``ids`` and (unique) of their proper prefixes."""
     lens = off[ids + 1] - off[ids]
     h = np.full(len(ids), FNV_OFFSET, np.uint64)
-    prefixes = []
+    pre = []
     for k in range(int(lens.max(initial=0))):
         act = lens > k
         t = tok[off[ids[act]] + k].astype(np.uint64)
         h[act] = (h[act] ^ t) * np.uint64(FNV_PRIME)
-        prefixes.append(h[lens > k + 1])
-    return h, np.unique(np.concatenate(prefixes)) if prefixes else np.zeros(0, np.uint64)
+        if prefixes:
+            pre.append(h[lens > k + 1])
+    return h, np.unique(np.concatenate(pre)) if pre else np.zeros(0, np.uint64)
 
 
 def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -201,6 +205,8 @@ def build_paraphrase_cache(para: Path, out: Path) -> Path:
     grp_par = pars[order].astype(np.int32)
     ids = np.nonzero(counts)[0].astype(np.int64)
     full, pfx = _hash_phrases(tok, off, ids)
+    every, _ = _hash_phrases(tok, off, np.arange(nphr, dtype=np.int64), prefixes=False)
+    grp_hash = every[grp_par]
     tk, tv = _build_htab(full, ids.astype(np.int32))
     pk, pv = _build_htab(pfx, np.zeros(len(pfx), np.int32))
     words = list(vocab)
@@ -208,7 +214,8 @@ def build_paraphrase_cache(para: Path, out: Path) -> Path:
     voff = np.zeros(len(words) + 1, np.int64)
     np.cumsum([len(w) for w in words], out=voff[1:])
     arrays = {"vocab_blob": blob, "vocab_off": voff, "phr_tok": tok, "phr_off": off, "grp_ptr": grp_ptr,
-              "grp_par": grp_par, "htab_key": tk, "htab_val": tv, "pfx_key": pk, "pfx_val": pv}
+              "grp_par": grp_par, "htab_key": tk, "htab_val": tv, "pfx_key": pk, "pfx_val": pv,
+              "grp_hash": grp_hash}
     maxlen = int((off[1:] - off[:-1]).max(initial=0))
     return _write(out, arrays, {"max_len": maxlen, "source": str(para), "entries": int(len(refs))})
 

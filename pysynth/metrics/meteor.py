@@ -177,7 +177,7 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
         ``"jar"``: the reference implementation itself (needs Java 8+).
     language : only ``"en"`` (the resources pycocoevalcap ships).
     timeout : seconds for the whole run (``"jar"``).
-    workers : threads of the compiled flavor (0: all cores); results do not depend on it.
+    workers : threads of the compiled flavor (-1: all cores); results do not depend on it.
 
     Raises
     ------
@@ -192,8 +192,8 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
         raise ValueError(f"flavor: must be one of {', '.join(FLAVORS)}, got {flavor!r}")
     if language != "en":
         raise ValueError(f"language: only 'en' is supported (Meteor 1.5's English resources), got {language!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers: must be an int >= 0 (0: all cores), got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not (workers == -1 or workers >= 1):
+        raise ValueError(f"workers: must be an int >= 1 or -1 (all cores), got {workers!r}")
     if isinstance(hyps, str):
         raise TypeError("hyps: expected a list of strings, got one str")
     n = len(hyps)

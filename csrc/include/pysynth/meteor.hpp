@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,8 +37,17 @@ struct ParaArrays {
   // hashes of the proper prefixes of those phrases (a set; pfx_val -1 marks an empty slot)
   const uint64_t* pfx_key = nullptr;
   const int32_t* pfx_val = nullptr;
-  size_t pfx_size = 0;  // a power of two (or 0: no pruning)
+  size_t pfx_size = 0;                 // a power of two (or 0: no pruning)
+  const uint64_t* grp_hash = nullptr;  // hash of each grp_par entry's phrase
   int max_len = 0;
+};
+
+// What the matchers need of one word: Java hash codes of the word and of its Snowball stem,
+// WordNet synset ids (sorted), paraphrase-table word id (-1: absent), function word or not.
+struct WordInfo {
+  int32_t hash = 0, stem_hash = 0, pid = -1;
+  bool func = false;
+  std::vector<int32_t> syn;
 };
 
 class Resources {
@@ -50,9 +61,18 @@ class Resources {
   // Synset ids of w or of its base form (sorted, unique).
   std::vector<int32_t> synset_ids(const std::string& w) const;
   int32_t word_id(const std::string& w) const;
-  // Appends (length, paraphrase phrase id) for table phrases starting at line[start].
-  void paths(const std::vector<int32_t>& line, size_t start, std::vector<std::pair<int, int32_t>>& out) const;
+  // Appends (length, first, end) for table phrases starting at line[start]: their paraphrases
+  // are grp_par[first .. end), in the transducer's order.
+  struct Group {
+    int len;
+    int64_t first, end;
+  };
+  void groups(const std::vector<int32_t>& line, size_t start, std::vector<Group>& out) const;
   const ParaArrays& para() const { return para_; }
+  // The analysis of w, computed once and kept (thread-safe; at most kMaxCached words are kept,
+  // later ones are computed into `spare`, which must outlive the returned pointer).
+  const WordInfo* info(std::string_view w, std::vector<std::unique_ptr<WordInfo>>& spare) const;
+  static constexpr size_t kMaxCached = 1 << 20;
 
  private:
   const std::vector<int32_t>* synsets_of(const std::string& w) const;
@@ -65,6 +85,8 @@ class Resources {
   std::unordered_map<std::string, std::vector<int32_t>> synsets_;
   std::unordered_map<std::string_view, int32_t> vocab_;
   ParaArrays para_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, std::unique_ptr<WordInfo>> cache_;
 };
 
 // Snowball English (Porter2) stem of a lower-cased UTF-8 word (org.tartarus.snowball's

@@ -484,6 +484,21 @@ void validate_index(const IndexView& v, int workers) {
           v.pair_max_uw[i] > v.pair_cf_uw[i])
         fail("index: pair table entry " + std::to_string(i) + " is out of range");
     }
+    // 4. The counts themselves, recomputed from the documents as build_index does (one pass
+    // over the tokens of the frequent terms): an edited count would rank differently from the
+    // twin, which counts windows at query time (found by bench/fuzz; issue 17).
+    IndexArrays r;
+    r.indptr.assign(v.indptr, v.indptr + V + 1);
+    r.doc_offsets.assign(v.doc_offsets, v.doc_offsets + N + 1);
+    r.doc_lengths.assign(v.doc_lengths, v.doc_lengths + N);
+    r.doc_tokens.assign(v.doc_tokens, v.doc_tokens + T);
+    build_pair_table(r, V, n_workers);
+    for (std::int64_t i = 0; i < PP; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (r.pair_cf_od[k] != v.pair_cf_od[i] || r.pair_cf_uw[k] != v.pair_cf_uw[i] ||
+          r.pair_max_od[k] != v.pair_max_od[i] || r.pair_max_uw[k] != v.pair_max_uw[i])
+        fail("index: pair table entry " + std::to_string(i) + " does not match the documents");
+    }
   }
 }
 

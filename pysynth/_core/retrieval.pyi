@@ -84,8 +84,8 @@ def validate_index(index: typing.Any, workers: typing.SupportsInt | typing.Suppo
         token equal to the term; ``impact`` orders each term's postings as documented; the high
         layer is exactly each term's postings with tf >= 2; ``cf`` and
         ``max_tf`` agree with the postings; ``pair_terms`` are the selected frequent terms and the
-        pair table's counts lie in range (``0 <= max <= cf <= |C|``; the counts themselves are
-        guarded by the checksums of the saved files).  An index that
+        pair table's counts lie in range (``0 <= max <= cf <= |C|``) and equal the counts of the
+        documents (recomputed: one pass over the frequent terms' tokens).  An index that
         passes is safe to search (and, as its postings then cover every token exactly once,
         consistent with its documents).
     """

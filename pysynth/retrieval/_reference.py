@@ -220,23 +220,7 @@ def build_index(ids, offsets, vocab_size: int, workers: int) -> Dict[str, np.nda
         max_tf.append(mx)
     df = [indptr[t + 1] - indptr[t] for t in range(vocab_size)]
     pair_terms = select_pair_terms(df, n_docs)
-    P = len(pair_terms)
-    slot = {t: i for i, t in enumerate(pair_terms)}
-    cf_od, cf_uw = [0] * (P * P), [0] * (P * P)
-    mx_od, mx_uw = [0] * (P * P), [0] * (P * P)
-    for d in range(n_docs):
-        doc = ids[offsets[d] : offsets[d + 1]].tolist()
-        here = sorted({t for t in doc if t in slot})
-        for a in here:
-            for b in here:
-                A, B = _pos(doc, a), _pos(doc, b)
-                i = slot[a] * P + slot[b]
-                od = ordered_count(A, B, ORDERED_WIDTH)
-                uw = unordered_count(A, B, a == b, UNORDERED_WIDTH)
-                cf_od[i] += od
-                cf_uw[i] += uw
-                mx_od[i] = max(mx_od[i], od)
-                mx_uw[i] = max(mx_uw[i], uw)
+    cf_od, cf_uw, mx_od, mx_uw = _pair_table(ids, offsets, n_docs, pair_terms)
     hi_indptr, hi_doc_ids, hi_tfs = [0], [], []
     for t in range(vocab_size):
         for p in range(indptr[t], indptr[t + 1]):
@@ -301,6 +285,28 @@ def _arrays(index: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
     return out
 
 
+def _pair_table(ids, offsets, n_docs: int, pair_terms):
+    """#od:1 and #uw:8 counts (summed, largest in one document) of every pair of ``pair_terms``."""
+    P = len(pair_terms)
+    slot = {t: i for i, t in enumerate(pair_terms)}
+    cf_od, cf_uw = [0] * (P * P), [0] * (P * P)
+    mx_od, mx_uw = [0] * (P * P), [0] * (P * P)
+    for d in range(n_docs):
+        doc = ids[offsets[d] : offsets[d + 1]].tolist()
+        here = sorted({t for t in doc if t in slot})
+        for a in here:
+            for b in here:
+                A, B = _pos(doc, a), _pos(doc, b)
+                i = slot[a] * P + slot[b]
+                od = ordered_count(A, B, ORDERED_WIDTH)
+                uw = unordered_count(A, B, a == b, UNORDERED_WIDTH)
+                cf_od[i] += od
+                cf_uw[i] += uw
+                mx_od[i] = max(mx_od[i], od)
+                mx_uw[i] = max(mx_uw[i], uw)
+    return cf_od, cf_uw, mx_od, mx_uw
+
+
 def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
     """Check an index completely; raise ``ValueError`` naming the first inconsistency.
 
@@ -311,8 +317,8 @@ def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
     token equal to the term; ``impact`` orders each term's postings as documented; the high
     layer is exactly each term's postings with tf >= 2; ``cf`` and
     ``max_tf`` agree with the postings; ``pair_terms`` are the selected frequent terms and the
-    pair table's counts lie in range (``0 <= max <= cf <= |C|``; the counts themselves are
-    guarded by the checksums of the saved files).  An index that
+    pair table's counts lie in range (``0 <= max <= cf <= |C|``) and equal the counts of the
+    documents (recomputed: one pass over the frequent terms' tokens).  An index that
     passes is safe to search (and, as its postings then cover every token exactly once,
     consistent with its documents).
     """
@@ -419,6 +425,11 @@ def validate_index(index: Mapping[str, np.ndarray], workers: int) -> None:
         mod, muw = int(a["pair_max_od"][i]), int(a["pair_max_uw"][i])
         if not (0 <= cod <= T and 0 <= cuw <= T and 0 <= mod <= cod and 0 <= muw <= cuw):
             raise ValueError(f"index: pair table entry {i} is out of range")
+    want = _pair_table(a["doc_tokens"], a["doc_offsets"].tolist(), N, a["pair_terms"].tolist())
+    got = [a[k].tolist() for k in ("pair_cf_od", "pair_cf_uw", "pair_max_od", "pair_max_uw")]
+    for i in range(len(want[0])):
+        if any(w[i] != g[i] for w, g in zip(want, got)):
+            raise ValueError(f"index: pair table entry {i} does not match the documents")
 
 
 # --------------------------------------------------------------------------

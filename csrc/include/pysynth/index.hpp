@@ -107,8 +107,8 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
 // its document and pointing at a token equal to the term, lengths, cf and max_tf consistent,
 // impact a permutation of each term's postings in the documented order, the high layer exactly
 // the postings with tf >= 2, pair_terms the selected
-// frequent terms and the pair table's counts within range (0 <= max <= cf <= n_tokens; the
-// counts themselves are guarded by the checksums of the saved files).
+// frequent terms and the pair table's counts within range (0 <= max <= cf <= n_tokens) and equal
+// to the counts of the documents (recomputed as build_index does).
 // Throws std::invalid_argument naming the first inconsistency found.
 void validate_index(const IndexView& v, int workers);
 

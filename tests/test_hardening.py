@@ -158,3 +158,25 @@ def test_a_full_disk_is_one_clear_error_and_the_run_resumes(tmp_path, monkeypatc
     monkeypatch.setattr(runner, "_save_part", save)
     info = _toy(out)
     assert info.chunks_resumed == 2 and out.read_bytes() == ref.read_bytes()
+
+
+def test_an_edited_pair_table_with_matching_checksums_is_refused(tmp_path):
+    import numpy as np
+
+    from pysynth.retrieval import Index
+
+    from _stores import restamp_array
+
+    docs = [[0, 1, 2], [0, 1], [1, 0, 3], [0, 2, 1]]
+    d = tmp_path / "ix"
+    ix = Index.build(docs)
+    assert ix.arrays["pair_terms"].size >= 2
+    ix.save(d)
+    for name in ("pair_cf_od", "pair_max_uw"):
+        e = tmp_path / name
+        __import__("shutil").copytree(d, e)
+        a = np.array(ix.arrays[name])
+        a[np.argmax(a)] -= 1  # still in range: only a recount finds it
+        restamp_array(e, name, a)
+        with pytest.raises(ValueError, match="does not match the documents"):
+            Index.load(e)

@@ -305,6 +305,12 @@ def step_search(a):
 
 
 # ------------------------------------------------------------------------------------- report
+def _per_cpu(n, x):
+    import numpy as np
+
+    return f"{n / float(np.median(x['cpu_seconds'])):.1f}" if x.get("cpu_seconds") else "-"
+
+
 def _cpu_ratio(x, ref):
     import numpy as np
 
@@ -326,14 +332,15 @@ def report(r):
         st_c = e["sentence-transformers"].get("cpu_seconds")
         out += [f"Encode: {e['texts']} titles (mean {e['mean_chars']} chars), batch {e['batch_size']}, max length "
                 f"{e['max_length']}, {e['threads']} thread(s), {e['repeats']} alternating repeats (median).", "",
-                "| encoder | questions/s (median) | best | vs sentence-transformers: median of per-round ratios "
+                "| encoder | questions/s (median) | best | questions per CPU second | vs sentence-transformers: median of per-round ratios "
                 "(range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
-                "torch imported |", "|---|---|---|---|---|---|---|---|---|"]
+                "torch imported |", "|---|---|---|---|---|---|---|---|---|---|"]
         for n in ENCODERS:
             x = e[n]
             rs = r.get("encode_rss", {}).get(n, {})
             ratios = [b / t for t, b in zip(x["seconds"], st_s)]
-            out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {float(np.median(ratios)):.2f}x "
+            out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {_per_cpu(e['texts'], x)} | "
+                       f"{float(np.median(ratios)):.2f}x "
                        f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, st_c)} | "
                        f"{x['max_abs_diff_vs_st']:.1e} | {x['min_cos_vs_st']:.5f} | {rs.get('peak_rss_mb', '-')} | "
                        f"{rs.get('torch_imported', '-')} |")
@@ -353,11 +360,12 @@ def report(r):
         ref_c = sr["systems"]["st-semantic_search"].get("cpu_seconds")
         out += [f"Search: {sr['queries']} queries, k = {sr['k']}, n = {sr['n']:,}, {sr['threads']} thread(s), "
                 f"{sr['repeats']} alternating repeats (median).", "",
-                "| system | q/s (median) | best | vs semantic_search: median of per-round ratios (range) | "
-                "same, CPU seconds | recall@10 vs exact |", "|---|---|---|---|---|---|"]
+                "| system | q/s (median) | best | queries per CPU second | vs semantic_search: median of per-round ratios (range) | "
+                "same, CPU seconds | recall@10 vs exact |", "|---|---|---|---|---|---|---|"]
         for nm, x in sr["systems"].items():
             ratios = [b / t for t, b in zip(x["seconds"], ref_s)]
-            out.append(f"| {nm} | {x['q_per_s_median']} | {x['q_per_s_best']} | {float(np.median(ratios)):.2f}x "
+            out.append(f"| {nm} | {x['q_per_s_median']} | {x['q_per_s_best']} | {_per_cpu(sr['queries'], x)} | "
+                       f"{float(np.median(ratios)):.2f}x "
                        f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, ref_c)} | "
                        f"{x['recall_at_10_vs_exact']} |")
         out.append(f"(RSS MB: {sr['rss_mb']}, peak {sr['peak_rss_mb']})")

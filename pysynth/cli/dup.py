@@ -54,10 +54,15 @@ def _cmd_pairs(args) -> int:
 
 
 def _cmd_train(args) -> int:
-    from pysynth.dup.train import save, train
+    from pysynth.dup.data import read_pairs
 
     C.check_out_dir(args.out)
-    model, vocab, info = train(C.read_rows(args.pairs, "--pairs"), arch=args.arch, epochs=args.epochs,
+    rows = list(C.read_rows(args.pairs, "--pairs"))
+    read_pairs(rows, "--pairs")  # bad rows: one line before torch is imported
+
+    from pysynth.dup.train import save, train
+
+    model, vocab, info = train(rows, arch=args.arch, epochs=args.epochs,
                                batch_size=args.batch_size, lr=args.lr, loss=args.loss, max_length=args.max_length,
                                pooling=args.pooling, embeddings=args.embeddings, negatives=args.negatives,
                                fraction=args.fraction, max_steps=args.max_steps, seed=args.seed,

@@ -53,6 +53,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from pysynth.dup.data import read_pairs
+
 __all__ = ["ARCHS", "LOSSES", "read_pairs", "RNNEncoder", "build_model", "train", "save", "load_torch",
            "export_onnx", "margin_loss"]
 
@@ -66,55 +68,6 @@ MARGIN = 0.25
 
 
 # ------------------------------------------------------------------------------ pairs
-
-def read_pairs(rows: Iterable[Mapping[str, Any]], what: str = "pairs", fraction: float = 1.0,
-               seed: int = 0) -> Tuple[List[dict], Dict[str, int]]:
-    """Group pair rows ``{"title", "body", "label", "site"?, "post_id"?, "method"?}`` by question.
-
-    Returns ``(groups, counts)``: groups ``{"title", "pos": [bodies], "neg": [bodies]}`` (one per
-    ``(site, post_id, method)``, or per title and method when a row has no ``post_id``; ``method``
-    is ``ws-tb`` or ``dqg`` in ``pysynth dup pairs --method both`` files), in file order; a group
-    without a positive row is counted (``no_positive``) and left out. ``fraction`` in (0, 1]
-    keeps a seeded share of the questions (the paper's "more weak pairs" curve, Fig. 3).
-    Raises ValueError naming the row for a bad field.
-    """
-    if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not 0.0 < fraction <= 1.0:
-        raise ValueError(f"fraction: must be in (0, 1], got {fraction!r}")
-    groups: Dict[Any, dict] = {}
-    counts = {"rows": 0, "positives": 0, "negatives": 0}
-    for i, r in enumerate(rows):
-        counts["rows"] += 1
-        if not isinstance(r, Mapping):
-            raise ValueError(f"{what} row {i + 1}: expected an object, got {type(r).__name__}")
-        for key in ("title", "body"):
-            v = r.get(key)
-            if not isinstance(v, str) or not v.strip():
-                raise ValueError(f"{what} row {i + 1}: {key!r} must be a non-empty string "
-                                 "(rows of `pysynth dup pairs`: title, body, label)")
-        label = r.get("label")
-        if isinstance(label, bool) or label not in (0, 1):
-            raise ValueError(f"{what} row {i + 1}: 'label' must be 1 (same question) or 0 (a negative), got {label!r}")
-        # one group per question and method: a DQG positive (a short generated title) is paired
-        # with DQG negatives, never with WS-TB bodies (a length shortcut otherwise)
-        key = ((r.get("site"), r.get("post_id"), r.get("method")) if r.get("post_id") is not None
-               else ("", r["title"], r.get("method")))
-        g = groups.setdefault(key, {"title": r["title"], "pos": [], "neg": []})
-        (g["pos"] if label == 1 else g["neg"]).append(r["body"])
-        counts["positives" if label == 1 else "negatives"] += 1
-    if counts["rows"] == 0:
-        raise ValueError(f"{what}: no rows; build them with `pysynth dup pairs --dump DIR --out FILE`")
-    out = [g for g in groups.values() if g["pos"]]
-    counts["questions"] = len(groups)
-    counts["no_positive"] = len(groups) - len(out)
-    if not out:
-        raise ValueError(f"{what}: no row with label 1 (a question's own body or generated title); nothing to learn")
-    if fraction < 1.0:
-        keep = sorted(random.Random(seed).sample(range(len(out)), max(1, round(fraction * len(out)))))
-        counts["left_out_by_fraction"] = len(out) - len(keep)
-        out = [out[j] for j in keep]
-    counts["used"] = len(out)
-    return out, counts
-
 
 # ------------------------------------------------------------------------------ models
 

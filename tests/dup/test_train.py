@@ -27,6 +27,15 @@ QUESTIONS = [
 ]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny tensors: two OpenMP threads only wait on each other (badly on a loaded machine)
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _rows(negatives: int = 2):
     rows = []
     for i, (t, b) in enumerate(QUESTIONS):
@@ -182,6 +191,7 @@ def test_cli_errors(tmp_path):
     notjson.write_text("{not json\n")
     r = _cli("train", "--pairs", str(notjson), "--out", str(tmp_path / "m"))
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "m").exists()
 
 
 def test_cli_train_then_eval(tmp_path):
@@ -192,7 +202,7 @@ def test_cli_train_then_eval(tmp_path):
     good = tmp_path / "p.jsonl"
     good.write_text("".join(json.dumps(x) + "\n" for x in _rows()))
     r = _cli("train", "--pairs", str(good), "--out", str(tmp_path / "m"), "--embeddings", "random",
-             "--max-steps", "2", "--batch-size", "3")
+             "--max-steps", "2", "--batch-size", "3", "--no-quantize", "--onnx-only")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["arch"] == "bilstm"
     data = tmp_path / "e.jsonl"

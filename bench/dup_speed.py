@@ -41,7 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "dup_speed.json"
-ENCODERS = ("ort-fp32", "ort-int8", "pysynth-torch", "sentence-transformers")
+ENCODERS = ("ort-fp32", "ort-int8", "pysynth-torch", "sentence-transformers", "detector")
 KINDS = {"flat": {}, "hnsw": {"hnsw_m": 32, "ef_construction": 40}, "ivf": {"nlist": 1024}}
 EF = (36, 64, 128, 256, 512)  # DenseIndex asks HNSW for >= 2k + 16 = 36 candidates
 NPROBE = (8, 16, 32, 64, 128, 256)
@@ -106,6 +106,10 @@ def all_questions():
 # ------------------------------------------------------------------------------------- encoders
 def make_encoder(name, work, threads, max_length):
     """``encode(texts, batch_size) -> float32 [n, 384]`` of encoder ``name``."""
+    if name == "detector":  # the shipped fine-tuned detector (pysynth.dup.encoder: OnnxEncoder, int8, max length 64)
+        import pysynth.dup
+
+        return pysynth.dup.encoder(None, threads=threads).encode
     if name.startswith("ort-"):
         from pysynth.retrieval.encode import OnnxEncoder
 
@@ -148,12 +152,13 @@ def step_encode(a):
     import numpy as np
 
     texts = titles()
-    encs = {n: make_encoder(n, a.work, a.threads, a.max_length) for n in ENCODERS}
-    embs, times, cpu = {}, {n: [] for n in ENCODERS}, {n: [] for n in ENCODERS}
+    names = a.encoders.split(",")
+    encs = {n: make_encoder(n, a.work, a.threads, a.max_length) for n in names}
+    embs, times, cpu = {}, {n: [] for n in names}, {n: [] for n in names}
     for n, f in encs.items():
         f(texts[:a.batch_size], a.batch_size)  # warm-up
     for rep in range(a.repeats):
-        for n in (ENCODERS if rep % 2 == 0 else ENCODERS[::-1]):
+        for n in (names if rep % 2 == 0 else names[::-1]):
             t, c = time.perf_counter(), time.process_time()
             e = np.asarray(encs[n](texts, a.batch_size), dtype=np.float32)
             times[n].append(time.perf_counter() - t)
@@ -162,7 +167,7 @@ def step_encode(a):
     ref = embs["sentence-transformers"]
     res = {"texts": len(texts), "mean_chars": round(float(np.mean([len(t) for t in texts])), 1),
            "batch_size": a.batch_size, "max_length": a.max_length, "threads": a.threads, "repeats": a.repeats}
-    for n in ENCODERS:
+    for n in names:
         e = embs[n]
         cos = (e * ref).sum(1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(ref, axis=1))
         best = min(times[n])
@@ -171,6 +176,9 @@ def step_encode(a):
                   "q_per_s_median": round(len(texts) / float(np.median(times[n])), 1),
                   "max_abs_diff_vs_st": float(np.abs(e - ref).max()), "min_cos_vs_st": float(cos.min()),
                   "mean_cos_vs_st": float(cos.mean())}
+        if n == "detector":  # other (fine-tuned) weights: no equality to check
+            for key in ("max_abs_diff_vs_st", "min_cos_vs_st", "mean_cos_vs_st"):
+                res[n][key] = None
     return res
 
 
@@ -305,6 +313,10 @@ def step_search(a):
 
 
 # ------------------------------------------------------------------------------------- report
+def _num(v, fmt):
+    return "n/a" if v is None else format(v, fmt)
+
+
 def _per_cpu(n, x):
     import numpy as np
 
@@ -335,14 +347,15 @@ def report(r):
                 "| encoder | questions/s (median) | best | questions per CPU second | vs sentence-transformers: median of per-round ratios "
                 "(range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
                 "torch imported |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for n in ENCODERS:
+        for n in [n for n in ENCODERS if n in e]:
             x = e[n]
             rs = r.get("encode_rss", {}).get(n, {})
             ratios = [b / t for t, b in zip(x["seconds"], st_s)]
             out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {_per_cpu(e['texts'], x)} | "
                        f"{float(np.median(ratios)):.2f}x "
                        f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, st_c)} | "
-                       f"{x['max_abs_diff_vs_st']:.1e} | {x['min_cos_vs_st']:.5f} | {rs.get('peak_rss_mb', '-')} | "
+                       f"{_num(x['max_abs_diff_vs_st'], '.1e')} | {_num(x['min_cos_vs_st'], '.5f')} | "
+                       f"{rs.get('peak_rss_mb', '-')} | "
                        f"{rs.get('torch_imported', '-')} |")
         out.append("")
     for n, b in sorted(r.get("build", {}).items(), key=lambda kv: -int(kv[0])):
@@ -375,7 +388,7 @@ def report(r):
 
 # ------------------------------------------------------------------------------------- driver
 def _child(a, step):
-    cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--kinds", a.kinds, "--real", str(a.real), "--threads", str(a.threads),
+    cmd = [sys.executable, __file__, "--_step", step, "--work", a.work, "--n", str(a.n), "--kinds", a.kinds, "--encoders", a.encoders, "--real", str(a.real), "--threads", str(a.threads),
            "--repeats", str(a.repeats), "--search-queries", str(a.search_queries), "--device", a.device, "--batch-size", str(a.batch_size), "--max-length", str(a.max_length)]
     t = time.perf_counter()
     # the 1M builds are the heavy part: they run at a lower priority on the shared machine
@@ -395,6 +408,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/tmp/dupbench", help="scratch folder (exports, vectors, indexes: ~6 GB at 1M)")
     ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--encoders", default=",".join(ENCODERS), help="encode step: which encoders (need "
+                    "sentence-transformers, the reference)")
     ap.add_argument("--kinds", default="flat,hnsw,ivf", help="indexes to build (in parallel processes) and search")
     ap.add_argument("--real", type=int, default=10_000, help="real questions encoded for the corpus (+1000 queries)")
     ap.add_argument("--threads", type=int, default=1)
@@ -428,7 +443,7 @@ def main(argv=None):
                           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     for step in a.steps.split(","):
         if step == "encode_rss":
-            results["encode_rss"] = {n: _child(a, f"encode_rss:{n}") for n in ENCODERS}
+            results["encode_rss"] = {n: _child(a, f"encode_rss:{n}") for n in a.encoders.split(",")}
         elif step == "build":
             from concurrent.futures import ThreadPoolExecutor
 

@@ -7,7 +7,7 @@
     pysynth quality wellformed                                   (:mod:`.quality`)
     pysynth paraphrase                                           (:mod:`.paraphrase`)
     pysynth qagen generate|evaluate                              (:mod:`.qagen`)
-    pysynth dup eval|eval-data                                   (:mod:`.dup`)
+    pysynth dup pairs|train|eval|eval-data|index|search          (:mod:`.dup`)
     pysynth export onnx                                          (:mod:`.export`)
     pysynth serve                                                (:mod:`.serve`)
 

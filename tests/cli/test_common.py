@@ -34,7 +34,7 @@ def test_grammar_lists_every_command():
     assert set(COMMANDS) == {
         ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",), ("quality", "wellformed"), ("paraphrase",),
         ("qagen", "generate"), ("qagen", "evaluate"),
-        ("dup", "pairs"), ("dup", "eval"), ("dup", "eval-data"), ("dup", "index"), ("dup", "search"),
+        ("dup", "pairs"), ("dup", "train"), ("dup", "eval"), ("dup", "eval-data"), ("dup", "index"), ("dup", "search"),
         *(("mqr", v) for v in ("mine", "rewrite", "train", "table6")),
         *(("k2q", v) for v in ("keywords", "synthesize", "make-corpus", "train", "generate", "table1", "table2")),
     }

@@ -65,19 +65,19 @@ def test_replace_is_atomic_and_a_killed_writer_leaves_the_old_store(tmp_path):
     # the writer dies half-way: after some arrays, before meta.json
     calls = []
 
-    def dying_save(f, a, allow_pickle=False):
+    def dying_save(f, a):
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt("killed")
-        return orig(f, a, allow_pickle=allow_pickle)
+        return orig(f, a)
 
-    orig = np.save
-    np.save = dying_save
+    orig = store._save_npy
+    store._save_npy = dying_save
     try:
         with pytest.raises(KeyboardInterrupt):
             _save(d, meta={"n": 99})
     finally:
-        np.save = orig
+        store._save_npy = orig
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["s"]  # the temporary directory is gone
     # a writer killed without cleaning up (SIGKILL): its leftover is removed by the next save

@@ -10,7 +10,7 @@ kill lands between, inside and after chunk saves, in ``prepare`` and in ``finish
    ``OUT.meta.json`` without its timing fields), and record whether the rerun resumed chunks.
 
 A full disk is simulated (``--full-disk``, root only) by running ``k2q synthesize`` with its run
-directory on a 1 MiB tmpfs, then freeing space and rerunning.
+directory on a tmpfs filled up to its last 1.4 MiB, then freeing space and rerunning.
 
 Usage::
 
@@ -141,16 +141,17 @@ def run_pipeline(name: str, argv, work: Path, kills: int, rng: random.Random, lo
 
 
 def full_disk(work: Path, log) -> dict:
-    """k2q synthesize with the output (and so its run directory) on a 1 MiB tmpfs."""
+    """k2q synthesize with the output (and so its run directory) on an almost full tmpfs."""
     mnt = work / "tmpfs"
     mnt.mkdir(exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], capture_output=True).returncode:
         return {"skipped": "cannot mount a tmpfs (needs root)"}
     try:
         argv = _k2q(work)
         out = mnt / "out.jsonl"
         ballast = mnt / "ballast"
-        ballast.write_bytes(b"\0" * (900 * 1024))  # leave ~100 KiB: the run dies on a part save
+        free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        ballast.write_bytes(b"\0" * (free - 1400 * 1024))  # leave 1.4 MiB: the run dies among the part saves
         r = subprocess.run(_cmd(argv, out), env=_env(), capture_output=True, text=True)
         lines = r.stderr.strip().splitlines()
         first = {"exit": r.returncode, "stderr_last": lines[-1] if lines else "", "traceback": "Traceback" in r.stderr,

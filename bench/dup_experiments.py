@@ -2,6 +2,7 @@
 
     python bench/dup_experiments.py prep  OUT          # eval sets, exclusions, WS-TB pairs of all five dumps
     python bench/dup_experiments.py eval  OUT NAME=MODEL [...]   # dense and hybrid rows -> OUT/results.jsonl
+    python bench/dup_experiments.py paired OUT SET A=MODEL B=MODEL   # bootstrap CI of the MAP difference
     python bench/dup_experiments.py table OUT          # markdown of OUT/results.jsonl
 
 Eval sets (``pysynth dup eval-data``, 20 BM25-hard negatives each): MQR test edit-duplicates, ComQA
@@ -88,6 +89,29 @@ def evaluate_models(out: Path, specs) -> None:
                     f.write(json.dumps(rec) + "\n")
 
 
+def paired(out: Path, set_name: str, a: str, b: str, samples: int = 2000) -> dict:
+    """Paired bootstrap (seed 0) of the per-query AP difference ``a - b`` (``NAME=MODEL`` each) on
+    one eval set: the mean MAP difference and its 95 % interval, x100."""
+    import numpy as np
+
+    from pysynth import ranking as R
+    from pysynth.dup.evaluate import check_rows, score_candidates
+
+    rows, _ = check_rows(json.loads(x) for x in (out / f"eval_{set_name}.jsonl").read_text().splitlines())
+    labels = [[0] * len(r["negatives"]) + [1] * len(r["positives"]) for r in rows]
+    ap = []
+    for spec in (a, b):
+        sc = score_candidates(rows, spec.partition("=")[2] or spec)
+        ap.append(np.array([R.mean_average_precision([s.tolist()], [lab]) for s, lab in zip(sc, labels)]))
+    d = ap[0] - ap[1]
+    boot = d[np.random.default_rng(0).integers(0, len(d), (samples, len(d)))].mean(1)
+    rec = {"set": set_name, "pair": f"{a.partition('=')[0]} - {b.partition('=')[0]}",
+           "mean_MAP_diff": round(100 * float(d.mean()), 2),
+           "ci95": [round(100 * float(np.percentile(boot, q)), 2) for q in (2.5, 97.5)]}
+    print(json.dumps(rec))
+    return rec
+
+
 def table(out: Path) -> None:
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     last = {}
@@ -110,7 +134,9 @@ if __name__ == "__main__":
         prep(out)
     elif cmd == "eval":
         evaluate_models(out, sys.argv[3:])
+    elif cmd == "paired":
+        paired(out, sys.argv[3], sys.argv[4], sys.argv[5])
     elif cmd == "table":
         table(out)
     else:
-        raise SystemExit(f"unknown command {cmd!r}: prep | eval | table")
+        raise SystemExit(f"unknown command {cmd!r}: prep | eval | paired | table")

@@ -211,3 +211,20 @@ def test_cli_train_then_eval(tmp_path):
     r = _cli("eval", "--data", str(data), "--model", str(tmp_path / "m"))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"] == 1
+
+
+def test_bi_encoder_detector_store(vocab, tmp_path):
+    pytest.importorskip("transformers")
+    from pysynth.models.encoders import BiEncoder, EncoderConfig
+
+    n = len(vocab.read_text().splitlines())
+    torch.manual_seed(0)
+    cfg = EncoderConfig(vocab_size=n, hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
+                        max_positions=64, dropout=0.0, joint=False)
+    model = BiEncoder(cfg, n).eval()
+    save(model, vocab, tmp_path / "bi", {"arch": "minilm"}, quantize=False, max_length=32)
+    m2, tok, c = load_torch(tmp_path / "bi")
+    assert c["arch"] == "minilm" and c["dim"] == 16 and type(m2) is BiEncoder
+    texts = [t for t, _ in QUESTIONS]
+    ref = m2(*(torch.from_numpy(v) for v in tok.batch(texts, 32).values())).detach().numpy()
+    np.testing.assert_allclose(Encoder(tmp_path / "bi").encode(texts, batch_size=2), ref, atol=1e-5)

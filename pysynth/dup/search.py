@@ -97,7 +97,6 @@ def embedder(model: Any):
     return model
 
 
-
 def build(rows: Iterable[Mapping], out: PathLike, model: str = "minilm", kind: str = "flat",
           text_field: str = "question", batch_size: int = 64, workers: int = 1) -> Dict[str, Any]:
     """Index ``rows`` (``{"id"?, text_field: str}``; id defaults to the row number) into ``out``.

@@ -572,22 +572,10 @@ Resources::Resources(std::string_view function_words, std::string_view exception
     split_java(ex[k + 1], tok);
     for (auto f : tok) bases_[std::string(f)].emplace_back(ex[k]);
   }
+  // word -> its line of synset ids (parsed when a word is looked up; the bytes outlive this)
   auto sy = java_lines(synsets);
   synsets_.reserve(sy.size() / 2);
-  for (size_t k = 0; k + 1 < sy.size(); k += 2) {
-    tok.clear();
-    split_java(sy[k + 1], tok);
-    std::vector<int32_t> ids;
-    ids.reserve(tok.size());
-    for (auto t : tok) {
-      int32_t v = 0;
-      std::from_chars(t.data(), t.data() + t.size(), v);
-      ids.push_back(v);
-    }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    synsets_[std::string(sy[k])] = std::move(ids);
-  }
+  for (size_t k = 0; k + 1 < sy.size(); k += 2) synsets_[sy[k]] = sy[k + 1];  // a later line wins, as in Java
   vocab_.reserve(para_.n_vocab);
   for (size_t i = 0; i < para_.n_vocab; ++i) {
     const char* b = reinterpret_cast<const char*>(para_.vocab_blob) + para_.vocab_off[i];
@@ -596,9 +584,17 @@ Resources::Resources(std::string_view function_words, std::string_view exception
   }
 }
 
-const std::vector<int32_t>* Resources::synsets_of(const std::string& w) const {
+bool Resources::synsets_of(std::string_view w, std::vector<int32_t>& out) const {
   auto it = synsets_.find(w);
-  return it == synsets_.end() ? nullptr : &it->second;
+  if (it == synsets_.end()) return false;
+  std::vector<std::string_view> tok;
+  split_java(it->second, tok);
+  for (auto t : tok) {
+    int32_t v = 0;
+    std::from_chars(t.data(), t.data() + t.size(), v);
+    out.push_back(v);
+  }
+  return true;
 }
 
 std::string Resources::morph(const std::string& w) const {
@@ -615,20 +611,20 @@ std::string Resources::morph(const std::string& w) const {
   for (int i = 0; i < 20; ++i) {
     if (!ends_with(sufx[i])) continue;
     std::string cand = w.substr(0, w.size() - std::strlen(sufx[i])) + addr[i];
-    if (synsets_.count(cand)) return cand;
+    if (synsets_.count(std::string_view(cand))) return cand;
   }
   return std::string();
 }
 
 std::vector<int32_t> Resources::synset_ids(const std::string& w) const {
   std::vector<int32_t> out;
-  if (auto s = synsets_of(w)) out = *s;
+  synsets_of(w, out);
   auto it = bases_.find(w);
   if (it != bases_.end()) {
-    for (const auto& b : it->second)
-      if (auto s = synsets_of(b)) out.insert(out.end(), s->begin(), s->end());
-  } else if (auto s = synsets_of(morph(w))) {
-    out.insert(out.end(), s->begin(), s->end());
+    for (const auto& b : it->second) synsets_of(b, out);
+  } else {
+    std::string m = morph(w);
+    synsets_of(m, out);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

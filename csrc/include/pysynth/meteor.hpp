@@ -75,14 +75,14 @@ class Resources {
   static constexpr size_t kMaxCached = 1 << 20;
 
  private:
-  const std::vector<int32_t>* synsets_of(const std::string& w) const;
+  bool synsets_of(std::string_view w, std::vector<int32_t>& out) const;  // appends w's ids
   std::string morph(const std::string& w) const;
   int32_t phrase(const int32_t* ids, size_t n, uint64_t hash) const;
   bool is_prefix(uint64_t hash) const;
 
   std::unordered_set<std::string> function_;
   std::unordered_map<std::string, std::vector<std::string>> bases_;
-  std::unordered_map<std::string, std::vector<int32_t>> synsets_;
+  std::unordered_map<std::string_view, std::string_view> synsets_;
   std::unordered_map<std::string_view, int32_t> vocab_;
   ParaArrays para_;
   mutable std::mutex mu_;

@@ -78,7 +78,7 @@ def _cmd_rewrite(args) -> int:
     texts, rows = _read_questions(args.inp)
     model = C.resolve_model(args.model, default="mqr-copynet-small")
     out = Rewriter(str(model.path), backend=args.backend, threads=args.threads).rewrite(
-        texts, beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed)
+        texts, beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed, backoff=args.backoff)
     probs = None
     if args.min_wellformed is not None:
         from pysynth.quality import wellformedness
@@ -152,11 +152,15 @@ def _cmd_table6(args) -> int:
     from pysynth.mqr.table6 import markdown, table6
 
     data = shared_dir(args.data)
-    models = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.model or [])) or None
-    ablations = dict(m.split("=", 1) if "=" in m else (f"pysynth {m}", m) for m in (args.ablation or [])) or None
+    def named(s: str):  # "[NAME=]SPEC": a "=" after the SPEC's "@" is a decoding option, not a name
+        name, sep, spec = s.partition("=")
+        return (name, spec) if sep and "@" not in name else (None, s)
+
+    models = {n or f"pysynth {m}": m for n, m in map(named, args.model or [])} or None
+    ablations = {n or f"pysynth {m}": m for n, m in map(named, args.ablation or [])} or None
     chains = {}
     for c in args.chain or []:
-        name, spec = c.split("=", 1) if "=" in c else (None, c)
+        name, spec = named(c)
         steps = [x.strip() for x in spec.split(">")]
         if len(steps) < 2 or not all(steps):
             raise C.UsageError(f"--chain: expected [NAME=]A>B (e.g. rule>mqr-copynet-small), got {c!r}")
@@ -214,11 +218,14 @@ def add_commands(sub) -> None:
     C.add_in(rw, help="questions: a text file (one per line) or JSONL/Parquet rows with 'question'")
     rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
     rw.add_argument("--model", default=None, help="a rewriter name or folder (default: the shipped mqr-copynet-small)")
-    rw.add_argument("--beam", type=C.positive_int, default=4)
-    rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=0.0,
+    # the decoding defaults were chosen on held-out MQR dev pairs (pysynth/models/assets/mqr-copynet-small)
+    rw.add_argument("--beam", type=C.positive_int, default=6)
+    rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=2.0,
                     help="rerank the beam: mean log-probability + COVERAGE x the share of the question's words kept")
-    rw.add_argument("--rerank-wellformed", type=C.float_in(0, False, None, "a number >= 0"), default=0.0,
+    rw.add_argument("--rerank-wellformed", type=C.float_in(0, False, None, "a number >= 0"), default=0.5,
                     metavar="W", help="rerank the beam: + W x log P(well-formed) of pysynth.quality's classifier")
+    rw.add_argument("--backoff", type=C.float_in(0, False, 1, "a share in [0, 1]"), default=0.7, metavar="F",
+                    help="the rule floor instead of a rewrite that keeps less than F of the question's words")
     rw.add_argument("--backend", choices=("onnx", "torch", "auto"), default="onnx",
                     help="auto: onnx when the model has an ONNX export, else torch")
     rw.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: default)")
@@ -265,7 +272,8 @@ def add_commands(sub) -> None:
     t6 = ms.add_parser("table6", help="Table 6 of Chu et al. 2020 on the MQR test with pysynth's rewriters")
     t6.add_argument("--data", default=None, type=C.input_dir("data"),
                     help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    t6.add_argument("--model", action="append", metavar="[NAME=]MODEL", help="rewriters (default: mqr-copynet-small)")
+    t6.add_argument("--model", action="append", metavar="[NAME=]MODEL[@OPTS]",
+                    help="rewriters (default: mqr-copynet-small); OPTS: beam=B,coverage=C,wellformed=W,backoff=F")
     t6.add_argument("--beam", type=C.positive_int, default=4)
     t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
                     help="the round-trip translation row's pivot: fr (the shipped English<->French models of "

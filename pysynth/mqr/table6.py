@@ -48,14 +48,14 @@ _COLS = ("bleu4", "rouge1", "rouge2", "rougeL", "meteor")
 
 
 def parse_step(step: str, beam: int = 4) -> Tuple[str, dict]:
-    """``MODEL[@beam=B,coverage=C,wellformed=W]`` -> ``(model, rewrite options)``: the decoding
+    """``MODEL[@beam=B,coverage=C,wellformed=W,backoff=F]`` -> ``(model, rewrite options)``: the decoding
     of one rewriter row (:meth:`pysynth.mqr.rewrite.Rewriter.rewrite`)."""
     model, _, opts = step.partition("@")
     kw: dict = {"beam": beam}
     for item in filter(None, opts.split(",")):
         key, _, val = item.partition("=")
-        if key not in ("beam", "coverage", "wellformed"):
-            raise ValueError(f"{step!r}: unknown option {key!r} (beam, coverage, wellformed)")
+        if key not in ("beam", "coverage", "wellformed", "backoff"):
+            raise ValueError(f"{step!r}: unknown option {key!r} (beam, coverage, wellformed, backoff)")
         try:
             kw[key] = int(val) if key == "beam" else float(val)
         except ValueError:

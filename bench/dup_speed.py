@@ -338,14 +338,15 @@ def report(r):
     import numpy as np
 
     out = []
-    e = r.get("encode")
-    if e:
+    for e in (r.get("encode"), r.get("encode_detector")):
+        if not e:
+            continue
         st_s = e["sentence-transformers"]["seconds"]
         st_c = e["sentence-transformers"].get("cpu_seconds")
         out += [f"Encode: {e['texts']} titles (mean {e['mean_chars']} chars), batch {e['batch_size']}, max length "
                 f"{e['max_length']}, {e['threads']} thread(s), {e['repeats']} alternating repeats (median).", "",
-                "| encoder | questions/s (median) | best | questions per CPU second | vs sentence-transformers: median of per-round ratios "
-                "(range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
+                "| encoder | questions/s (median) | best | questions per CPU second | "
+                "vs sentence-transformers: median of per-round ratios (range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
                 "torch imported |", "|---|---|---|---|---|---|---|---|---|---|"]
         for n in [n for n in ENCODERS if n in e]:
             x = e[n]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pysynth import _dispatch
+from pysynth import _dispatch, store
 from pysynth.retrieval import ARRAYS, FORMAT_VERSION, Index
 
 from _stores import restamp_array, write_meta
@@ -286,7 +286,7 @@ def test_save_is_atomic_and_refuses_foreign_directories(saved, tmp_path, monkeyp
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(np, "save", killed)  # the writer dies after creating its temporary dir
+    monkeypatch.setattr(store, "_save_npy", killed)  # the writer dies after creating its temporary dir
     with pytest.raises(KeyboardInterrupt):
         ix.save(c)
     monkeypatch.undo()

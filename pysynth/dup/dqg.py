@@ -277,6 +277,10 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"pysynth: error: {exc}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # train/export need torch (and onnx): the dev extras
+        print(f"pysynth: error: {exc.name or exc} is not installed; training and export need torch and onnx "
+              "(pip install 'pysynth[torch]' onnx onnxscript)", file=sys.stderr)
+        return 2
     return 0
 
 

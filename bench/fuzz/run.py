@@ -5,7 +5,7 @@ Usage (from the repository root)::
     python bench/fuzz/run.py --runs 1000000                       # every target, atheris if installed
     python bench/fuzz/run.py --family retrieval --runs 20000 --engine random
     python bench/fuzz/run.py --target retrieval.search --seconds 600
-    python bench/fuzz/run.py --replay bench/fuzz/out/crash-retrieval.search-0.bin --target retrieval.search
+    python bench/fuzz/run.py --replay /tmp/pysynth-fuzz/crash-retrieval.search-input.bin --target retrieval.search
 
 Engines: ``atheris`` (coverage-guided libFuzzer over the Python code of the twins and the
 argument builders; the C++ extension is not instrumented, so its branches guide the search only
@@ -31,6 +31,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -160,7 +161,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=0, help="stop a target after this long (0 = no limit)")
     ap.add_argument("--engine", choices=["atheris", "random", "auto"], default="auto")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "pysynth-fuzz"),
+                    help="crash/mismatch inputs and summary.json (default: $TMPDIR/pysynth-fuzz)")
     ap.add_argument("--json", help="summary file to merge into (default <out>/summary.json)")
     ap.add_argument("--nice", type=int, default=19)
     ap.add_argument("--max-mismatches", type=int, default=50)

@@ -11,7 +11,7 @@ AskUbuntu, SuperUser, Apple and Android, whose texts are not obtainable here):
   PostLinks ``LinkTypeId`` 3, the labels Rücklé et al.'s four sets come from): query = the question
   marked as a duplicate, positive = the question it duplicates, negatives = other questions of the
   same site (never one of the query's known duplicates); a question's text is its title and the
-  first 100 words of its body (HTML to text as :func:`pysynth.dup.pairs.html_to_text`), since the
+  first 100 words of its body (HTML to text as :func:`pysynth.dup.prep.html_to_text`), since the
   paper evaluates on titles and bodies. Rows carry ``site``, ``query_post_id`` and
   ``positive_post_id``: leave those questions out of training pairs
   (:func:`exclude_ids`; ``pysynth dup pairs --exclude-ids``). Links to posts missing from the
@@ -68,7 +68,7 @@ def _bm25_pick(queries: List[str], pool: List[str], exclude: List[set], n: int) 
 
 def _site_questions(dump) -> Tuple[str, Dict[str, str], List[Tuple[str, str]], Dict[str, int]]:
     """``(site, {post id: title + body text}, duplicate links, counts)`` of one dump."""
-    from pysynth.dup.pairs import html_to_text
+    from pysynth.dup.prep import html_to_text
     from pysynth.stackexchange import open_dump
 
     d = open_dump(dump)

@@ -10,7 +10,7 @@ the AttNet (the same without copying) as the no-copy comparison of the paper's T
 grammatical) domain-specific text" on other sites).
 
 Data: each question's (selected body paragraph, title) after Appendix A.1's filtering
-(:func:`pysynth.dup.pairs.questions`); the questions with a PostLinks duplicate are the
+(:func:`pysynth.dup.prep.questions`); the questions with a PostLinks duplicate are the
 evaluation items of the dumps' duplicate sets and are held out by default. Early stopping on dev
 BLEU as in the paper (Sect. 4.1), the dev set being a seeded fraction of the questions.
 
@@ -38,9 +38,9 @@ DEFAULT_MODEL = "dup-dqg-copynet"
 def training_rows(dumps: Sequence, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
                   holdout_linked: bool = True) -> Tuple[List[dict], Dict[str, dict]]:
     """``(rows, counts)``: the (body, title) rows ``{"site", "post_id", "title", "body"}`` of the
-    dumps (:func:`pysynth.dup.pairs.questions`; ``holdout_linked``: leave out questions with a
+    dumps (:func:`pysynth.dup.prep.questions`; ``holdout_linked``: leave out questions with a
     PostLinks duplicate, the evaluation items) and the counts per site."""
-    from pysynth.dup.pairs import questions
+    from pysynth.dup.prep import questions
 
     rows, counts = [], {}
     for d in dumps:
@@ -168,7 +168,7 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
     with a PostLinks duplicate: :func:`train` holds them out) or ``"dev"`` (:func:`train`'s dev
     split for these dumps, ``dev_fraction`` and ``seed``)."""
     from pysynth import metrics
-    from pysynth.dup.pairs import questions
+    from pysynth.dup.prep import questions
 
     if subset not in ("all", "linked", "dev"):
         raise ValueError(f"subset: must be 'all', 'linked' or 'dev', got {subset!r}")

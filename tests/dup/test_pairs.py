@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pysynth.dup.pairs import draw_negatives, html_to_text, make_pairs, paragraphs, select_paragraph, ws_tb_pairs
+from pysynth.dup.pairs import draw_negatives, make_pairs, ws_tb_pairs
+from pysynth.dup.prep import html_to_text, paragraphs, select_paragraph
 
 DATA = Path(os.environ.get("PYSYNTH_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 DUMPS = DATA / "stackexchange_dumps"

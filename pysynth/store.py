@@ -183,7 +183,7 @@ def save(path: PathLike, format: str, version: int, *, arrays: Optional[Mapping[
                 os.fsync(f.fileno())
             entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "crc32": crc32(a)}
         for name, data in files.items():
-            data = bytes(data)
+            data = memoryview(data).cast("B")  # not bytes(data): a second copy of a large member
             with open(tmp / name, "wb") as f:
                 f.write(data)
                 f.flush()
@@ -291,6 +291,12 @@ def load(path: PathLike, format: str, versions: Sequence[int] = (1,), *, mmap: b
             raise ValueError(f"{d} is incomplete: {name} is missing")
         if f.stat().st_size != e["bytes"]:
             raise ValueError(f"{f} is truncated or corrupt: {f.stat().st_size} bytes, {META} says {e['bytes']}")
-        if verify:  # every member is checked now, also those the owner reads later or never
-            stored.read(name)
+        if verify:  # every member is checked now, also those the owner reads later or never;
+            # streamed, so a member of gigabytes (a faiss index) is never held in memory whole
+            with open(f, "rb") as fh:
+                crc = 0
+                for block in iter(lambda: fh.read(1 << 24), b""):
+                    crc = zlib.crc32(block, crc)
+            if crc != e["crc32"]:
+                raise ValueError(f"{f} is truncated or corrupt: its size/CRC-32 do not match {META}")
     return stored

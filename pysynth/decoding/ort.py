@@ -149,12 +149,12 @@ class OrtBackend:
         if "config.json" in st.files and not isinstance(st.read_json("config.json"), dict):
             raise ValueError(f"{d}/config.json is not a model configuration (a JSON object)")
         if "vocab.json" in st.files:  # not used here, but a damaged one means a damaged export
-            from pysynth.models.vocab import Vocab
-
-            try:
-                n_vocab = len(Vocab.from_json(st.read("vocab.json")))
-            except (TypeError, KeyError, ValueError, RecursionError, AttributeError) as exc:
-                raise ValueError(f"{d}/vocab.json is not a vocabulary: {exc!r}") from None
+            # the layout of pysynth.models.vocab.Vocab.to_json, read without importing the models layer
+            doc = st.read_json("vocab.json")
+            if not isinstance(doc, dict) or not isinstance(doc.get("itos"), list) \
+                    or not all(isinstance(t, str) for t in doc["itos"]):
+                raise ValueError(f"{d}/vocab.json is not a vocabulary: expected an object with a list 'itos' of str")
+            n_vocab = len(doc["itos"])
             if n_vocab != self.vocab_size:
                 raise ValueError(f"{d}/vocab.json has {n_vocab} entries, meta.json says vocab_size {self.vocab_size}")
         so = ort.SessionOptions()

@@ -76,8 +76,8 @@ _LOCK = threading.Lock()
 
 def _resources(impl: str):
     """(resources, nonbreaking prefixes) for ``impl``, loaded once per process."""
-    from pysynth.metrics import _meteor_data as data
-    from pysynth.metrics import _meteor_ref as ref
+    import pysynth.metrics._meteor_data as data
+    import pysynth.metrics._meteor_ref as ref
 
     files = data.find_files()
     key = (impl, str(files.jar), str(files.paraphrase))
@@ -130,7 +130,7 @@ def _scores(st: np.ndarray) -> np.ndarray:
 
 def _exact(hyps: List[str], streams: List[List[str]], workers: int) -> MeteorScore:
     from pysynth._dispatch import implementation
-    from pysynth.metrics import _meteor_ref as ref
+    import pysynth.metrics._meteor_ref as ref
 
     impl = implementation("metrics")
     if impl == "cpp":

@@ -1296,7 +1296,9 @@ Model parse_model(const std::string& name) {
 
 void check_params(const ScoreParams& p) {
   if (p.model == Model::Sdm) {
-    if (!(std::isfinite(p.mu) && p.mu > 0)) fail("mu must be a finite number > 0, got " + std::to_string(p.mu));
+    // a normal double: a denormal mu underflows mu * P(t|C) to 0 and scores to -inf (bench/fuzz)
+    if (!(std::isfinite(p.mu) && p.mu >= std::numeric_limits<double>::min()))
+      fail("mu must be a finite number > 0 (at least 2.2250738585072014e-308), got " + std::to_string(p.mu));
     const double w[3] = {p.w_unigram, p.w_ordered, p.w_unordered};
     for (double x : w)
       if (!(std::isfinite(x) && x >= 0))

@@ -60,6 +60,7 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
@@ -140,8 +141,8 @@ def _model_params(model: Any, mu: Any, weights: Any, k1: Any, b: Any) -> tuple:
     if not all(np.isfinite(w)) or min(w) < 0 or sum(w) <= 0:
         raise ValueError(f"weights must be finite, >= 0 and not all 0, got {w}")
     mu, k1, b = float(mu), float(k1), float(b)
-    if not (np.isfinite(mu) and mu > 0):
-        raise ValueError(f"mu must be a finite number > 0, got {mu}")
+    if not (np.isfinite(mu) and mu >= sys.float_info.min):  # a denormal mu gives -inf scores
+        raise ValueError(f"mu must be a finite number > 0 (at least {sys.float_info.min!r}), got {mu}")
     if not (np.isfinite(k1) and k1 >= 0):
         raise ValueError(f"k1 must be a finite number >= 0, got {k1}")
     if not 0 <= b <= 1:

@@ -91,6 +91,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import Dict, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -539,8 +540,8 @@ def _check_params(model: str, mu: float, weights, k1: float, b: float):
         raise ValueError(f"weights must be 3 numbers (unigram, ordered, unordered), got {len(w)}")
     mu, k1, b = float(mu), float(k1), float(b)
     if model == "sdm":
-        if not (math.isfinite(mu) and mu > 0):
-            raise ValueError(f"mu must be a finite number > 0, got {mu}")
+        if not (math.isfinite(mu) and mu >= sys.float_info.min):  # a denormal mu gives -inf scores
+            raise ValueError(f"mu must be a finite number > 0 (at least {sys.float_info.min!r}), got {mu}")
         for x in w:
             if not (math.isfinite(x) and x >= 0):
                 raise ValueError(

@@ -218,7 +218,7 @@ def add_commands(sub) -> None:
     C.add_in(rw, help="questions: a text file (one per line) or JSONL/Parquet rows with 'question'")
     rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
     rw.add_argument("--model", default=None, help="a rewriter name or folder (default: the shipped mqr-copynet-small)")
-    # the decoding defaults were chosen on held-out MQR dev pairs (pysynth/models/assets/mqr-copynet-small)
+    # the decoding defaults were chosen on held-out MQR dev pairs (pysynth.mqr.rewrite.DEFAULT_DECODING)
     rw.add_argument("--beam", type=C.positive_int, default=6)
     rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=2.0,
                     help="rerank the beam: mean log-probability + COVERAGE x the share of the question's words kept")

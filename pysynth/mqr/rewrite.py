@@ -27,9 +27,11 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from pysynth.mqr.mining import QUESTION_WORDS
 
-__all__ = ["rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
+__all__ = ["DEFAULT_DECODING", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "mqr-copynet-small"
+#: the decoding of ``pysynth mqr rewrite``, chosen on the held-out MQR dev pairs (:meth:`Rewriter.rewrite`)
+DEFAULT_DECODING = {"beam": 6, "coverage": 2.0, "wellformed": 0.5, "backoff": 0.7}
 _WORD = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
 _AUX = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "has", "have",
         "had", "may", "must", "might"}

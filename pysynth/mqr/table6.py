@@ -110,8 +110,8 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
 
     Parameters
     ----------
-    models : ``{row name: model}`` rewriters (default ``{"pysynth CopyNet (mqr-copynet-small)":
-        "mqr-copynet-small"}``).
+    models : ``{row name: model spec}`` rewriters (:func:`parse_step`; default: the shipped
+        ``mqr-copynet-small`` at beam 4 and with ``pysynth mqr rewrite``'s decoding).
     limit : the first test rows only (for a quick check).
     round_trip : the pivot of the round-trip translation baseline
         (:func:`pysynth.paraphrase.pipeline.round_trip`; None: no such row).
@@ -136,7 +136,13 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
     timing: Dict[str, float] = {}
     table: Dict[str, int] = {}
     cache: dict = {}
-    for name, model in (models or {"pysynth CopyNet (mqr-copynet-small)": "mqr-copynet-small"}).items():
+    if not models:
+        from pysynth.mqr.rewrite import DEFAULT_DECODING
+
+        opts = ",".join(f"{k}={v}" for k, v in DEFAULT_DECODING.items())
+        models = {"pysynth CopyNet (mqr-copynet-small), beam 4": "mqr-copynet-small",
+                  "pysynth CopyNet (mqr-copynet-small), the rewrite defaults": f"mqr-copynet-small@{opts}"}
+    for name, model in models.items():
         t0 = time.perf_counter()
         systems[name] = (None, run_chain([model], ill, beam, cache))
         timing[name] = time.perf_counter() - t0

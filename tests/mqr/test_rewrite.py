@@ -216,3 +216,12 @@ def test_cli_rewrite(tmp_path):
 def test_cli_table6_bad_chain(tmp_path):
     r = _cli("table6", "--chain", "rule", "--out", str(tmp_path / "t"))
     assert r.returncode == 2 and "--chain: expected [NAME=]A>B" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_rewrite_defaults_are_the_dev_chosen_decoding():
+    from pysynth.cli import build_parser
+    from pysynth.mqr.rewrite import DEFAULT_DECODING
+
+    a = build_parser().parse_args(["mqr", "rewrite", "--in", "-", "--out", "-"])
+    assert {"beam": a.beam, "coverage": a.coverage, "wellformed": a.rerank_wellformed,
+            "backoff": a.backoff} == DEFAULT_DECODING

@@ -83,8 +83,8 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   if (overflow < 0 || (overflow == 0 && w64 != -1 && w64 < 1))
     throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " + std::string(py::repr(workers_obj)));
   // more threads than C's int holds: as many as an int holds (the result never depends on it)
-  const int workers = overflow > 0 || w64 > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
-                                                                               : static_cast<int>(w64);
+  const int workers =
+      overflow > 0 || w64 > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(w64);
   Config cfg;
   cfg.strategy = parse_strategy(strategy);
   cfg.m = to_int(m, "m", 1);

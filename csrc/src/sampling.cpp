@@ -864,8 +864,8 @@ std::int64_t Sampler::Impl::sample(std::int64_t* offsets, std::int32_t* ids) con
   const std::size_t n = c.n_questions, m = static_cast<std::size_t>(cfg.m);
   if (n == 0) return 0;
   // parallel_for runs at most one thread per chunk: workers=10**9 must not allocate 10**9 slots
-  const std::size_t n_ws = std::min(static_cast<std::size_t>(resolve_workers(cfg.workers)),
-                                    (n + kQuestionChunk - 1) / kQuestionChunk);
+  const std::size_t n_ws =
+      std::min(static_cast<std::size_t>(resolve_workers(cfg.workers)), (n + kQuestionChunk - 1) / kQuestionChunk);
   std::vector<std::unique_ptr<Workspace>> wss(n_ws);
   parallel_for(n, cfg.workers, kQuestionChunk, [&](std::size_t tid, std::size_t b, std::size_t e) {
     auto& wsp = wss[tid];

@@ -129,8 +129,8 @@ def _scores(st: np.ndarray) -> np.ndarray:
 
 
 def _exact(hyps: List[str], streams: List[List[str]], workers: int) -> MeteorScore:
-    from pysynth._dispatch import implementation
     import pysynth.metrics._meteor_ref as ref
+    from pysynth._dispatch import implementation
 
     impl = implementation("metrics")
     if impl == "cpp":

@@ -141,10 +141,12 @@ def respace(output: str, source: str) -> str:
 
 
 def truecase(output: str, source: str) -> str:
-    """Restore the case of the words of ``output`` (lower-cased by the model) that occur in
-    ``source`` (the pronoun "I" too), and capitalise the first letter. The source's first word,
+    """Restore the spacing (:func:`respace`) and the case of the words of ``output`` (lower-cased by
+    the model) that occur in ``source`` (the pronoun "I" too), and capitalise the first letter
+    (every caller of a rewriting model, ``/v1/rewrite`` too, gets both). The source's first word,
     when only its first letter is upper case, is taken as capitalised for starting the sentence,
     unless the next word is capitalised too ("Sony Alpha 77", "Time Magazine")."""
+    output = respace(output, source)
     cased = {}
     words = _WORD.findall(source)
     for i, w in enumerate(words):
@@ -330,7 +332,7 @@ class Rewriter:
         rerank = bool(coverage or wellformed)
         res = self.generator.generate([texts[i] for i in ok], beam=beam, n=beam if rerank else 1,
                                       batch_size=batch_size, **decode)
-        cands = [[truecase(respace(t, texts[i]), texts[i]) for t in g.texts] for i, g in zip(ok, res)]
+        cands = [[truecase(t, texts[i]) for t in g.texts] for i, g in zip(ok, res)]
         logwf: List[List[float]] = [[0.0] * len(c) for c in cands]
         if wellformed and rerank:
             import numpy as np

@@ -225,3 +225,8 @@ def test_cli_rewrite_defaults_are_the_dev_chosen_decoding():
     a = build_parser().parse_args(["mqr", "rewrite", "--in", "-", "--out", "-"])
     assert {"beam": a.beam, "coverage": a.coverage, "wellformed": a.rerank_wellformed,
             "backoff": a.backoff} == DEFAULT_DECODING
+
+
+def test_truecase_respaces_too():
+    # /v1/rewrite calls truecase alone: it gets the source's spacing as well
+    assert truecase("how does / etc / fstab work?", "how does /etc/fstab work") == "How does /etc/fstab work?"

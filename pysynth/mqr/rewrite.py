@@ -27,7 +27,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from pysynth.mqr.mining import QUESTION_WORDS
 
-__all__ = ["DEFAULT_DECODING", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
+__all__ = ["DEFAULT_DECODING", "check_decoding", "choose", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "mqr-copynet-small"
 #: the decoding of ``pysynth mqr rewrite``, chosen on the held-out MQR dev pairs (:meth:`Rewriter.rewrite`)
@@ -273,6 +273,34 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
     return pairs, counts
 
 
+def check_decoding(coverage: float, wellformed: float, backoff: float) -> None:
+    """Refuse a rerank setting of :meth:`Rewriter.rewrite` that is not a number >= 0."""
+    for name, v in (("coverage", coverage), ("wellformed", wellformed), ("backoff", backoff)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+            raise ValueError(f"{name}: must be a number >= 0, got {v!r}")
+
+
+def choose(text: str, cands: Sequence[str], scores: Sequence[float], logwf: Optional[Sequence[float]] = None,
+           coverage: float = 0.0, wellformed: float = 0.0, backoff: float = 0.0) -> str:
+    """The rewrite of ``text`` among its beam's (truecased) candidates ``cands`` with their
+    log-probabilities ``scores``: the rerank and back-off of :meth:`Rewriter.rewrite` (its
+    parameters), one place for the library and ``POST /v1/rewrite``. ``logwf``: each candidate's
+    log well-formedness probability (used when ``wellformed`` > 0)."""
+    src = [w.lower() for w in _WORD.findall(text) if w[0].isalnum()]
+
+    def kept(c: str) -> float:
+        words = {w.lower() for w in _WORD.findall(c)}
+        return sum(w in words for w in src) / max(1, len(src))
+
+    best = 0
+    if (coverage or wellformed) and len(cands) > 1:
+        lw = logwf if logwf is not None else [0.0] * len(cands)
+        score = [sc / max(1, len(_WORD.findall(c))) + coverage * kept(c) + wellformed * w
+                 for c, sc, w in zip(cands, scores, lw)]
+        best = max(range(len(score)), key=score.__getitem__)
+    return cands[best] if kept(cands[best]) >= backoff else rule_floor(text)
+
+
 class Rewriter:
     """A rewriting model (a pysynth seq2seq model: the shipped ``mqr-copynet-small``, a folder or a
     training run) on onnxruntime or torch, with :func:`truecase` on its outputs."""
@@ -316,9 +344,7 @@ class Rewriter:
         """
         from pysynth.models.generate import prepare_sources
 
-        for name, v in (("coverage", coverage), ("wellformed", wellformed), ("backoff", backoff)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name}: must be a number >= 0, got {v!r}")
+        check_decoding(coverage, wellformed, backoff)
         texts = list(texts)
         ok, out = [], list(texts)
         for i, t in enumerate(texts):
@@ -344,20 +370,8 @@ class Rewriter:
             for j, cs in enumerate(cands):
                 logwf[j], k = probs[k:k + len(cs)], k + len(cs)
         for j, (i, g) in enumerate(zip(ok, res)):
-            if not cands[j]:
-                continue
-            src = [w.lower() for w in _WORD.findall(texts[i]) if w[0].isalnum()]
-
-            def kept(c: str) -> float:
-                words = {w.lower() for w in _WORD.findall(c)}
-                return sum(w in words for w in src) / max(1, len(src))
-
-            best = 0
-            if rerank and len(cands[j]) > 1:
-                score = [sc / max(1, len(_WORD.findall(c))) + coverage * kept(c) + wellformed * lw
-                         for c, sc, lw in zip(cands[j], g.scores, logwf[j])]
-                best = max(range(len(score)), key=score.__getitem__)
-            out[i] = cands[j][best] if kept(cands[j][best]) >= backoff else rule_floor(texts[i])
+            if cands[j]:
+                out[i] = choose(texts[i], cands[j], g.scores, logwf[j], coverage, wellformed, backoff)
         return out
 
 

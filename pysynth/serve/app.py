@@ -23,12 +23,14 @@ message names the field), 503 a full queue (``Retry-After``), 504 a request past
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Union
 
+from pysynth.mqr.rewrite import DEFAULT_DECODING as _REWRITE
 from pysynth.serve.batching import QueueFull
 from pysynth.serve.models import (
     TASKS,
@@ -253,7 +255,16 @@ def create_app(config: Optional[ServeConfig] = None):
     class RewriteRequest(BaseModel):
         model_config = ConfigDict(extra="forbid")
         questions: Union[StrictStr, List[StrictStr]] = Field(examples=["Spaghetti carbonara, mixing"])
-        beam: StrictInt = Field(4, ge=1, le=16, description="beam size (1: greedy)")
+        beam: StrictInt = Field(_REWRITE["beam"], ge=1, le=16, description="beam size (1: greedy)")
+        coverage: Union[StrictFloat, StrictInt] = Field(
+            _REWRITE["coverage"], ge=0, le=100, description="rerank the beam by the share of the question's words kept "
+                                                           "(0: the beam's best); as `pysynth mqr rewrite`")
+        rerank_wellformed: Optional[Union[StrictFloat, StrictInt]] = Field(
+            None, ge=0, le=100, description="weight of the well-formedness log-probability in the rerank (default: "
+                                            f"{_REWRITE['wellformed']} when the wellformed model is served, else 0)")
+        backoff: Union[StrictFloat, StrictInt] = Field(
+            _REWRITE["backoff"], ge=0, le=1, description="a rewrite keeping less than this share of the question's "
+                                                         "words is replaced by the rule floor")
         min_wellformed: Optional[Union[StrictFloat, StrictInt]] = Field(
             None, ge=0, le=1, description="keep a rewrite only when its well-formedness is >= this (else the input)")
 
@@ -472,13 +483,18 @@ def create_app(config: Optional[ServeConfig] = None):
     @app.post("/v1/rewrite", response_model=RewriteResponse, responses={404: {}, 422: {}, 503: {}},
               summary="rewrite ill-formed questions into well-formed ones (MQR, Chu et al. 2020)")
     async def rewrite(req: RewriteRequest):
-        from pysynth.mqr.rewrite import truecase
+        from pysynth.mqr.rewrite import choose, truecase
 
         g = _loaded("rewrite")
         qs = _inputs(req.questions, "questions")
         wf = None
         if req.min_wellformed is not None:
             wf = _loaded("wellformed", "min_wellformed: ")
+        w_rerank = req.rerank_wellformed
+        if w_rerank is None:  # the CLI's default decoding where the classifier is served
+            w_rerank = _REWRITE["wellformed"] if "wellformed" in generators else 0.0
+        wf_rerank = _loaded("wellformed", "rerank_wellformed: ") if w_rerank else None
+        rerank = bool(req.coverage or w_rerank) and req.beam > 1
         ok = []
         for i, q in enumerate(qs):
             try:
@@ -486,12 +502,21 @@ def create_app(config: Optional[ServeConfig] = None):
                 ok.append(i)
             except (ValueError, TypeError):  # no word the model knows: the question comes back as it is
                 pass
-        key = DecodeKey("greedy" if req.beam == 1 else "beam", 1, req.beam, 1, 0.0, None)
+        key = DecodeKey("greedy" if req.beam == 1 else "beam", req.beam if rerank else 1, req.beam, 1, 0.0, None)
         outs = await _submit(g.batcher, key, [qs[i] for i in ok]) if ok else []
+        cands = [[truecase(t, qs[i]) for t in o.texts] for i, o in zip(ok, outs)]
+        logwf = [None] * len(cands)
+        if rerank and wf_rerank is not None:
+            flat = [c for cs in cands for c in cs]
+            probs = (await _submit(wf_rerank.batcher, None, flat)) if flat else []
+            k = 0
+            for j, cs in enumerate(cands):
+                logwf[j], k = [math.log(p + 1e-6) for p in probs[k:k + len(cs)]], k + len(cs)
         results = [{"question": q, "rewrite": q, "rewritten": False} for q in qs]
-        for i, o in zip(ok, outs):
-            if o.texts:
-                results[i].update(rewrite=truecase(o.texts[0], qs[i]), rewritten=True)
+        for j, (i, o) in enumerate(zip(ok, outs)):
+            if cands[j]:
+                results[i].update(rewrite=choose(qs[i], cands[j], o.scores, logwf[j], req.coverage if rerank else 0,
+                                                 w_rerank if rerank else 0, req.backoff), rewritten=True)
         if wf is not None:
             probs = await _submit(wf.batcher, None, [r["rewrite"] for r in results])
             for r, p in zip(results, probs):

@@ -19,7 +19,8 @@ def _cmd_generate(args) -> int:
 
         args.contexts = str(qagen_sample_path())
     cfg = QAGenConfig(top_k=args.top_k, joint=not args.independent, decode=args.decode, beam_size=args.beam_size,
-                      match=args.match, margin=args.margin, neg_fraction=args.neg_fraction, seed=args.seed)
+                      match=args.match, margin=args.margin, neg_fraction=args.neg_fraction, seed=args.seed,
+                      min_wellformed=args.min_wellformed)
     summary = run(args.contexts, args.out, cfg, answer_model=args.answer_model, question_model=args.question_model,
                   qa_model=args.qa_model, keep_discarded=args.keep_discarded, squad_out=args.squad_out,
                   executor=executor_from_args(args), chunk_size=args.chunk_size, threads=args.threads,
@@ -88,6 +89,9 @@ def add_commands(sub) -> None:
                    help="also require the QA answer to beat its no-answer score by this margin")
     p.add_argument("--neg-fraction", type=C.float_in(0, False, 1, "a number in [0, 1)"), default=0.2,
                    help="share of unanswerable rows (a kept question on another paragraph of its article; 0.2)")
+    p.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
+                   metavar="P", help="also discard kept triples whose question's well-formedness probability "
+                                     "(pysynth.quality) is below P (reason not_wellformed)")
     p.add_argument("--keep-discarded", action="store_true", help="also write discarded triples (consistent=false)")
     p.add_argument("--squad-out", default=None, help="also write the kept set as SQuAD 2.0 JSON")
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="contexts per model call")

@@ -68,6 +68,10 @@ class QAGenConfig:
         Longest QA answer in wordpieces (30).
     neg_fraction : float
         Share of output rows that are unanswerable (0.2; 0 turns them off).
+    min_wellformed : float or None
+        Also discard a consistent triple whose question's well-formedness probability
+        (:func:`pysynth.quality.wellformedness`, Faruqui & Das 2018) is below this (reason
+        ``not_wellformed``); the kept rows get a ``wellformed`` field. None: no filter.
     seed : int
         Seeds the answer draw and the unanswerable pairing (per context, so any chunking gives
         the same rows).
@@ -84,6 +88,7 @@ class QAGenConfig:
     qa_max_answer_len: int = 30
     neg_fraction: float = 0.2
     seed: int = 0
+    min_wellformed: Optional[float] = None
 
     def __post_init__(self):
         for k in ("top_k", "max_answer_len", "beam_size", "top_k_sample", "qa_max_answer_len"):
@@ -99,9 +104,16 @@ class QAGenConfig:
             raise ValueError(f"neg_fraction: must be in [0, 1), got {self.neg_fraction!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed: must be a non-negative integer, got {self.seed!r}")
+        if self.min_wellformed is not None and (isinstance(self.min_wellformed, bool)
+                                                or not isinstance(self.min_wellformed, (int, float))
+                                                or not 0.0 <= self.min_wellformed <= 1.0):
+            raise ValueError(f"min_wellformed: must be a probability in [0, 1] or None, got {self.min_wellformed!r}")
 
     def as_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["min_wellformed"] is None:  # runs without the filter keep their signature
+            del d["min_wellformed"]
+        return d
 
 
 def roundtrip_decision(answer: str, predicted: Dict[str, Any], match: str = "exact",
@@ -214,6 +226,15 @@ class QAGenerator:
                 row.update(roundtrip_text=p["text"], roundtrip_start=p["start"], consistent=ok, is_impossible=False,
                            roundtrip_f1=round(f1, 4), qa_score=round(float(p["score"]), 4),
                            null_score=round(float(p["null_score"]), 4), reason=reason)
+        if c.min_wellformed is not None:  # the --min-wellformed filter of every generating command
+            from pysynth.quality import wellformedness
+
+            kept = [r for r in rows if r["consistent"]]
+            probs = wellformedness([r["question"] for r in kept]) if kept else []
+            for r, p in zip(kept, probs):
+                r["wellformed"] = round(float(p), 4)
+                if p < c.min_wellformed:
+                    r.update(consistent=False, reason="not_wellformed")
         return rows
 
 

@@ -124,7 +124,9 @@ def test_roundtrip_decision():
 
 @pytest.mark.parametrize("kw,needle", [({"top_k": 0}, "top_k"), ({"decode": "x"}, "decode"),
                                        ({"neg_fraction": 1.0}, "neg_fraction"), ({"match": "f2"}, "match"),
-                                       ({"seed": -1}, "seed"), ({"margin": float("nan")}, "margin")])
+                                       ({"seed": -1}, "seed"), ({"margin": float("nan")}, "margin"),
+                                       ({"min_wellformed": 1.5}, "min_wellformed"),
+                                       ({"min_wellformed": "0.5"}, "min_wellformed")])
 def test_config_validation(kw, needle):
     with pytest.raises(ValueError, match=needle):
         QAGenConfig(**kw)
@@ -176,6 +178,25 @@ def test_pipeline_rows_account_for_every_context():
         assert 1 <= r["answer_rank"] <= r["answer_candidates"]
     again = QAGenerator(QAGenConfig(seed=3), _Extract(), _AskQG(), _EchoQA()).run(cs[2:], first_index=2)
     assert again == rows[2:]  # seeds are per context index: chunking does not matter
+
+
+def test_min_wellformed_discards_and_counts():
+    from pysynth.quality import wellformedness
+
+    cs = [D.Context(str(i), t, c) for i, (t, c) in enumerate(CTX)]
+    base = QAGenerator(QAGenConfig(seed=3), _Extract(), _AskQG(), _EchoQA()).run(cs)
+    assert "min_wellformed" not in QAGenConfig().as_dict()  # runs without the filter keep their signature
+    for thr in (0.0, 1.0):
+        rows = QAGenerator(QAGenConfig(seed=3, min_wellformed=thr), _Extract(), _AskQG(), _EchoQA()).run(cs)
+        kept = [b for b in base if b["consistent"]]
+        probs = wellformedness([b["question"] for b in kept])
+        for b, r in zip(base, rows):
+            if not b["consistent"]:
+                assert r == b
+                continue
+            p = probs[kept.index(b)]
+            assert r["wellformed"] == round(float(p), 4)
+            assert r["consistent"] == (p >= thr) and r["reason"] == (None if p >= thr else "not_wellformed")
 
 
 def test_unanswerables_other_paragraph_of_same_article():

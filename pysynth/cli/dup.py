@@ -173,9 +173,10 @@ def add_commands(sub) -> None:
     x = ds.add_parser("index", help="embed a forum's questions into a faiss index (+ BM25 for --hybrid search)")
     C.add_in(x, help='JSONL/Parquet rows {"id"?, "question"}')
     x.add_argument("--out", required=True, help="index folder to write")
-    x.add_argument("--model", default="minilm", help="minilm (the offline MiniLM), a trained detector (a shipped "
-                                                     "name or a pysynth dup train folder) or a local Hugging Face "
-                                                     "encoder")
+    x.add_argument("--model", default="dup-minilm-wstb", help="a trained detector (a shipped name or a pysynth dup "
+                                                              "train folder; default: the shipped dup-minilm-wstb), "
+                                                              "minilm (the offline MiniLM, needs torch) or a local "
+                                                              "Hugging Face encoder")
     x.add_argument("--kind", choices=("flat", "hnsw", "ivf"), default="flat", help="faiss index (flat: exact)")
     x.add_argument("--field", default="question", help="the rows' text field")
     C.add_workers(x)

@@ -97,12 +97,12 @@ def embedder(model: Any):
     return model
 
 
-def build(rows: Iterable[Mapping], out: PathLike, model: str = "minilm", kind: str = "flat",
+def build(rows: Iterable[Mapping], out: PathLike, model: str = DEFAULT_DETECTOR, kind: str = "flat",
           text_field: str = "question", batch_size: int = 64, workers: int = 1) -> Dict[str, Any]:
     """Index ``rows`` (``{"id"?, text_field: str}``; id defaults to the row number) into ``out``.
 
-    ``model``: ``minilm`` (the offline MiniLM), a trained detector (name or folder) or a local
-    Hugging Face encoder folder; ``kind``:
+    ``model``: a trained detector (name or folder; default the shipped ``dup-minilm-wstb``, run on
+    onnxruntime), ``minilm`` (the offline MiniLM, on torch) or a local Hugging Face encoder folder; ``kind``:
     the faiss index (``flat`` exact, ``hnsw``, ``ivf``). Returns ``{"docs", "dim", "kind", "model"}``.
     """
     from pysynth import io, store

@@ -26,7 +26,7 @@ def index(tmp_path_factory):
         pytest.skip("the offline MiniLM is not installed")
     out = tmp_path_factory.mktemp("dup") / "idx"
     info = build([{"id": f"q{i}", "question": q} for i, q in enumerate(FORUM)], out)
-    assert info == {"docs": 5, "dim": 384, "kind": "flat", "model": "minilm"}
+    assert info == {"docs": 5, "dim": 384, "kind": "flat", "model": "dup-minilm-wstb"}  # the shipped detector
     return out
 
 

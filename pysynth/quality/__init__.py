@@ -21,6 +21,8 @@ from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
+from pysynth import _validate
+
 __all__ = ["wellformedness", "filter_rows", "WellformednessModel", "DEFAULT_MODEL", "FORMAT", "FORMAT_VERSION"]
 
 DEFAULT_MODEL = "wellformed-minilm"
@@ -73,12 +75,7 @@ class WellformednessModel:
 
     def logits(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Raw scores [len(texts)] float32 (the sigmoid of which is :meth:`__call__`)."""
-        if isinstance(texts, str):
-            raise TypeError("texts: expected a list of strings, got one str; wrap it in a list")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}]: expected str, got {type(t).__name__}")
+        texts = _validate.strings(texts, "texts")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
         out = [np.zeros(0, dtype=np.float32)]

@@ -36,6 +36,8 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pysynth import _validate
+
 __all__ = ["OnnxEncoder", "export", "load", "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "pysynth.encoder.onnx"
@@ -171,12 +173,7 @@ class OnnxEncoder:
         Texts are batched by length (less padding); row ``i`` is always ``texts[i]``'s embedding,
         and it does not depend on the other texts (weight-only int8 keeps float32 arithmetic).
         """
-        if isinstance(texts, str):
-            raise TypeError("texts: expected a list of strings, got one str; wrap it in a list")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}]: expected str, got {type(t).__name__}")
+        texts = _validate.strings(texts, "texts")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

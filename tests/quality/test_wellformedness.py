@@ -45,7 +45,7 @@ def test_a_score_does_not_depend_on_the_batch(model):
 
 
 def test_bad_input(model):
-    with pytest.raises(TypeError, match="one str"):
+    with pytest.raises(TypeError, match="single string"):
         model("what?")
     with pytest.raises(TypeError, match=r"texts\[1\]"):
         model(["a", 3])

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -35,9 +34,6 @@ FORMAT, FORMAT_VERSION = "pysynth.dup.Index", 1
 DEFAULT_DETECTOR = "dup-minilm-wstb"
 #: store format of a trained detector (:func:`pysynth.dup.train.save`)
 DETECTOR_FORMAT, DETECTOR_FORMAT_VERSION = "pysynth.dup.encoder", 1
-
-_cache: Dict[Any, "Encoder"] = {}
-_lock = threading.Lock()
 
 
 class Encoder(OnnxEncoder):
@@ -66,12 +62,9 @@ class Encoder(OnnxEncoder):
 def encoder(model: Optional[PathLike] = None, threads: int = 0) -> Encoder:
     """A cached :class:`Encoder` (one per model and thread setting):
     ``pysynth.dup.encoder(model).encode(texts)`` -> float32 unit vectors."""
-    key = (str(model), int(threads))
-    with _lock:
-        e = _cache.get(key)
-        if e is None:
-            e = _cache[key] = Encoder(model, threads)
-    return e
+    from pysynth.models.registry import cached
+
+    return cached(Encoder, model, threads)
 
 
 def is_detector(model: Any) -> bool:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
-__all__ = ["Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
+__all__ = ["cached", "Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
            "ASSETS", "RUN_MODEL", "model_fingerprint"]
 
@@ -34,6 +35,21 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 RUN_MODEL = "model"
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+_loaded: Dict[Any, Any] = {}
+_loaded_lock = threading.Lock()
+
+
+def cached(factory, model=None, threads: int = 0):
+    """One ``factory(model, threads)`` per (factory, model, thread setting) for the process: the
+    model loaders that callers reach by name (:func:`pysynth.quality.load`, :func:`pysynth.dup.encoder`)."""
+    key = (factory, str(model), int(threads))
+    with _loaded_lock:
+        m = _loaded.get(key)
+        if m is None:
+            m = _loaded[key] = factory(model, threads)
+    return m
 
 
 def _load_attr(spec: str):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
@@ -30,9 +29,6 @@ DEFAULT_MODEL = "wellformed-minilm"
 FORMAT = "pysynth.classifier.onnx"
 FORMAT_VERSION = 1
 PathLike = Union[str, "os.PathLike[str]"]
-
-_cache: dict = {}
-_lock = threading.Lock()
 
 
 class WellformednessModel:
@@ -97,12 +93,9 @@ class WellformednessModel:
 
 def load(model: Optional[PathLike] = None, threads: int = 0) -> WellformednessModel:
     """A cached :class:`WellformednessModel` (one per model and thread setting)."""
-    key = (str(model), int(threads))
-    with _lock:
-        m = _cache.get(key)
-        if m is None:
-            m = _cache[key] = WellformednessModel(model, threads)
-    return m
+    from pysynth.models.registry import cached
+
+    return cached(WellformednessModel, model, threads)
 
 
 def wellformedness(texts: Sequence[str], model: Optional[PathLike] = None, batch_size: int = 64,

@@ -1,0 +1,81 @@
+// The one text intake of the bindings: Python str sequences -> UTF-8 views, no copies.
+//
+// PyUnicode_AsUTF8AndSize returns the str's own buffer for ASCII (compact) strings and a
+// UTF-8 copy cached inside the str object otherwise, so a second call on the same list is
+// free and nothing is copied into std::string (pybind11's list<str> caster copies every
+// item). Every text hot path (metrics, text stage, corpus, index build, search, sampling)
+// takes its strings through to_strings / to_column.
+#include <string>
+
+#include "common.hpp"
+
+namespace pysynth::bind {
+
+Column to_strings(py::handle obj, const char* name) {
+  Column c;
+  if (obj.is_none()) throw py::type_error(std::string(name) + " must be a sequence of str, got None");
+  if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
+    throw py::type_error(std::string(name) + " must be a sequence of str, not a single string; wrap it in a list");
+  PyObject* seq = PySequence_Fast(obj.ptr(), "");
+  if (!seq) {
+    PyErr_Clear();
+    throw py::type_error(std::string(name) + " must be a sequence of str, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  c.keep = py::reinterpret_steal<py::object>(seq);
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  PyObject** items = PySequence_Fast_ITEMS(seq);
+  c.views.resize(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* s = items[i];
+    if (!PyUnicode_Check(s)) {
+      throw py::type_error(std::string(name) + "[" + std::to_string(i) + "] must be str, got " + Py_TYPE(s)->tp_name);
+    }
+    Py_ssize_t len;
+    const char* p = PyUnicode_AsUTF8AndSize(s, &len);
+    if (!p) {
+      PyErr_Clear();
+      throw py::value_error(std::string(name) + "[" + std::to_string(i) +
+                            "] is not valid Unicode (lone surrogate); clean the text first");
+    }
+    c.views[static_cast<size_t>(i)] = std::string_view(p, static_cast<size_t>(len));
+  }
+  c.col.strs = c.views.data();
+  c.col.size = c.views.size();
+  return c;
+}
+
+py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
+                                                                           const char* name) {
+  auto off = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(obj);
+  if (!off || off.ndim() != 1 || static_cast<size_t>(off.shape(0)) != n + 1)
+    throw py::value_error(std::string(name) + " must be a 1-d integer array of length " + std::to_string(n + 1));
+  const int64_t* o = off.data();
+  if (o[0] != 0 || o[n] != static_cast<int64_t>(total))
+    throw py::value_error(std::string(name) + " must start at 0 and end at " + std::to_string(total));
+  for (size_t i = 0; i < n; ++i)
+    if (o[i + 1] < o[i]) throw py::value_error(std::string(name) + " must be non-decreasing");
+  return off;
+}
+
+Column to_column(py::handle obj, const char* name) {
+  if (!obj.is_none() && py::hasattr(obj, "values") && py::hasattr(obj, "offsets") && !PySequence_Check(obj.ptr())) {
+    Column c;
+    c.keep = py::reinterpret_borrow<py::object>(obj);
+    c.ids = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(obj.attr("values"));
+    if (!c.ids || c.ids.ndim() != 1) throw py::value_error(std::string(name) + ".values must be a 1-d int32 array");
+    py::object off = obj.attr("offsets");
+    auto o = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(off);
+    if (!o || o.ndim() != 1 || o.shape(0) < 1)
+      throw py::value_error(std::string(name) + ".offsets must be a 1-d int64 array of length n + 1");
+    size_t n = static_cast<size_t>(o.shape(0)) - 1;
+    c.offsets = to_offsets(off, n, static_cast<size_t>(c.ids.shape(0)), (std::string(name) + ".offsets").c_str());
+    c.col.ids = c.ids.data();
+    c.col.offsets = c.offsets.data();
+    c.col.size = n;
+    return c;
+  }
+  return to_strings(obj, name);
+}
+
+}  // namespace pysynth::bind

@@ -149,7 +149,9 @@ def copy_fn(impl, full):
         return lambda **a: ca.copy_attention_step_naive(**a, return_logprobs=full,
                                                         check_ids=False)
     if "copy" not in _COMPILED:
-        _COMPILED["copy"] = torch.compile(ca.copy_attention_step_naive)
+        # dynamic=False: torch 2.11 inductor fails on the dynamic-shape cumsum (SplitScan) that
+        # the second shape would trigger; one static graph per shape is also what a user gets.
+        _COMPILED["copy"] = torch.compile(ca.copy_attention_step_naive, dynamic=False)
     return lambda **a: _COMPILED["copy"](**a, return_logprobs=full, check_ids=False)
 
 
@@ -159,7 +161,7 @@ def beam_fn(impl):
     if impl == "eager":
         return db.diverse_beam_step_naive
     if "beam" not in _COMPILED:
-        _COMPILED["beam"] = torch.compile(db.diverse_beam_step_naive)
+        _COMPILED["beam"] = torch.compile(db.diverse_beam_step_naive, dynamic=False)
     return _COMPILED["beam"]
 
 
@@ -266,7 +268,7 @@ def e2e_backend(impl, model):
         return be
     if impl == "compile":
         model = copy.deepcopy(model)
-        model.step_tensors = torch.compile(model.step_tensors)  # compiled on the warm-up decode
+        model.step_tensors = torch.compile(model.step_tensors, dynamic=False)  # on the warm-up decode
     return TorchBackend(model, kernels="torch")
 
 
@@ -373,6 +375,21 @@ def _event_ms(run, reps=50):
     return times[len(times) // 2]
 
 
+def _event_ms_or_error(run):
+    """Median ms, or the exception's name: one failing implementation (a torch.compile
+    error, say) must not hide the rest of the table."""
+    try:
+        return _event_ms(run)
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        return f"failed: {type(exc).__name__}"
+
+
+def _cells(ms, rows):
+    if isinstance(ms, str):
+        return f"{ms} | - "
+    return f"{ms:.3f} | {rows / ms * 1e3:,.0f}"
+
+
 def main() -> int:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {importlib.import_module('triton').__version__}\n")
@@ -384,17 +401,17 @@ def main() -> int:
             for full in (True, False):
                 for impl in IMPLS:
                     fn = copy_fn(impl, full)
-                    ms = _event_ms(lambda fn=fn, args=args: fn(**args))
+                    ms = _event_ms_or_error(lambda fn=fn, args=args: fn(**args))
                     print(f"| copy_attention | {shape} | {str(dtype)[6:]} | "
-                          f"{'logprobs' if full else 'topk only'} | {impl} | {ms:.3f} | "
-                          f"{batch * beam / ms * 1e3:,.0f} |")
+                          f"{'logprobs' if full else 'topk only'} | {impl} | "
+                          f"{_cells(ms, batch * beam)} |")
             lp, scores = beam_inputs(batch, beam, dtype)
             for impl in IMPLS:
                 fn = beam_fn(impl)
-                ms = _event_ms(lambda fn=fn, lp=lp, sc=scores, g=GROUPS[shape]:
-                               fn(lp, sc, g, LAMBDA))
+                ms = _event_ms_or_error(lambda fn=fn, lp=lp, sc=scores, g=GROUPS[shape]:
+                                        fn(lp, sc, g, LAMBDA))
                 print(f"| diverse_beam | {shape} | {str(dtype)[6:]} | G={GROUPS[shape]} | {impl} | "
-                      f"{ms:.3f} | {batch * beam / ms * 1e3:,.0f} |")
+                      f"{_cells(ms, batch * beam)} |")
     main_decode()
     return 0
 

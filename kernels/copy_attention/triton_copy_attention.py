@@ -135,11 +135,11 @@ def _attn_copy_kernel(
 
 @triton.jit
 def _gen_topk_kernel(
-    s_ptr, wo_ptr, bo_ptr, tok_id_ptr, tok_lc_ptr, out_ptr,
+    s_ptr, wo_ptr, bo_ptr, psi_ptr, tok_id_ptr, tok_lc_ptr, out_ptr,
     part_m_ptr, part_s_ptr, cand_v_ptr, cand_i_ptr,
-    B, S, H, V, chunk_v, NC, stride_out,
+    B, S, H, V, chunk_v, NC, stride_out, stride_psi,
     stride_sb, stride_sh, stride_wv, stride_wh, stride_bo,
-    HAS_BIAS: tl.constexpr, WRITE_FULL: tl.constexpr,
+    HAS_BIAS: tl.constexpr, WRITE_FULL: tl.constexpr, PSI_GIVEN: tl.constexpr,
     BLOCK_B: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_K: tl.constexpr, KP: tl.constexpr,
     PRECISION: tl.constexpr,
 ):
@@ -159,18 +159,22 @@ def _gen_topk_kernel(
     for v0 in range(v_start, v_end, BLOCK_V):
         offs_v = v0 + tl.arange(0, BLOCK_V)
         in_v = offs_v < v_end
-        acc = tl.zeros([BLOCK_B, BLOCK_V], dtype=tl.float32)
-        for k0 in range(0, H, BLOCK_K):
-            offs_k = k0 + tl.arange(0, BLOCK_K)
-            in_k = offs_k < H
-            s_t = tl.load(s_ptr + rows[:, None] * stride_sb + offs_k[None, :] * stride_sh,
-                          mask=in_r[:, None] & in_k[None, :], other=0.0)
-            w_t = tl.load(wo_ptr + offs_v[None, :] * stride_wv + offs_k[:, None] * stride_wh,
-                          mask=in_v[None, :] & in_k[:, None], other=0.0)
-            acc = tl.dot(s_t, w_t, acc, input_precision=PRECISION)
-        if HAS_BIAS:
-            bias = tl.load(bo_ptr + offs_v * stride_bo, mask=in_v, other=0.0)
-            acc += bias.to(tl.float32)[None, :]
+        if PSI_GIVEN:  # psi_g from cuBLAS (bias included), fp32 [B, V]
+            acc = tl.load(psi_ptr + rows[:, None] * stride_psi + offs_v[None, :],
+                          mask=in_r[:, None] & in_v[None, :], other=0.0)
+        else:
+            acc = tl.zeros([BLOCK_B, BLOCK_V], dtype=tl.float32)
+            for k0 in range(0, H, BLOCK_K):
+                offs_k = k0 + tl.arange(0, BLOCK_K)
+                in_k = offs_k < H
+                s_t = tl.load(s_ptr + rows[:, None] * stride_sb + offs_k[None, :] * stride_sh,
+                              mask=in_r[:, None] & in_k[None, :], other=0.0)
+                w_t = tl.load(wo_ptr + offs_v[None, :] * stride_wv + offs_k[:, None] * stride_wh,
+                              mask=in_v[None, :] & in_k[:, None], other=0.0)
+                acc = tl.dot(s_t, w_t, acc, input_precision=PRECISION)
+            if HAS_BIAS:
+                bias = tl.load(bo_ptr + offs_v * stride_bo, mask=in_v, other=0.0)
+                acc += bias.to(tl.float32)[None, :]
         psi = tl.where(in_v[None, :], acc, NEG)
         # online log-sum-exp of psi_g (every tile has >= 1 column < v_end, so m_new is finite)
         m_new = tl.maximum(m_run, tl.reduce(psi, 1, MAXF))
@@ -284,7 +288,8 @@ def copy_attention_step_triton(
     block_v: int = 128,
     num_v_chunks: Optional[int] = None,
     norm_chunks: Optional[int] = None,
-    num_warps: int = 8,
+    num_warps: int = 4,
+    gemm: str = "auto",
 ) -> CopyAttentionOutput:
     """Launcher of the fused step; same contract as ``copy_attention_step_naive``.
 
@@ -294,12 +299,22 @@ def copy_attention_step_triton(
     autotuning (it needs a GPU; the defaults are untuned). Offline sm_90 compilation
     (ptxas -v) of kernel 2 with 16 rows x 128 columns, KP = 32, fp16: 198 registers and no
     spills at 8 warps, 168 registers and small spills at 4; 64-row blocks spill ~1 KB.
+    Measured on an H100 (bench/RESULTS_kernels.md), 4 warps beat 8 despite those spills.
+
+    ``gemm``: where psi_g = s W_o^T + b comes from. ``"fused"``: ``tl.dot`` inside kernel 2,
+    nothing of size [B, V] is stored. ``"torch"``: one fp32 cuBLAS ``addmm`` into a [B, V]
+    scratch that kernel 2 reads instead (the reference's own arithmetic). ``"auto"``: fused
+    for fp16/bf16 and for fp32 up to 32 rows, torch otherwise: on the H100, fp32 ``tl.dot``
+    without TF32 is emulated and took 6.6 ms of the 7.9 ms step at 1,024 rows x 44K, where
+    cuBLAS takes 0.9 ms.
     """
     check_inputs(s, h, src_ids, src_mask, W_o, b_o, W_c, n_oov, k, check_ids, query)
     if k > MAX_K:
         raise ValueError(f"the Triton path supports k <= {MAX_K}, got k={k}; use backend='torch'")
     if block_v < 16 or block_v & (block_v - 1):
         raise ValueError(f"block_v must be a power of two >= 16, got {block_v}")
+    if gemm not in ("auto", "fused", "torch"):
+        raise ValueError(f"gemm must be 'auto', 'fused' or 'torch', got {gemm!r}")
     B, S, HQ = h.shape  # HQ: width of h and of the attention / copy query
     H = s.shape[1]  # width of the generation input s
     q = s if query is None else query
@@ -363,13 +378,20 @@ def copy_attention_step_triton(
     cand_i = torch.empty(B, nc, KP, dtype=torch.int32, device=dev)
     has_bias = b_o is not None
     bias = b_o if has_bias else W_o  # dummy pointer, never read
+    if gemm == "auto":
+        gemm = "torch" if (s.dtype == f32 and precision == "ieee" and B > 32) else "fused"
+    if gemm == "torch":
+        s32, w32 = s.float(), W_o.float()
+        psi = (torch.addmm(b_o.float(), s32, w32.t()) if has_bias else s32 @ w32.t())
+    else:
+        psi = attn  # dummy pointer, never read
     _gen_topk_kernel[(row_blocks, nc)](
-        s, W_o, bias, tok_id, tok_lc, out,
+        s, W_o, bias, psi, tok_id, tok_lc, out,
         part_m, part_s, cand_v, cand_i,
-        B, S, H, V, chunk_v, nc, stride_out,
+        B, S, H, V, chunk_v, nc, stride_out, psi.stride(0),
         s.stride(0), s.stride(1), W_o.stride(0), W_o.stride(1),
         bias.stride(0) if has_bias else 0,
-        HAS_BIAS=has_bias, WRITE_FULL=return_logprobs,
+        HAS_BIAS=has_bias, WRITE_FULL=return_logprobs, PSI_GIVEN=gemm == "torch",
         BLOCK_B=BLOCK_B, BLOCK_V=BLOCK_V, BLOCK_K=BLOCK_K, KP=KP, PRECISION=precision,
         num_warps=num_warps,
     )

@@ -211,9 +211,12 @@ CASES = {
 }
 
 
+# gemm="torch": psi_g from one cuBLAS/ATen addmm, read by kernel 2 (the default for fp32 beyond
+# 32 rows); "fused": tl.dot inside kernel 2
+@pytest.mark.parametrize("gemm", ["fused", "torch"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_triton_matches_reference(ca, ca_triton, device, name, dtype):
+def test_triton_matches_reference(ca, ca_triton, device, name, dtype, gemm):
     c = CASES[name]
     case = make_case(*c["shape"], dtype=dtype, seed=list(CASES).index(name),
                      bias=c.get("bias", True), empty_rows=c.get("empty_rows", ()),
@@ -222,7 +225,7 @@ def test_triton_matches_reference(ca, ca_triton, device, name, dtype):
         case["src_ids"] = case["src_ids"].int()
         case["W_o"] = case["W_o"].T.contiguous().T
         assert case["W_o"].stride() == (1, case["W_o"].shape[0])
-    ref, got = run_both(ca, ca_triton, case, c["k"], device, **c["kw"])
+    ref, got = run_both(ca, ca_triton, case, c["k"], device, gemm=gemm, **c["kw"])
     check(ref, got, TOL[dtype])
     if c.get("exact_ids"):
         assert torch.equal(got.topk_indices.cpu(), ref.topk_indices)
@@ -247,6 +250,12 @@ def test_triton_bf16_on_gpu(ca, ca_triton, gpu):
     case = make_case(5, 7, 24, 300, 4, dtype=torch.bfloat16, seed=9, empty_rows=(1,))
     ref, got = run_both(ca, ca_triton, case, 10, gpu)
     check(ref, got, TOL[torch.bfloat16])
+
+
+def test_triton_rejects_unknown_gemm(ca_triton, device):
+    case = make_case(2, 3, 16, 40, 1, seed=3)
+    with pytest.raises(ValueError, match="gemm must be"):
+        ca_triton.copy_attention_step_triton(**to(case, device), k=3, gemm="cublas")
 
 
 def test_triton_rejects_large_k(ca_triton, device):

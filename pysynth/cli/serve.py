@@ -42,7 +42,7 @@ def _cmd_serve(args) -> int:
         import uvicorn
     except ImportError:
         raise C.UsageError("pysynth serve needs uvicorn: pip install 'pysynth[serve]'") from None
-    cfg = ServeConfig(models=models, collection=args.collection, device=args.device, threads=args.threads,
+    cfg = ServeConfig(models=models, collection=args.collection, meteor=args.meteor, device=args.device, threads=args.threads,
                       batching=not args.no_batching, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
                       max_queue=args.max_queue, timeout_s=args.timeout, max_inputs=args.max_inputs,
                       max_body_bytes=args.max_body_bytes)
@@ -84,7 +84,10 @@ def add_commands(sub) -> None:
     s.add_argument("--tasks", type=lambda v: [t.strip() for t in v.split(",") if t.strip()], default=None,
                    metavar="LIST", help="the model endpoints to serve (default: all: k2q,rewrite,wellformed)")
     s.add_argument("--collection", default=None, metavar="DIR", type=C.input_dir("collection"),
-                   help="a search collection (pysynth index build) for POST /v1/duplicates")
+                   help="a search collection (pysynth index build: bm25/sdm) or a duplicate index (pysynth dup index: also dense/hybrid) for POST /v1/duplicates")
+    s.add_argument("--meteor", action="store_true",
+                   help="serve METEOR in POST /v1/score (Java-free Meteor 1.5; needs pycocoevalcap's resource files; "
+                        "loaded at start-up)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000, help="0: any free port")
     s.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads per model (0: default)")

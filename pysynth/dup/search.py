@@ -26,7 +26,7 @@ import numpy as np
 
 from pysynth.retrieval.encode import OnnxEncoder
 
-__all__ = ["build", "search", "FORMAT", "Encoder", "encoder", "embedder", "DEFAULT_DETECTOR"]
+__all__ = ["build", "search", "DupIndex", "FORMAT", "Encoder", "encoder", "embedder", "DEFAULT_DETECTOR"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 FORMAT, FORMAT_VERSION = "pysynth.dup.Index", 1
@@ -125,43 +125,87 @@ def _scaled(scores: np.ndarray) -> np.ndarray:
     return np.zeros_like(scores) if hi <= lo else (scores - lo) / (hi - lo)
 
 
+class DupIndex:
+    """A folder written by :func:`build`, loaded once and searched many times (the server keeps
+    one; :func:`search` loads one per call).
+
+    ``docs``: the indexed rows (``{"id", "text"}``); ``dense``: the
+    :class:`~pysynth.retrieval.dense.DenseIndex`; ``model``: the encoder name it was built with.
+    The BM25 collection (``sparse/``) is loaded on first use (hybrid search, BM25/SDM).
+    """
+
+    def __init__(self, path: PathLike):
+        from pysynth import store
+        from pysynth.retrieval.dense import DenseIndex
+
+        self.path = Path(path)
+        st = store.load(self.path / "docs", FORMAT, (FORMAT_VERSION,))
+        self.docs = [json.loads(line) for line in st.read("docs.jsonl").decode("utf-8").splitlines()]
+        self.model = st.meta["model"]
+        self.dense = DenseIndex.load(self.path / "dense")
+        self._sparse = None
+
+    @classmethod
+    def load(cls, path: PathLike) -> "DupIndex":
+        return cls(path)
+
+    @property
+    def sparse(self):
+        """The BM25/SDM :class:`~pysynth.retrieval.collection.Collection` over the same rows."""
+        if self._sparse is None:
+            from pysynth.retrieval.collection import Collection
+
+            self._sparse = Collection.load(self.path / "sparse")
+        return self._sparse
+
+    def ranked(self, queries: Sequence[str], k: int = 10, hybrid: bool = False, alpha: float = 0.5,
+               pool: int = 100, workers: int = 1) -> List[List[tuple]]:
+        """Per query, the top ``k`` as ``(doc number, score)`` pairs, best first (dense cosine, or
+        the hybrid fusion of the module doc); ties: doc number ascending."""
+        from pysynth.retrieval.dense import encode_texts
+
+        if isinstance(queries, str):
+            raise TypeError("queries: must be a sequence of strings (wrap a single query in a list)")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k: must be a positive integer, got {k!r}")
+        if not 0.0 <= float(alpha) <= 1.0:
+            raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
+        queries = list(queries)
+        n_docs = len(self.docs)
+        q = encode_texts(queries, embedder(self.model))
+        depth = max(k, pool) if hybrid else k
+        dh = self.dense.search(q, k=min(depth, n_docs), workers=workers, dtype=np.float64)
+        if hybrid:
+            sh = self.sparse.search_docs(queries, model="bm25", k=min(depth, n_docs), workers=workers)
+        out = []
+        for i in range(len(queries)):
+            n = int(dh.counts[i])
+            cand = {int(doc): float(s) for doc, s in zip(dh.docs[i, :n], dh.scores[i, :n])}
+            if hybrid:
+                m = int(sh.counts[i])
+                sparse = {int(doc): float(s) for doc, s in zip(sh.docs[i, :m], sh.scores[i, :m])}
+                ids = sorted(set(cand) | set(sparse))
+                dv = np.array([cand.get(j, min(cand.values(), default=0.0)) for j in ids])
+                sv = np.array([sparse.get(j, min(sparse.values(), default=0.0)) for j in ids])
+                fused = alpha * _scaled(dv) + (1 - alpha) * _scaled(sv) if ids else np.zeros(0)
+                cand = dict(zip(ids, fused.tolist()))
+            out.append(sorted(cand.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+        return out
+
+    def search(self, queries: Sequence[str], k: int = 10, hybrid: bool = False, alpha: float = 0.5,
+               pool: int = 100, workers: int = 1) -> List[Dict[str, Any]]:
+        """:func:`search` on this loaded index."""
+        ranked = self.ranked(queries, k=k, hybrid=hybrid, alpha=alpha, pool=pool, workers=workers)
+        return [{"query": text, "results": [{"id": self.docs[j]["id"], "question": self.docs[j]["text"],
+                                             "score": round(s, 6)} for j, s in best]}
+                for text, best in zip(queries, ranked)]
+
+
 def search(index: PathLike, queries: Sequence[str], k: int = 10, hybrid: bool = False, alpha: float = 0.5,
            pool: int = 100, workers: int = 1) -> List[Dict[str, Any]]:
     """Top ``k`` indexed questions for each query: ``[{"query", "results": [{"id", "question",
-    "score"}]}]``, best first (dense cosine, or the hybrid fusion of the module doc)."""
-    from pysynth import store
-    from pysynth.retrieval.collection import Collection
-    from pysynth.retrieval.dense import DenseIndex, encode_texts
-
+    "score"}]}]``, best first (dense cosine, or the hybrid fusion of the module doc). Loads the
+    folder on every call; keep a :class:`DupIndex` to search it repeatedly."""
     if isinstance(queries, str):
         raise TypeError("queries: must be a sequence of strings (wrap a single query in a list)")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k: must be a positive integer, got {k!r}")
-    if not 0.0 <= float(alpha) <= 1.0:
-        raise ValueError(f"alpha: must be in [0, 1], got {alpha!r}")
-    d = Path(index)
-    st = store.load(d / "docs", FORMAT, (FORMAT_VERSION,))
-    docs = [json.loads(line) for line in st.read("docs.jsonl").decode("utf-8").splitlines()]
-    dense = DenseIndex.load(d / "dense")
-    q = encode_texts(list(queries), embedder(st.meta["model"]))
-    depth = max(k, pool) if hybrid else k
-    dh = dense.search(q, k=min(depth, len(docs)), workers=workers, dtype=np.float64)
-    if hybrid:
-        sh = Collection.load(d / "sparse").search_docs(list(queries), model="bm25", k=min(depth, len(docs)),
-                                                       workers=workers)
-    out = []
-    for i, text in enumerate(queries):
-        n = int(dh.counts[i])
-        cand = {int(doc): float(s) for doc, s in zip(dh.docs[i, :n], dh.scores[i, :n])}
-        if hybrid:
-            m = int(sh.counts[i])
-            sparse = {int(doc): float(s) for doc, s in zip(sh.docs[i, :m], sh.scores[i, :m])}
-            ids = sorted(set(cand) | set(sparse))
-            dv = np.array([cand.get(j, min(cand.values(), default=0.0)) for j in ids])
-            sv = np.array([sparse.get(j, min(sparse.values(), default=0.0)) for j in ids])
-            fused = alpha * _scaled(dv) + (1 - alpha) * _scaled(sv) if ids else np.zeros(0)
-            cand = dict(zip(ids, fused.tolist()))
-        best = sorted(cand.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        out.append({"query": text, "results": [{"id": docs[j]["id"], "question": docs[j]["text"],
-                                                "score": round(s, 6)} for j, s in best]})
-    return out
+    return DupIndex.load(index).search(queries, k=k, hybrid=hybrid, alpha=alpha, pool=pool, workers=workers)

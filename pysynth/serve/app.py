@@ -11,7 +11,8 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
   beam search (Granstedt 2017, :mod:`pysynth.paraphrase`);
 * ``POST /v1/qagen`` — roundtrip-consistent (context, question, answer) triples (Alberti et al. 2019,
   :mod:`pysynth.qagen`): answer extraction, question generation and QA on onnxruntime;
-* ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection``;
+* ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection`` (dense / hybrid
+  too when it is a duplicate index of ``pysynth dup index``);
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
   ``GET /metrics`` (Prometheus text).
 
@@ -56,6 +57,9 @@ class ServeConfig:
     models : ``{task: model name or directory}`` (None: the task's shipped model); tasks are
         ``k2q`` (a seq2seq generator) and ``wellformed`` (the question-quality classifier)
     collection : a :class:`~pysynth.retrieval.collection.Collection` directory for ``/v1/duplicates``
+        (or a duplicate index of ``pysynth dup index``: dense and hybrid search too)
+    meteor : serve ``meteor`` in ``/v1/score`` (the Java-free Meteor 1.5 of
+        :mod:`pysynth.metrics.meteor`; its resources are loaded once, at start-up)
     device : ``cpu``, ``cuda`` (falls back to the CPU with a warning) or ``auto``
     threads : onnxruntime intra-op threads per model (0: onnxruntime's default)
     batching : group concurrent requests into one model call; ``max_batch`` inputs at most,
@@ -67,6 +71,7 @@ class ServeConfig:
 
     models: Dict[str, Optional[str]] = field(default_factory=lambda: {t: None for t in TASKS})
     collection: Optional[str] = None
+    meteor: bool = False
     device: str = "cpu"
     threads: int = 0
     batching: bool = True
@@ -198,6 +203,10 @@ def create_app(config: Optional[ServeConfig] = None):
                                      max_wait_ms=wait, max_queue=cfg.max_queue)
     collection = (SearchCollection.load(cfg.collection, max_batch=max_batch, max_wait_ms=wait,
                                         max_queue=cfg.max_queue) if cfg.collection else None)
+    if cfg.meteor:
+        from pysynth.metrics._meteor_data import find_files
+
+        find_files()  # ImportError naming the fix when pycocoevalcap's resources are missing
     batchers = [g.batcher for g in generators.values()] + ([collection.batcher] if collection else [])
     metrics = _Metrics()
     for b in batchers:
@@ -209,6 +218,10 @@ def create_app(config: Optional[ServeConfig] = None):
         for g in generators.values():
             if cfg.warmup:
                 await asyncio.get_running_loop().run_in_executor(None, g.warmup)
+        if cfg.meteor:  # parse the resources (and build the paraphrase cache on a first run) before ready
+            from pysynth.metrics.meteor import meteor
+
+            await asyncio.get_running_loop().run_in_executor(None, lambda: meteor(["a b"], ["a b"]))
         for b in batchers:
             b.start()
         state["ready"] = True
@@ -361,7 +374,7 @@ def create_app(config: Optional[ServeConfig] = None):
         model_config = ConfigDict(extra="forbid")
         queries: Union[StrictStr, List[StrictStr]]
         k: StrictInt = Field(10, ge=1, le=1000)
-        model: StrictStr = Field("bm25", pattern="^(bm25|sdm)$")
+        model: StrictStr = Field("bm25", pattern="^(bm25|sdm|dense|hybrid)$")
 
     class Hit(BaseModel):
         id: Union[str, int]
@@ -594,9 +607,9 @@ def create_app(config: Optional[ServeConfig] = None):
                 raise _ApiError(422, f"refs[{i}]: {len(r)} segments but hyps has {len(req.hyps)}; they must align")
         if not refs:
             raise _ApiError(422, "refs: empty list; give one reference per hypothesis")
-        if "meteor" in req.metrics:
-            raise _ApiError(422, "metrics: meteor is not served (it starts a Java VM per call); use `pysynth score "
-                                 "--metrics meteor`")
+        if "meteor" in req.metrics and not cfg.meteor:
+            raise _ApiError(422, "metrics: meteor is not served by this server; start it with --meteor (loads "
+                                 "Meteor 1.5's resources once) or use `pysynth score --metrics meteor`")
         _unicode(req.hyps, "hyps")
         for i, r in enumerate(refs):
             _unicode(r, f"refs[{i}]")
@@ -608,11 +621,14 @@ def create_app(config: Optional[ServeConfig] = None):
             raise _ApiError(422, str(exc)) from None
 
     @app.post("/v1/duplicates", response_model=DupResponse, responses={404: {}, 422: {}, 503: {}},
-              summary="search the loaded collection (BM25 / SDM) for duplicates of each query")
+              summary="search the loaded collection (BM25 / SDM; dense / hybrid on a duplicate index) for duplicates of each query")
     async def duplicates(req: DupRequest):
         if collection is None:
             raise _ApiError(404, "no collection loaded (start the server with --collection DIR, built by "
                                  "`pysynth index build`)")
+        if req.model not in collection.models:
+            raise _ApiError(422, f"model: {req.model} needs a duplicate index (`pysynth dup index`); the loaded "
+                                 f"collection serves {', '.join(collection.models)}")
         qs = _inputs(req.queries, "queries")
         outs = await _submit(collection.batcher, (req.model, req.k), qs)
         return JSONResponse({"model": req.model, "results": [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Dict, Hashable, List, NamedTuple, Optional, Sequence
 
 from pysynth.serve.batching import Batcher
@@ -244,24 +245,50 @@ class QAGenModel:
 
 @dataclass
 class SearchCollection:
-    """A :class:`pysynth.retrieval.collection.Collection` searched by ``POST /v1/duplicates``."""
+    """What ``POST /v1/duplicates`` searches: a :class:`pysynth.retrieval.collection.Collection`
+    (``bm25``, ``sdm``) or a duplicate index of ``pysynth dup index``
+    (:class:`pysynth.dup.search.DupIndex`: ``dense``, ``hybrid``, and ``bm25``/``sdm`` over its rows)."""
 
     path: str
     collection: Any
     batcher: Batcher
+    dup: Any = None
 
     @classmethod
     def load(cls, path: str, *, max_batch: int = 32, max_wait_ms: float = 2.0,
              max_queue: int = 1024) -> "SearchCollection":
+        from pysynth import store
+        from pysynth.dup import search as dup_search
         from pysynth.retrieval.collection import Collection
 
-        col = Collection.load(path)
-        self = cls(str(path), col, None)  # type: ignore[arg-type]
+        if store.format_of(Path(path) / "docs") == dup_search.FORMAT:
+            dup = dup_search.DupIndex.load(path)
+            if not dup_search.is_detector(dup.model):
+                # the serving path never imports torch: only onnxruntime detectors encode here
+                raise ValueError(f"collection: {path} was indexed with the encoder {dup.model!r}, which runs "
+                                 f"on torch; rebuild it with `pysynth dup index --model "
+                                 f"{dup_search.DEFAULT_DETECTOR}` (onnxruntime) to serve it")
+            self = cls(str(path), None, None, dup)  # type: ignore[arg-type]
+        else:
+            self = cls(str(path), Collection.load(path), None)  # type: ignore[arg-type]
         self.batcher = Batcher("duplicates", self._run, max_batch=max_batch, max_wait_ms=max_wait_ms,
                                max_queue=max_queue)
         return self
 
+    @property
+    def models(self) -> tuple:
+        return ("bm25", "sdm", "dense", "hybrid") if self.dup is not None else ("bm25", "sdm")
+
     def _run(self, key: Hashable, texts: List[str]) -> List[Any]:
         model, k = key  # type: ignore[misc]
-        res = self.collection.search(texts, model=model, k=k)
-        return list(zip(res.ids, res.scores))
+        if self.dup is None:
+            res = self.collection.search(texts, model=model, k=k)
+            return list(zip(res.ids, res.scores))
+        docs = self.dup.docs
+        if model in ("dense", "hybrid"):
+            ranked = self.dup.ranked(texts, k=k, hybrid=model == "hybrid")
+        else:
+            res = self.dup.sparse.search_docs(texts, model=model, k=min(k, len(docs)))
+            ranked = [list(zip(res.docs[i, :int(res.counts[i])].tolist(), res.scores[i, :int(res.counts[i])].tolist()))
+                      for i in range(len(texts))]
+        return [([docs[j]["id"] for j, _ in r], [float(s) for _, s in r]) for r in ranked]

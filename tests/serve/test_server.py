@@ -203,13 +203,26 @@ def test_score_endpoint_equals_the_library(server):
     status, res2 = server.post("/v1/score", {"hyps": hyps, "refs": [refs, refs], "metrics": ["bleu"]})
     assert status == 200 and res2["bleu_signature"]["nrefs"] == 2
     for body, msg in [({"hyps": hyps, "refs": refs[:1]}, "refs[0]"), ({"hyps": [], "refs": []}, "hyps"),
-                      ({"hyps": hyps, "refs": refs, "metrics": ["meteor"]}, "meteor is not served"),
+                      ({"hyps": hyps, "refs": refs, "metrics": ["meteor"]}, "--meteor"),
                       ({"hyps": hyps, "refs": refs, "metrics": ["cider"]}, "metrics"),
                       ({"hyps": hyps, "refs": refs, "bleu_flavor": "x"}, "bleu_flavor"),
                       ({"hyps": hyps, "refs": refs, "metrics": "bleu"}, "metrics"),
                       ({"hyps": "a", "refs": "b"}, "hyps")]:
         status, res = server.post("/v1/score", body)
         assert status == 422 and msg in res["error"], (body, res)
+
+
+def test_score_serves_meteor_with_the_flag():
+    """--meteor: METEOR over HTTP equals the library (Java-free Meteor 1.5)."""
+    pytest.importorskip("pycocoevalcap")
+    from pysynth.metrics import score_corpus
+
+    hyps = ["the cat sat on the mat", "how do i bond wireless networks?"]
+    refs = ["the cat is on the mat", "how to bond two wireless networks?"]
+    with Server("--threads", "1", "--tasks", "wellformed", "--meteor", timeout=400) as s:
+        status, res = s.post("/v1/score", {"hyps": hyps, "refs": refs, "metrics": ["meteor", "bleu"]})
+        assert status == 200, res
+        assert res == json.loads(json.dumps(score_corpus(hyps, [refs], ["meteor", "bleu"])))
 
 
 def test_wellformed_endpoint_equals_the_library(server):
@@ -313,6 +326,43 @@ def test_duplicates_over_a_collection(tmp_path):
         assert status == 200 and res["results"][0][0]["id"] in ("q0", "q3")
         for body in ({"queries": []}, {"queries": "x", "k": 0}, {"queries": "x", "model": "dense"}):
             assert s.post("/v1/duplicates", body)[0] == 422
+
+
+def test_duplicates_over_a_dup_index_dense_hybrid_sparse(tmp_path):
+    """A ``pysynth dup index`` folder as --collection: dense and hybrid search with the shipped
+    detector on onnxruntime (the library's answers, ids and scores), BM25/SDM over its rows, and
+    no torch in the server process."""
+    pytest.importorskip("faiss")
+    from pysynth.dup.search import build, search
+
+    forum = ["how do I install python on ubuntu?", "what is the capital of france?",
+             "how to install python 3 in ubuntu 20.04", "which city is the capital of france",
+             "how do I bake bread?"]
+    queries = ["installing python on ubuntu", "france capital city"]
+    build([{"id": f"q{i}", "question": q} for i, q in enumerate(forum)], tmp_path / "dup")
+    with Server("--threads", "1", "--collection", str(tmp_path / "dup")) as s:
+        for model, hybrid in (("dense", False), ("hybrid", True)):
+            status, res = s.post("/v1/duplicates", {"queries": queries, "model": model, "k": 3})
+            assert status == 200, res
+            want = search(tmp_path / "dup", queries, k=3, hybrid=hybrid)
+            assert [[h["id"] for h in r] for r in res["results"]] == [[h["id"] for h in w["results"]] for w in want]
+            got = [h["score"] for r in res["results"] for h in r]
+            assert got == pytest.approx([h["score"] for w in want for h in w["results"]], abs=1e-6)
+            assert [r[0]["id"] for r in res["results"]] == ["q0", "q3"]
+        status, res = s.post("/v1/duplicates", {"queries": queries, "model": "bm25", "k": 2})
+        assert status == 200 and res["results"][1][0]["id"] in ("q1", "q3")
+        status, ready = s.get("/ready")
+        assert ready["collection"] == str(tmp_path / "dup")
+    pid_modules = subprocess.run(
+        [sys.executable, "-c", f"""
+import sys
+from pysynth.serve.models import SearchCollection
+c = SearchCollection.load({str(tmp_path / "dup")!r})
+c._run(("hybrid", 2), ["python on ubuntu"])
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "transformers")))
+"""], capture_output=True, text=True, timeout=300)
+    assert pid_modules.returncode == 0, pid_modules.stderr
+    assert pid_modules.stdout.strip() == "[]"
 
 
 def test_full_queue_is_503_with_retry_after_and_timeouts_are_504():

@@ -32,7 +32,7 @@ def sequence(obj, name: str, what: str, hint: str = "") -> list:
 def strings(obj, name: str) -> List[str]:
     """``obj`` as a list of str; TypeError/ValueError naming ``name`` (and the index) otherwise.
 
-    Matches ``pysynth::bind::to_strings`` in ``csrc/bindings/metrics.cpp``: None, a single
+    Matches ``pysynth::bind::to_strings`` in ``csrc/bindings/intake.cpp``: None, a single
     string, a non-sequence, a non-str element and a lone surrogate are refused.
     """
     items = sequence(obj, name, "str", "; wrap it in a list")

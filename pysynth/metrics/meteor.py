@@ -209,10 +209,11 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
     for k, s in enumerate(streams):
         if len(s) != n:
             raise ValueError(f"refs[{k}]: {len(s)} segments but hyps has {n}; they must align")
+    from pysynth._validate import strings
+
     for name, seq in [("hyps", hyps)] + [(f"refs[{k}]", s) for k, s in enumerate(streams)]:
-        for i, t in enumerate(seq):
-            if not isinstance(t, str):
-                raise TypeError(f"{name}[{i}]: expected str, got {type(t).__name__}")
+        # the compiled intake refuses a lone surrogate; refuse it here so every backend does
+        strings(seq, name)
     sig["nrefs"] = len(streams)
     if n == 0:
         return MeteorScore(0.0, [], sig if flavor == "jar" else {**sig, "flavor": "exact"})

@@ -193,6 +193,18 @@ def test_bad_input():
     assert meteor([], []).score == 0.0
 
 
+@pytest.mark.parametrize("impl", ["cpp", "python"])
+def test_lone_surrogate_is_refused_by_every_backend(impl, monkeypatch):
+    """The compiled intake refuses an unpaired surrogate; the twin must refuse it the same way."""
+    if impl == "cpp":
+        pytest.importorskip("pysynth._core")
+    monkeypatch.setenv("PYSYNTH_IMPL", impl)
+    for hyps, refs, where in ((["ok", "bad \ud800"], ["ok", "ok"], r"hyps\[1\]"),
+                              (["ok"], [["\udfff"]], r"refs\[0\]\[0\]")):
+        with pytest.raises(ValueError, match=where + ".*lone surrogate"):
+            meteor(hyps, refs)
+
+
 def test_missing_resources_name_the_fix(monkeypatch, tmp_path):
     from pysynth.metrics._meteor_data import find_files
 

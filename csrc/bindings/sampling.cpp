@@ -160,6 +160,33 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   return py::make_tuple(ids, offsets);
 }
 
+py::tuple collection_stats_py(py::handle ids, py::handle offsets, py::handle vocab_size) {
+  const std::int64_t V = to_int(vocab_size, "vocab_size", 0);
+  auto a = as_array<std::int32_t>(ids, "ids", "iub");
+  auto o = as_array<std::int64_t>(offsets, "offsets", "iub");
+  // the twin's messages (pysynth._validate.offsets)
+  if (o.shape(0) < 1)
+    throw std::invalid_argument("offsets must have at least one entry (n + 1 for n rows, starting with 0)");
+  const std::size_t n_docs = static_cast<std::size_t>(o.shape(0) - 1);
+  const std::int64_t* od = o.data();
+  if (od[0] != 0) throw std::invalid_argument("offsets must start at 0, got offsets[0] = " + std::to_string(od[0]));
+  for (std::size_t i = 0; i < n_docs; ++i)
+    if (od[i + 1] < od[i])
+      throw std::invalid_argument("offsets must be non-decreasing, but offsets[" + std::to_string(i + 1) +
+                                  "] = " + std::to_string(od[i + 1]) + " < offsets[" + std::to_string(i) +
+                                  "] = " + std::to_string(od[i]));
+  if (od[n_docs] != static_cast<std::int64_t>(a.shape(0)))
+    throw std::invalid_argument("offsets must end at the number of ids = " + std::to_string(a.shape(0)) +
+                                ", got offsets[-1] = " + std::to_string(od[n_docs]));
+  Arr<std::int64_t> cf(static_cast<py::ssize_t>(V)), df(static_cast<py::ssize_t>(V));
+  {
+    py::gil_scoped_release nogil;
+    pysynth::sampling::collection_stats(a.data(), o.data(), n_docs, static_cast<std::size_t>(V), cf.mutable_data(),
+                                        df.mutable_data());
+  }
+  return py::make_tuple(cf, df);
+}
+
 py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_index, py::handle candidate_index,
                                            py::handle count) {
   std::uint64_t s = to_seed(seed);
@@ -191,6 +218,8 @@ void register_sampling(py::module_& m) {
           py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"), py::arg("strategy"), py::arg("w_question"),
           py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"), py::arg("seed"), py::arg("first_index"),
           py::arg("max_rejections"), py::arg("workers"));
+  sub.def("collection_stats", &collection_stats_py, twin_doc("collection_stats").c_str(), py::arg("ids"),
+          py::arg("offsets"), py::arg("vocab_size"));
   sub.def("random_words", &random_words_py, twin_doc("random_words").c_str(), py::arg("seed"),
           py::arg("question_index"), py::arg("candidate_index"), py::arg("count"));
 }

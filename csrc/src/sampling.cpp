@@ -917,5 +917,42 @@ void Sampler::generate(std::vector<std::int32_t>& ids, std::vector<std::int64_t>
   ids.resize(static_cast<std::size_t>(total));
 }
 
+// Profile (bench/bench_sampling.py corpus: 1M questions, 10M tokens, 200k ids, 2-core VM):
+// the sampling API counted these with np.bincount + np.unique over (question, id) keys on
+// every generate() call: 10.1 s of the 14.0 s call.  Here one pass over the tokens with a
+// 16-byte slot (cf, df, last document seen) per id, so a token touches one cache line:
+// 0.022 s (24-byte slots: 0.042 s).  Single-threaded by design: it is memory-bound and
+// runs once per corpus; threads over document ranges with their own slots, summed after,
+// took 0.015 s with 2 workers (1.5x: the slots' page faults and the sum do not shrink).
+void collection_stats(const std::int32_t* ids, const std::int64_t* offsets, std::size_t n_docs, std::size_t n_terms,
+                      std::int64_t* cf, std::int64_t* df) {
+  if (offsets == nullptr || offsets[0] != 0) throw std::invalid_argument("offsets must start at 0");
+  for (std::size_t d = 0; d < n_docs; ++d)
+    if (offsets[d + 1] < offsets[d]) throw std::invalid_argument("offsets must be non-decreasing");
+  if (n_docs >= 0xFFFFFFFFu) throw std::invalid_argument("offsets: at most 2**32 - 2 documents");
+  struct Slot {
+    std::int64_t cf;
+    std::uint32_t df, last;  // last: the last document containing the id, + 1
+  };
+  std::vector<Slot> slots(n_terms, Slot{0, 0, 0});
+  for (std::size_t d = 0; d < n_docs; ++d) {
+    const auto stamp = static_cast<std::uint32_t>(d + 1);
+    for (std::int64_t k = offsets[d]; k < offsets[d + 1]; ++k) {
+      const auto t = static_cast<std::uint32_t>(ids[k]);
+      if (t >= n_terms)
+        throw std::invalid_argument("ids contains id " + std::to_string(ids[k]) + " outside the vocabulary [0, " +
+                                    std::to_string(n_terms) + ")");
+      Slot& x = slots[t];
+      ++x.cf;
+      x.df += x.last != stamp ? 1u : 0u;
+      x.last = stamp;
+    }
+  }
+  for (std::size_t t = 0; t < n_terms; ++t) {
+    cf[t] = slots[t].cf;
+    df[t] = slots[t].df;
+  }
+}
+
 }  // namespace sampling
 }  // namespace pysynth

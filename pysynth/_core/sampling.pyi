@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['generate', 'random_words']
+__all__: list[str] = ['collection_stats', 'generate', 'random_words']
+def collection_stats(ids: typing.Any, offsets: typing.Any, vocab_size: typing.Any) -> tuple:
+    """
+    Collection statistics of documents ``ids[offsets[i]:offsets[i+1]]`` over the ids
+        ``[0, vocab_size)`` (Ding & Balog 2018, Eq. 2 and 5).
+    """
 def generate(q_ids: typing.Any, q_offsets: typing.Any, c_ids: typing.Any, c_offsets: typing.Any, cluster_index: typing.Any, cf: typing.Any, df: typing.Any, n_docs: typing.Any, exclude: typing.Any, length_dist: typing.Any, strategy: str, w_question: typing.Any, w_cluster: typing.Any, w_collection: typing.Any, m: typing.Any, seed: typing.Any, first_index: typing.Any, max_rejections: typing.Any, workers: typing.Any) -> tuple:
     """
     Sample ``m`` keyword query candidates per question (Ding & Balog 2018, Alg. 1).

@@ -47,6 +47,14 @@ inline std::uint64_t candidate_key(std::uint64_t question_key, std::uint64_t can
 void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64_t candidate, std::size_t count,
                   std::uint64_t* out);
 
+// Collection statistics of flat documents (doc i = ids[offsets[i]:offsets[i+1]]) over the ids
+// [0, n_terms): cf[t] = occurrences of t (n(t), Eq. 2), df[t] = documents containing t
+// (df(t), Eq. 5); cf and df have n_terms entries and are overwritten.  offsets must have
+// n_docs + 1 entries from 0, non-decreasing, n_docs < 2**32 - 1 (std::invalid_argument
+// otherwise, as for an id outside [0, n_terms)).  Single-threaded (see sampling.cpp).
+void collection_stats(const std::int32_t* ids, const std::int64_t* offsets, std::size_t n_docs, std::size_t n_terms,
+                      std::int64_t* cf, std::int64_t* df);
+
 // The data: questions, the cluster table, statistics and the exclusion mask.
 struct Corpus {
   const std::int32_t* q_ids = nullptr;

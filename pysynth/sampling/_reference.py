@@ -486,7 +486,8 @@ def generate(q_ids, q_offsets, c_ids, c_offsets, cluster_index, cf, df, n_docs, 
             raise ValueError(f"question {i} is empty")
         if all(ex_l[int(t)] for t in row):
             raise ValueError(f"question {i} has only excluded terms (question words or terms "
-                             "in exclude); drop it or change the exclusion mask")
+                             "in exclude); drop it (KeywordModel.samplable marks the others) or change the "
+                             "exclusion mask")
         check_doc_terms(row, f"question {i}")
     if wc > 0.0:
         used = sorted({int(x) for x in cidx if x >= 0})

@@ -18,7 +18,7 @@ import math
 import os
 import struct
 import sys
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from pysynth import _dispatch  # noqa: E402
 
 import _parity  # noqa: E402  (the tests' one comparison helper)
 
-__all__ = ["Src", "TARGETS", "families", "check"]
+__all__ = ["Src", "Built", "TARGETS", "families", "check"]
 
 
 class Src:
@@ -262,6 +262,216 @@ def _sacre(s: Src):
     mo = s.int(-1, 0) if s.chance(12) else s.int(1, 5)
     return (_bleu_table(s, mo), s.mostly(["none", "floor", "add-k", "exp"], ["bad"]), s.float(),
             s.bool(), mo)
+
+
+# metrics: METEOR 1.5 on tiny synthetic resources in the jar's formats
+_MW = ["a", "the", "of", "is", "what", "how", "do", "new", "york", "city", "big", "apple", "run", "running", "ran",
+       "runs", "car", "cars", "auto", "automobile", "mouse", "mice", "go", "went", "happy", "glad", "quickly", "fast",
+       "'s", "n't", ",", ".", "?", "1990", "3.5", "é", "naïve", "日本", "ß", "x-ray", "a.b", "𝔘"]
+_EXC = [("run", "ran running"), ("mouse", "mice"), ("go", "went gone"), ("be", "is are was"), ("car", "cars\tautos")]
+
+
+class Built:
+    """An argument made per backend: ``<backend module>.<func>(*args)``. :func:`check` makes it
+    with each backend's own function (``meteor_stats`` takes resources that only its backend's
+    ``meteor_resources`` makes); an exception while making it is that backend's outcome."""
+
+    def __init__(self, func: str, *args):
+        self.func, self.args = func, args
+
+    def make(self, mod):
+        return getattr(mod, self.func)(*self.args)
+
+    def __repr__(self):
+        return f"Built({self.func!r}, ...)"
+
+
+def _lines(s: Src, lines: List[str]) -> bytes:
+    end = s.pick(["\n", "\n", "\n", "\r\n", "\r"])
+    return (end.join(lines) + (end if s.int(0, 3) else "")).encode()
+
+
+def _garbage(s: Src):
+    how = s.int(0, 5)
+    if how == 0:
+        return bytes(s.byte() for _ in range(s.int(0, 40)))
+    if how == 1:
+        return s.pick(["run\n", None, bytearray(b"run\nran"), 7])
+    if how == 2:  # a word with bytes that are not UTF-8 (a lone surrogate's encoding, a cut sequence)
+        return s.pick([b"the\n\xed\xa0\x80\nof\n", b"car\xc3\n1\n", b"\xff\n2 3\n", b"\xe6\x97\n"])
+    return "\n".join(s.word() for _ in range(s.int(0, 6))).encode("utf-8", "surrogatepass")
+
+
+def _meteor_inputs(s: Src, hostile: int, phrases: Optional[List[str]] = None):
+    """(function_words, exceptions, synsets, para, max_len): tiny resources in the jar's formats
+    and a paraphrase table turned into the cache's arrays by the real builder; one part broken
+    with probability about 1/``hostile``. The table's phrases are appended to ``phrases``."""
+    from pysynth.metrics._meteor_data import paraphrase_arrays
+
+    fw = _lines(s, [s.pick(_MW) for _ in range(s.int(0, 6))])
+    ex = _lines(s, [x for _ in range(s.int(0, 3)) for x in s.pick(_EXC)])
+    sy = []
+    for _ in range(s.int(0, 8)):
+        sy += [s.pick(_MW), " ".join(str(s.int(0, 5)) for _ in range(s.int(0, 3)))]
+    table = []
+    for _ in range(s.int(0, 6)):
+        pair = [" ".join(s.pick(_MW) for _ in range(s.int(1, 3))) for _ in range(2)]
+        table += [b"0.5"] + [p.encode() for p in pair]
+        if phrases is not None:
+            phrases += pair
+    para, meta = paraphrase_arrays(table)
+    max_len = meta["max_len"]
+    if s.chance(hostile):
+        how = s.int(0, 12)
+        if how == 10:  # valid, but the index disagrees with the table: only lookups change
+            max_len = s.int(0, max_len)
+        elif how == 11:
+            para = dict(para, pfx_val=np.full_like(para["pfx_val"], -1))  # the walk stops after one word
+        elif how == 12:
+            k = s.pick(["htab_key", "pfx_key", "grp_hash"])
+            if para[k].size:
+                para = dict(para)
+                b = para[k].copy()
+                b[s.int(0, b.size - 1)] ^= np.uint64(1 << s.int(0, 63))
+                para[k] = b
+        elif how == 0:
+            fw = _garbage(s)
+        elif how == 1:
+            ex = _garbage(s)
+        elif how == 2:
+            if sy and s.bool():  # a synset id that is not an int32
+                sy[-1] = s.pick(["x", "+5", "2147483648", "-2147483649", "1.5", "\u0663", "-", "1e3", "-0"])
+            else:
+                sy = None
+        elif how == 3:
+            max_len = s.pick([0, 1, -1, 2 ** 31 - 1, 2 ** 31, 2 ** 63, -(2 ** 63), 1.5, True, np.int64(2), "3", None])
+        elif how == 4:
+            para = s.pick([list(para.items()), None, {k: v for k, v in para.items() if k != s.pick(sorted(para))}])
+        else:
+            para = dict(para)
+            k = s.pick(sorted(para))
+            a = para[k]
+            w = s.int(0, 8)
+            if w == 0:
+                para[k] = maybe_dtype(s, a) if s.bool() else a.astype(a.dtype.newbyteorder(">"))
+            elif w == 1:
+                para[k] = a.reshape(1, -1) if s.bool() else np.repeat(a, 2)[::2]  # 2-d; a strided view (valid)
+            elif w == 2:
+                para[k] = a[:-1] if a.size and s.bool() else np.append(a, a[-1:] if a.size else np.zeros(1, a.dtype))
+            elif w == 3 and k in ("htab_val", "pfx_val"):
+                para[k] = np.abs(a)  # no empty slot: a probe would never end
+            elif a.dtype.kind in "iu":
+                b = a.copy()
+                if b.size:
+                    neg = [-1, -2 ** 31] if b.dtype.kind == "i" else []
+                    b.flat[s.int(0, b.size - 1)] = s.pick([0, 1, 2, 7, 127, b.size] + neg)
+                para[k] = b
+    if sy is not None:
+        sy = _lines(s, sy)
+    elif s.bool():
+        sy = "car\n1\n"
+    return fw, ex, sy, para, max_len
+
+
+def _segment(s: Src, phrases: List[str], hostile: bool = True) -> str:
+    if hostile and s.chance(10):
+        return s.pick(["", " ", "a" * s.int(1, 3000), "\ud800", "run \udfff", "the\x0bcar", "\x00", "1,000.50 ...",
+                       "é" * 300, s.text()])
+    sep = s.pick([" ", " ", " ", " ", "  ", "\t", "\r", "\x0c", "\n"])
+    return sep.join(s.pick(phrases) if phrases and s.chance(3) else s.pick(_MW) for _ in range(s.int(0, 8)))
+
+
+# Resources are opaque (each backend has its own type): compared by what they score on probe
+# segments, fixed ones over every word of _MW and ones drawn with the input's table phrases.
+_PROBE_H = [" ".join(_MW[i::5]) for i in range(5)] + [" ".join(_MW[::-1]), ""]
+_PROBE_R = [[" ".join(_MW[i::3]), " ".join(_MW[i + 1::4])] for i in range(5)] + [[" ".join(_MW)], ["a"]]
+_probe: Dict[str, tuple] = {}
+
+
+@target("metrics.meteor_resources")
+def _meteor_resources(s: Src):
+    phrases: List[str] = []
+    args = _meteor_inputs(s, 3, phrases)
+    hyps = [_segment(s, phrases, False) for _ in range(3)]
+    refs = [[_segment(s, phrases, False) for _ in range(2)] for _ in hyps]
+    _probe["metrics.meteor_resources"] = (_PROBE_H + hyps, _PROBE_R + refs)
+    return args
+
+
+OBSERVE: Dict[str, Callable] = {  # what check() compares: f(backend module, result)
+    "metrics.meteor_resources": lambda mod, res: mod.meteor_stats(res, *_probe["metrics.meteor_resources"], 1),
+}
+
+
+@target("metrics.meteor_stats")
+def _meteor_stats(s: Src):
+    phrases: List[str] = []
+    res = Built("meteor_resources", *_meteor_inputs(s, 16, phrases))
+    n = s.int(0, 4)
+    hyps = [_segment(s, phrases) for _ in range(n)]
+    refs = [[_segment(s, phrases) for _ in range(s.int(0 if s.chance(8) else 1, 3))] for _ in range(n)]
+    workers = s.workers()
+    if s.chance(10):
+        how = s.int(0, 5)
+        if how == 0:
+            refs = s.pick([refs[:-1] if refs else [["a"]], "the car", None, {0: ["a"]}, tuple(refs), iter(refs)])
+        elif how == 1 and refs:
+            refs[-1] = s.pick(["the car", None, ("a", "b"), [1], [b"car"]])
+        elif how == 2:
+            hyps = s.pick(["the car", None, hyps + [None], tuple(hyps), b"car"])
+        elif how == 3:
+            workers = s.pick([0, -2, 2 ** 63, -(2 ** 63), 1.5, True, "1", np.int64(2), None])
+        else:
+            res = s.pick([None, "res", Built("meteor_stem", "x")])
+    return res, hyps, refs, workers
+
+
+_SUFFIXES = ["", "s", "es", "ies", "ied", "sses", "ss", "us", "'s", "'s'", "'", "ing", "ingly", "ed", "edly", "eed",
+             "eedly", "ly", "li", "ogi", "bli", "ational", "tional", "ization", "fulness", "ousness", "iveness",
+             "alism", "aliti", "ation", "ator", "alize", "icate", "iciti", "ative", "ical", "ness", "ful", "ement",
+             "ment", "ance", "ence", "able", "ible", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion",
+             "sion", "tion", "al", "er", "ic", "e", "ll", "y", "Y", "at", "bl", "iz", "bb", "tt", "ogi"]
+
+
+@target("metrics.meteor_stem")
+def _meteor_stem(s: Src):
+    if s.chance(12):
+        return (s.pick([None, b"running", "\ud800", "run\udcff", 5, "a" * s.int(0, 5000), s.text(), ["run"]]),)
+    if s.chance(6):
+        return (s.pick(["skis", "skies", "dying", "news", "inning", "proceed", "generously", "communication",
+                        "arsenal", "'tis", "sayyid", "yyy", "y", "'", "''", "Y", "é" + "ing", "日本ing", "𝔘ness"]),)
+    pre = s.pick(["", "", "", "'", "y", "gener", "commun", "arsen", "Y", "é"])
+    body = "".join(s.pick("aeiouybcdlnrstgw'") for _ in range(s.int(0, 6)))
+    return (pre + body + s.pick(_SUFFIXES) + (s.pick(_SUFFIXES) if s.chance(4) else ""),)
+
+
+@target("metrics.meteor_score_from_stats")
+def _meteor_score(s: Src):
+    if s.chance(3):
+        st = [s.float() for _ in range(23)]
+    else:
+        tl, rl = s.int(0, 12), s.int(0, 12)
+        tf, rf = s.int(0, tl), s.int(0, rl)
+        tc = [s.int(0, 3) for _ in range(4)]
+        rc = [s.int(0, 3) for _ in range(4)]
+        tfn = [s.int(0, 2) for _ in range(4)]
+        rfn = [s.int(0, 2) for _ in range(4)]
+        twm, rwm = sum(tc) + sum(tfn), sum(rc) + sum(rfn)
+        st = [tl, rl, tf, rf] + tc + rc + tfn + rfn + [s.int(0, max(twm, 1)), twm, rwm]
+        if s.chance(4):
+            st[s.int(0, 22)] = s.float()
+    a = np.array(st, np.float64)
+    if s.chance(8):
+        how = s.int(0, 5)
+        if how == 0:
+            a = a[:s.pick([0, 22])] if s.bool() else np.append(a, 1.0)
+        elif how == 1:
+            a = a.reshape(1, 23) if s.bool() else np.stack([a, a])
+        elif how == 2:
+            a = s.pick([None, "abc", [None] * 23, ["1"] * 23, 3.0, [1] * 23, a.astype(object)])
+        else:
+            a = maybe_dtype(s, a)
+    return (a,)
 
 
 # ranking
@@ -607,8 +817,14 @@ def check(name: str, data: bytes) -> str:
         raise RuntimeError("the compiled extension is not built")
     out = {}
     for impl in ("python", "cpp"):
-        fn = getattr(mods[impl], func)
-        out[impl] = _parity._outcome(fn, **kwargs) if kwargs is not None else _parity._outcome(fn, *args)
+        mod = mods[impl]
+
+        def call(fn=getattr(mod, func), mod=mod):
+            def arg(v):
+                return v.make(mod) if isinstance(v, Built) else v
+            got = fn(**{k: arg(v) for k, v in kwargs.items()}) if kwargs is not None else fn(*[arg(v) for v in args])
+            return OBSERVE[name](mod, got) if name in OBSERVE else got
+        out[impl] = _parity._outcome(call)
     try:
         _parity._compare(out, name)
     except AssertionError as exc:

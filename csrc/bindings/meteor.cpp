@@ -1,5 +1,7 @@
 // Bindings of METEOR 1.5 (pysynth._core.metrics.meteor_resources / meteor_stats / meteor_stem).
 // Glue only; the twin is pysynth/metrics/_meteor_ref.py.
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -18,61 +20,147 @@ struct MeteorHolder {
   std::unique_ptr<mt::Resources> res;
 };
 
+// An int argument taken as an object, so that an int outside C's range is a ValueError (as in
+// the twin, pysynth._validate.int_range) rather than pybind11's TypeError; bool is not an int.
+// lo = INT64_MIN / hi = INT64_MAX: no bound on that side (a larger int comes back clamped).
+int64_t to_int(py::handle obj, const char* name, int64_t lo, int64_t hi) {
+  bool is_int = !PyBool_Check(obj.ptr()) && (PyLong_Check(obj.ptr()) || PyObject_HasAttrString(obj.ptr(), "__index__"));
+  if (is_int) {
+    py::module_ np = py::module_::import("numpy");
+    is_int = !py::isinstance(obj, np.attr("bool_"));
+  }
+  if (!is_int)
+    throw py::type_error(std::string(name) + " must be an int, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  py::int_ v(py::reinterpret_borrow<py::object>(obj));
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow < 0 || (overflow == 0 && x < lo))
+    throw py::value_error(std::string(name) + " must be >= " + std::to_string(lo) + ", got " +
+                          std::string(py::repr(v)));
+  if (overflow < 0 && lo == std::numeric_limits<int64_t>::min()) return lo;  // no bound: clamped
+  if (overflow > 0 && hi == std::numeric_limits<int64_t>::max()) return hi;
+  if (overflow > 0 || x > hi)
+    throw py::value_error(std::string(name) + " must be <= " + std::to_string(hi) + ", got " +
+                          std::string(py::repr(v)));
+  return x;
+}
+
+// A thread count: >= 1 or -1 (all cores); more than C's int holds runs as many as it holds.
+int to_workers(py::handle obj) {
+  int64_t w = to_int(obj, "workers", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  if (w < 1 && w != -1)
+    throw py::value_error("workers must be >= 1 or -1 (all cores), got " + std::string(py::repr(obj)));
+  return static_cast<int>(std::min<int64_t>(w, std::numeric_limits<int>::max()));
+}
+
+// para[key]: a 1-d numpy array of exactly T (a cast would turn a float or a wrapped-around id
+// into an index silently). Found by bench/fuzz: the arrays were trusted, so an edited cache
+// read out of bounds; make_resources now checks every index they hold.
 template <typename T>
-const T* array_of(const py::dict& para, const char* key, std::vector<py::object>& keep, size_t* n) {
-  if (!para.contains(key)) throw py::value_error(std::string("para: missing array '") + key + "'");
-  auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(para[key]);
-  if (!a || a.ndim() != 1) throw py::value_error(std::string("para['") + key + "'] must be a 1-d array");
+py::array_t<T, py::array::c_style | py::array::forcecast> array_of(const py::dict& para, const char* key,
+                                                                   std::vector<py::object>& keep) {
+  std::string what = std::string("para['") + key + "']";
+  if (!para.contains(key))
+    throw py::value_error("para: missing array '" + std::string(key) + "'; delete the cache file to rebuild it");
+  py::object o = para[key];
+  if (!py::isinstance<py::array>(o) || !py::array(o).dtype().equal(py::dtype::of<T>()))
+    throw py::type_error(
+        what + " must be a numpy array of dtype " + std::string(py::str(py::dtype::of<T>())) + ", got " +
+        std::string(py::repr(py::isinstance<py::array>(o) ? py::object(py::array(o).dtype()) : py::type::of(o))));
+  if (py::array(o).ndim() != 1) throw py::value_error(what + " must be a 1-d array");
+  auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(o);  // a copy only if strided
   keep.push_back(a);
-  if (n) *n = static_cast<size_t>(a.shape(0));
-  return a.data();
+  return a;
+}
+
+// Offsets of a ragged array over n items: start at 0, never decrease, end at n.
+bool offsets_ok(const int64_t* o, size_t len, size_t n) {
+  if (len < 1 || o[0] != 0 || o[len - 1] != static_cast<int64_t>(n)) return false;
+  for (size_t i = 1; i < len; ++i)
+    if (o[i] < o[i - 1]) return false;
+  return true;
+}
+
+// An open-addressing table (size a power of two or 0) whose probes end: an empty (< 0) slot.
+bool table_ok(const int32_t* val, size_t n) {
+  if (n == 0) return true;
+  if ((n & (n - 1)) != 0) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (val[i] < 0) return true;
+  return false;
 }
 
 std::unique_ptr<MeteorHolder> make_resources(py::bytes function_words, py::bytes exceptions, py::bytes synsets,
-                                             py::dict para, int max_len) {
+                                             py::dict para, py::handle max_len_obj) {
+  const int max_len = static_cast<int>(to_int(max_len_obj, "max_len", 0, std::numeric_limits<int>::max()));
   auto h = std::make_unique<MeteorHolder>();
   h->keep = {function_words, exceptions, synsets};
+  auto vocab_blob = array_of<uint8_t>(para, "vocab_blob", h->keep);
+  auto vocab_off = array_of<int64_t>(para, "vocab_off", h->keep);
+  auto phr_tok = array_of<int32_t>(para, "phr_tok", h->keep);
+  auto phr_off = array_of<int64_t>(para, "phr_off", h->keep);
+  auto grp_ptr = array_of<int64_t>(para, "grp_ptr", h->keep);
+  auto grp_par = array_of<int32_t>(para, "grp_par", h->keep);
+  auto htab_key = array_of<uint64_t>(para, "htab_key", h->keep);
+  auto htab_val = array_of<int32_t>(para, "htab_val", h->keep);
+  auto pfx_key = array_of<uint64_t>(para, "pfx_key", h->keep);
+  auto pfx_val = array_of<int32_t>(para, "pfx_val", h->keep);
+  auto grp_hash = array_of<uint64_t>(para, "grp_hash", h->keep);
   mt::ParaArrays pa;
-  size_t n_blob = 0, n_voff = 0, n_poff = 0, n_gptr = 0, n_hk = 0, n_hv = 0, n_tok = 0, n_par = 0;
-  pa.vocab_blob = array_of<uint8_t>(para, "vocab_blob", h->keep, &n_blob);
-  pa.vocab_off = array_of<int64_t>(para, "vocab_off", h->keep, &n_voff);
-  pa.phr_tok = array_of<int32_t>(para, "phr_tok", h->keep, &n_tok);
-  pa.phr_off = array_of<int64_t>(para, "phr_off", h->keep, &n_poff);
-  pa.grp_ptr = array_of<int64_t>(para, "grp_ptr", h->keep, &n_gptr);
-  pa.grp_par = array_of<int32_t>(para, "grp_par", h->keep, &n_par);
-  pa.htab_key = array_of<uint64_t>(para, "htab_key", h->keep, &n_hk);
-  pa.htab_val = array_of<int32_t>(para, "htab_val", h->keep, &n_hv);
-  size_t n_pk = 0, n_pv = 0;
-  pa.pfx_key = array_of<uint64_t>(para, "pfx_key", h->keep, &n_pk);
-  pa.pfx_val = array_of<int32_t>(para, "pfx_val", h->keep, &n_pv);
-  if (n_pk != n_pv || (n_pk & (n_pk - 1)) != 0)
-    throw py::value_error("para: inconsistent prefix table; delete the cache file to rebuild it");
-  pa.pfx_size = n_pk;
-  size_t n_gh = 0;
-  pa.grp_hash = array_of<uint64_t>(para, "grp_hash", h->keep, &n_gh);
-  if (n_gh != n_par)
-    throw py::value_error("para: grp_hash does not match grp_par; delete the cache file to rebuild it");
-  if (n_voff < 1 || n_poff < 1 || n_gptr != n_poff || n_hk != n_hv || (n_hk & (n_hk - 1)) != 0 ||
-      pa.vocab_off[n_voff - 1] != static_cast<int64_t>(n_blob) ||
-      pa.phr_off[n_poff - 1] != static_cast<int64_t>(n_tok) || pa.grp_ptr[n_gptr - 1] != static_cast<int64_t>(n_par))
-    throw py::value_error("para: inconsistent paraphrase cache arrays; delete the cache file to rebuild it");
+  pa.vocab_blob = vocab_blob.data();
+  pa.vocab_off = vocab_off.data();
+  pa.phr_tok = phr_tok.data();
+  pa.phr_off = phr_off.data();
+  pa.grp_ptr = grp_ptr.data();
+  pa.grp_par = grp_par.data();
+  pa.htab_key = htab_key.data();
+  pa.htab_val = htab_val.data();
+  pa.pfx_key = pfx_key.data();
+  pa.pfx_val = pfx_val.data();
+  pa.grp_hash = grp_hash.data();
+  const size_t n_blob = vocab_blob.size(), n_voff = vocab_off.size(), n_tok = phr_tok.size(), n_poff = phr_off.size(),
+               n_gptr = grp_ptr.size(), n_par = grp_par.size(), n_gh = grp_hash.size(), n_hk = htab_key.size(),
+               n_hv = htab_val.size(), n_pk = pfx_key.size(), n_pv = pfx_val.size();
+  const char* bad = nullptr;
+  {
+    // Every index the matcher follows is checked once here (O(size), ~20 ms on the full table).
+    py::gil_scoped_release nogil;
+    if (!offsets_ok(pa.vocab_off, n_voff, n_blob))
+      bad = "vocab_off must start at 0, never decrease and end at len(vocab_blob)";
+    else if (!offsets_ok(pa.phr_off, n_poff, n_tok))
+      bad = "phr_off must start at 0, never decrease and end at len(phr_tok)";
+    else if (n_gptr != n_poff || !offsets_ok(pa.grp_ptr, n_poff, n_par))
+      bad = "grp_ptr must have len(phr_off) entries, start at 0, never decrease and end at len(grp_par)";
+    else if (n_gh != n_par)
+      bad = "grp_hash does not match grp_par";
+    else if (n_hv != n_hk || !table_ok(pa.htab_val, n_hk))
+      bad = "inconsistent phrase table (htab_key/htab_val)";
+    else if (n_pv != n_pk || !table_ok(pa.pfx_val, n_pk))
+      bad = "inconsistent prefix table (pfx_key/pfx_val)";
+    const int64_t n_phr = static_cast<int64_t>(n_poff) - 1;
+    for (size_t i = 0; !bad && i < n_par; ++i)
+      if (pa.grp_par[i] < 0 || pa.grp_par[i] >= n_phr) bad = "grp_par holds a phrase id out of range";
+    for (size_t i = 0; !bad && i < n_hk; ++i)
+      if (pa.htab_val[i] >= n_phr) bad = "htab_val holds a phrase id out of range";
+  }
+  if (bad) throw py::value_error(std::string("para: ") + bad + "; delete the cache file to rebuild it");
   pa.n_vocab = n_voff - 1;
   pa.n_phr = n_poff - 1;
   pa.htab_size = n_hk;
+  pa.pfx_size = n_pk;
   pa.max_len = max_len;
-  std::string_view fw = PyBytes_AS_STRING(function_words.ptr()), ex = PyBytes_AS_STRING(exceptions.ptr()),
-                   sy = PyBytes_AS_STRING(synsets.ptr());
-  fw = std::string_view(fw.data(), static_cast<size_t>(PyBytes_GET_SIZE(function_words.ptr())));
-  ex = std::string_view(ex.data(), static_cast<size_t>(PyBytes_GET_SIZE(exceptions.ptr())));
-  sy = std::string_view(sy.data(), static_cast<size_t>(PyBytes_GET_SIZE(synsets.ptr())));
+  auto view = [](const py::bytes& b) {
+    return std::string_view(PyBytes_AS_STRING(b.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(b.ptr())));
+  };
   {
     py::gil_scoped_release nogil;
-    h->res = std::make_unique<mt::Resources>(fw, ex, sy, pa);
+    h->res = std::make_unique<mt::Resources>(view(function_words), view(exceptions), view(synsets), pa);
   }
   return h;
 }
 
-py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::handle refs, int workers) {
+py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::handle refs, py::handle workers_obj) {
   Column hc = to_strings(hyps, "hyps");
   if (PyUnicode_Check(refs.ptr()) || !PySequence_Check(refs.ptr()))
     throw py::type_error("refs must be a sequence of lists of str (the references of each hypothesis)");
@@ -90,7 +178,7 @@ py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::
     for (auto v : rcols.back().views) flat.push_back(v);
     off.push_back(static_cast<int64_t>(flat.size()));
   }
-  resolve_workers(workers);
+  const int workers = to_workers(workers_obj);
   py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(mt::kStats)});
   double* o = out.mutable_data();
   {
@@ -113,7 +201,20 @@ void register_meteor(py::module_& m) {
         "Sufficient statistics (n x 23) of normalized segments; see pysynth.metrics._meteor_ref.meteor_stats",
         py::arg("res"), py::arg("hyps"), py::arg("refs"), py::arg("workers") = 1);
   m.def(
-      "meteor_stem", [](const std::string& w) { return mt::snowball_stem(w); },
+      "meteor_stem",
+      [](py::handle w) {
+        // str only (pybind11's std::string caster also took bytes, and refused a lone surrogate
+        // with a TypeError); the twin checks the same way
+        if (!PyUnicode_Check(w.ptr()))
+          throw py::type_error(std::string("word must be str, got ") + Py_TYPE(w.ptr())->tp_name);
+        Py_ssize_t len = 0;
+        const char* p = PyUnicode_AsUTF8AndSize(w.ptr(), &len);
+        if (!p) {
+          PyErr_Clear();
+          throw py::value_error("word is not valid Unicode (lone surrogate); clean the text first");
+        }
+        return mt::snowball_stem(std::string_view(p, static_cast<size_t>(len)));
+      },
       "Snowball English stem (see pysynth.metrics._meteor_ref.stem)", py::arg("word"));
   m.def(
       "meteor_score_from_stats",

@@ -575,7 +575,20 @@ Resources::Resources(std::string_view function_words, std::string_view exception
   // word -> its line of synset ids (parsed when a word is looked up; the bytes outlive this)
   auto sy = java_lines(synsets);
   synsets_.reserve(sy.size() / 2);
-  for (size_t k = 0; k + 1 < sy.size(); k += 2) synsets_[sy[k]] = sy[k + 1];  // a later line wins, as in Java
+  for (size_t k = 0; k + 1 < sy.size(); k += 2) {
+    // ids are parsed when a word is looked up; a malformed one is refused here, once (as the twin does)
+    tok.clear();
+    split_java(sy[k + 1], tok);
+    for (auto t : tok) {
+      int32_t v = 0;
+      auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (r.ec != std::errc() || r.ptr != t.data() + t.size())
+        throw std::invalid_argument("synsets: line " + std::to_string(k + 2) +
+                                    " holds a token that is not a synset id (a 32-bit integer); pass the jar's "
+                                    "synonym/english.synsets");
+    }
+    synsets_[sy[k]] = sy[k + 1];  // a later line wins, as in Java
+  }
   vocab_.reserve(para_.n_vocab);
   for (size_t i = 0; i < para_.n_vocab; ++i) {
     const char* b = reinterpret_cast<const char*>(para_.vocab_blob) + para_.vocab_off[i];

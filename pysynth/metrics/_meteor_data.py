@@ -33,12 +33,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
 __all__ = ["MeteorFiles", "find_files", "load_text_resources", "paraphrase_cache", "load_paraphrase",
-           "build_paraphrase_cache", "fnv_ids"]
+           "build_paraphrase_cache", "paraphrase_arrays", "fnv_ids"]
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
@@ -122,27 +122,26 @@ def paraphrase_cache(para: Path) -> Path:
     return _cache_dir() / f"paraphrase-en.{key}.{_MAGIC[-2:-1].decode()}.bin"
 
 
-def _parse_table(para: Path):
-    """Read the gzipped table (lines: probability, phrase, paraphrase) into phrase ids."""
+def _parse_table(lines: Iterable[bytes]):
+    """Read the table's lines (probability, phrase, paraphrase; repeated) into phrase ids."""
     vocab: Dict[bytes, int] = {}
     phrases: Dict[bytes, int] = {}
     phr_list: List[bytes] = []
     refs: List[int] = []
     pars: List[int] = []
-    with gzip.open(para, "rb") as f:
-        it = iter(f)
-        for _prob in it:
-            a = next(it, None)
-            b = next(it, None)
-            if a is None or b is None:
-                break
-            for s, out in ((a, refs), (b, pars)):
-                s = b" ".join(s.split())
-                p = phrases.get(s)
-                if p is None:
-                    p = phrases[s] = len(phr_list)
-                    phr_list.append(s)
-                out.append(p)
+    it = iter(lines)
+    for _prob in it:
+        a = next(it, None)
+        b = next(it, None)
+        if a is None or b is None:
+            break
+        for s, out in ((a, refs), (b, pars)):
+            s = b" ".join(s.split())
+            p = phrases.get(s)
+            if p is None:
+                p = phrases[s] = len(phr_list)
+                phr_list.append(s)
+            out.append(p)
     tok: List[int] = []
     off = [0]
     for s in phr_list:
@@ -196,7 +195,15 @@ def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndar
 
 def build_paraphrase_cache(para: Path, out: Path) -> Path:
     """Parse ``para`` once and write the binary cache ``out`` atomically; returns ``out``."""
-    vocab, tok, off, refs, pars = _parse_table(para)
+    with gzip.open(para, "rb") as f:
+        arrays, meta = paraphrase_arrays(f)
+    return _write(out, arrays, {**meta, "source": str(para)})
+
+
+def paraphrase_arrays(lines: Iterable[bytes]) -> Tuple[Dict[str, np.ndarray], dict]:
+    """The cache's arrays (see the module doc) and ``{"max_len", "entries"}`` of a table given as
+    its lines (probability, phrase, paraphrase; repeated), e.g. an open ``paraphrase-en.gz``."""
+    vocab, tok, off, refs, pars = _parse_table(lines)
     order = np.argsort(refs, kind="stable")
     nphr = len(off) - 1
     counts = np.bincount(refs, minlength=nphr)
@@ -217,7 +224,7 @@ def build_paraphrase_cache(para: Path, out: Path) -> Path:
               "grp_par": grp_par, "htab_key": tk, "htab_val": tv, "pfx_key": pk, "pfx_val": pv,
               "grp_hash": grp_hash}
     maxlen = int((off[1:] - off[:-1]).max(initial=0))
-    return _write(out, arrays, {"max_len": maxlen, "source": str(para), "entries": int(len(refs))})
+    return arrays, {"max_len": maxlen, "entries": int(len(refs))}
 
 
 def _write(out: Path, arrays: Dict[str, np.ndarray], meta: dict) -> Path:

@@ -30,7 +30,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME
+from pysynth import _validate
+from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME, fnv_ids
 
 __all__ = ["normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_stem",
            "meteor_score_from_stats", "score_from_stats",
@@ -316,7 +317,70 @@ _ADDR = ("", "s", "x", "z", "ch", "sh", "man", "y", "", "y", "e", "", "e", "", "
 
 
 def _java_lines(b: bytes) -> List[str]:
-    return b.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """Lines as Java's ``readLine`` gives them (``\\n``, ``\\r``, ``\\r\\n``; no empty last line after a
+    final terminator). Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so a
+    word compares equal to a line exactly when their bytes do, as in the compiled twin."""
+    lines = b.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_SYNSET_ID = re.compile("-?[0-9]+")
+_I32 = 2**31
+_PARA_DTYPES = (("vocab_blob", np.uint8), ("vocab_off", np.int64), ("phr_tok", np.int32), ("phr_off", np.int64),
+                ("grp_ptr", np.int64), ("grp_par", np.int32), ("htab_key", np.uint64), ("htab_val", np.int32),
+                ("pfx_key", np.uint64), ("pfx_val", np.int32), ("grp_hash", np.uint64))
+_REBUILD = "; delete the cache file to rebuild it"
+
+
+def _offsets_ok(o: np.ndarray, n: int) -> bool:
+    return len(o) >= 1 and o[0] == 0 and o[-1] == n and not (o[1:] < o[:-1]).any()
+
+
+def _table_ok(val: np.ndarray) -> bool:
+    """An open-addressing table (size a power of two or 0) whose probes end: an empty (< 0) slot."""
+    n = len(val)
+    return n == 0 or ((n & (n - 1)) == 0 and bool((val < 0).any()))
+
+
+def _para_arrays(para) -> Dict[str, np.ndarray]:
+    """The cache's arrays, checked as the compiled ``meteor_resources`` checks them: each a 1-d
+    array of exactly its dtype, and every index the matcher follows in range."""
+    if not isinstance(para, dict):
+        raise TypeError(f"para must be a dict of the paraphrase cache's arrays, got {type(para).__name__}")
+    out = {}
+    for k, dt in _PARA_DTYPES:
+        if k not in para:
+            raise ValueError(f"para: missing array '{k}'{_REBUILD}")
+        a = para[k]
+        if not isinstance(a, np.ndarray) or a.dtype != dt:
+            got = a.dtype if isinstance(a, np.ndarray) else type(a).__name__
+            raise TypeError(f"para['{k}'] must be a numpy array of dtype {np.dtype(dt)}, got {got}")
+        if a.ndim != 1:
+            raise ValueError(f"para['{k}'] must be a 1-d array")
+        out[k] = a
+    n_phr = len(out["phr_off"]) - 1
+    bad = None
+    if not _offsets_ok(out["vocab_off"], len(out["vocab_blob"])):
+        bad = "vocab_off must start at 0, never decrease and end at len(vocab_blob)"
+    elif not _offsets_ok(out["phr_off"], len(out["phr_tok"])):
+        bad = "phr_off must start at 0, never decrease and end at len(phr_tok)"
+    elif len(out["grp_ptr"]) != n_phr + 1 or not _offsets_ok(out["grp_ptr"], len(out["grp_par"])):
+        bad = "grp_ptr must have len(phr_off) entries, start at 0, never decrease and end at len(grp_par)"
+    elif len(out["grp_hash"]) != len(out["grp_par"]):
+        bad = "grp_hash does not match grp_par"
+    elif len(out["htab_val"]) != len(out["htab_key"]) or not _table_ok(out["htab_val"]):
+        bad = "inconsistent phrase table (htab_key/htab_val)"
+    elif len(out["pfx_val"]) != len(out["pfx_key"]) or not _table_ok(out["pfx_val"]):
+        bad = "inconsistent prefix table (pfx_key/pfx_val)"
+    elif ((out["grp_par"] < 0) | (out["grp_par"] >= n_phr)).any():
+        bad = "grp_par holds a phrase id out of range"
+    elif (out["htab_val"] >= n_phr).any():
+        bad = "htab_val holds a phrase id out of range"
+    if bad:
+        raise ValueError(f"para: {bad}{_REBUILD}")
+    return out
 
 
 class MeteorResources:
@@ -325,16 +389,29 @@ class MeteorResources:
     Parameters
     ----------
     function_words, exceptions, synsets : bytes, the jar's files.
-    para : dict of the cache's arrays (``vocab_blob`` ... ``htab_val``).
-    max_len : longest phrase in the table.
+    para : dict of the cache's arrays (``vocab_blob`` ... ``grp_hash``), each of its exact dtype.
+    max_len : longest phrase in the table (paraphrases longer than it are never matched).
+
+    Raises
+    ------
+    TypeError
+        a file that is not bytes, ``para`` not a dict, an array not a numpy array of its dtype,
+        ``max_len`` not an int.
+    ValueError
+        a missing or 2-d array, offsets or phrase ids out of range, a hash table without an
+        empty slot, ``max_len`` outside ``[0, 2**31)``, a synset id that is not an int32.
     """
 
     def __init__(self, function_words: bytes, exceptions: bytes, synsets: bytes, para: Dict[str, np.ndarray],
                  max_len: int):
-        lines = _java_lines(function_words)
-        if lines and lines[-1] == "":
-            lines.pop()
-        self.function = set(lines)
+        for name, b in (("function_words", function_words), ("exceptions", exceptions), ("synsets", synsets)):
+            if not isinstance(b, bytes):
+                raise TypeError(f"{name} must be bytes (the jar's file), got {type(b).__name__}")
+        if not isinstance(para, dict):
+            raise TypeError(f"para must be a dict of the paraphrase cache's arrays, got {type(para).__name__}")
+        self.max_len = _validate.int_range(max_len, "max_len", 0, _I32 - 1)
+        arrays = _para_arrays(para)
+        self.function = set(_java_lines(function_words))
         self.bases: Dict[str, List[str]] = {}
         ex = _java_lines(exceptions)
         for k in range(0, len(ex) - 1, 2):
@@ -344,17 +421,28 @@ class MeteorResources:
         self.synsets: Dict[str, Set[int]] = {}
         sy = _java_lines(synsets)
         for k in range(0, len(sy) - 1, 2):
-            self.synsets[sy[k]] = {int(t) for t in _TOK.split(sy[k + 1]) if t}
-        blob = bytes(para["vocab_blob"])
-        off = np.asarray(para["vocab_off"])
-        self.vocab = {blob[off[i]:off[i + 1]]: i for i in range(len(off) - 1)}
-        self.phr_tok = np.asarray(para["phr_tok"])
-        self.phr_off = np.asarray(para["phr_off"])
-        self.grp_ptr = np.asarray(para["grp_ptr"])
-        self.grp_par = np.asarray(para["grp_par"])
-        self.htab_key = np.asarray(para["htab_key"])
-        self.htab_val = np.asarray(para["htab_val"])
-        self.max_len = int(max_len)
+            ids = set()
+            for t in _TOK.split(sy[k + 1]):
+                if t:
+                    if not _SYNSET_ID.fullmatch(t) or not -_I32 <= int(t) < _I32:
+                        raise ValueError(f"synsets: line {k + 2} holds a token that is not a synset id (a 32-bit "
+                                         "integer); pass the jar's synonym/english.synsets")
+                    ids.add(int(t))
+            self.synsets[sy[k]] = ids  # a later line wins, as in Java
+        blob = bytes(arrays["vocab_blob"])
+        off = arrays["vocab_off"]
+        self.vocab: Dict[bytes, int] = {}
+        for i in range(len(off) - 1):
+            self.vocab.setdefault(blob[off[i]:off[i + 1]], i)  # a word listed twice keeps its first id
+        self.phr_tok = arrays["phr_tok"]
+        self.phr_off = arrays["phr_off"]
+        self.grp_ptr = arrays["grp_ptr"]
+        self.grp_par = arrays["grp_par"]
+        self.grp_hash = arrays["grp_hash"]
+        self.htab_key = arrays["htab_key"]
+        self.htab_val = arrays["htab_val"]
+        self.pfx_key = arrays["pfx_key"]
+        self.pfx_val = arrays["pfx_val"]
         self._syn_cache: Dict[str, Set[int]] = {}
 
     # synonyms (edu.cmu.meteor.aligner.SynonymDictionary)
@@ -385,10 +473,7 @@ class MeteorResources:
     def word_id(self, w: str) -> int:
         return self.vocab.get(w.encode("utf-8", "surrogatepass"), -1)
 
-    def _phrase(self, ids: Sequence[int]) -> int:
-        h = FNV_OFFSET
-        for t in ids:
-            h = ((h ^ (t & 0xFFFFFFFF)) * FNV_PRIME) & _MASK64
+    def _phrase(self, ids: Sequence[int], h: int) -> int:
         size = len(self.htab_key)
         if size == 0:
             return -1
@@ -403,18 +488,43 @@ class MeteorResources:
                     return v
             slot = (slot + 1) & (size - 1)
 
+    def _is_prefix(self, h: int) -> bool:
+        size = len(self.pfx_key)
+        if size == 0:
+            return True
+        slot = h & (size - 1)
+        while True:
+            if self.pfx_val[slot] < 0:
+                return False
+            if int(self.pfx_key[slot]) == h:
+                return True
+            slot = (slot + 1) & (size - 1)
+
     def paths(self, line: List[int], start: int) -> List[Tuple[int, List[int]]]:
-        """(phrase length, paraphrase word ids) for phrases starting at ``start``, the transducer's order."""
+        """(phrase length, paraphrase word ids) for phrases starting at ``start``, the transducer's order.
+
+        The cache's index decides, as in the compiled matcher: the walk stops where the prefix
+        table has no longer phrase, and a paraphrase is found through its ``grp_hash`` among the
+        line's word spans of 1 to ``max_len`` known words (for a cache that
+        :func:`~pysynth.metrics._meteor_data.build_paraphrase_cache` wrote, exactly the table's pairs).
+        """
         out = []
+        h = FNV_OFFSET
         for ln in range(1, min(self.max_len, len(line) - start) + 1):
-            ids = line[start:start + ln]
-            if ids[-1] < 0:
+            t = line[start + ln - 1]
+            if t < 0:
                 break
-            p = self._phrase(ids)
-            if p < 0:
-                continue
-            for q in self.grp_par[self.grp_ptr[p]:self.grp_ptr[p + 1]]:
-                out.append((ln, [int(t) for t in self.phr_tok[self.phr_off[q]:self.phr_off[q + 1]]]))
+            h = ((h ^ (t & 0xFFFFFFFF)) * FNV_PRIME) & _MASK64
+            p = self._phrase(line[start:start + ln], h)
+            if p >= 0:
+                for k in range(self.grp_ptr[p], self.grp_ptr[p + 1]):
+                    q = self.grp_par[k]
+                    words = [int(w) for w in self.phr_tok[self.phr_off[q]:self.phr_off[q + 1]]]
+                    if (1 <= len(words) <= self.max_len and min(words) >= 0
+                            and fnv_ids(words) == int(self.grp_hash[k])):
+                        out.append((ln, words))
+            if not self._is_prefix(h):
+                break
         return out
 
 
@@ -605,11 +715,12 @@ def _align(res: MeteorResources, w1: List[str], w2: List[str], cache: dict) -> L
 
 
 def _div(a: float, b: float) -> float:
+    """IEEE division (C's ``a / b``): Python raises on a zero divisor, signed or not."""
     if b != 0:
         return a / b
     if a == 0 or math.isnan(a):
         return math.nan
-    return math.inf if a > 0 else -math.inf
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def score_from_stats(st: Sequence[float]) -> float:
@@ -633,15 +744,18 @@ def score_from_stats(st: Sequence[float]) -> float:
     p = _div(tw, tlen)
     r = _div(rw, rlen)
     fmean = _div(1.0, _div(1.0 - alpha, p) + _div(alpha, r))
-    ttot = sum(tc) + sum(tfn)
-    rtot = sum(rc) + sum(rfn)
+    ttot = rtot = 0.0
+    for i in range(4):  # summed pairwise, as the compiled twin does (equal for integer counts)
+        ttot += tc[i] + tfn[i]
+        rtot += rc[i] + rfn[i]
     if ttot == tl and rtot == rl and chunks == 1:
         frag = 0.0
     else:
         frag = _div(chunks, (twm + rwm) / 2)
     if math.isnan(frag):
         return 0.0
-    pen = gamma * math.pow(frag, beta) if not math.isinf(frag) else math.inf
+    # C's pow: NaN for a negative base (math.pow raises), +inf at +-inf
+    pen = gamma * (math.nan if frag < 0 and not math.isinf(frag) else math.pow(frag, beta))
     score = fmean * (1.0 - pen)
     if math.isnan(score):
         return 0.0
@@ -655,13 +769,41 @@ def meteor_resources(function_words: bytes, exceptions: bytes, synsets: bytes, p
 
 
 def meteor_stem(word: str) -> str:
-    """Snowball English stem (:func:`stem`; the compiled twin's name)."""
+    """Snowball English stem (:func:`stem`; the compiled twin's name).
+
+    Raises
+    ------
+    TypeError
+        ``word`` is not a str.
+    ValueError
+        ``word`` holds a lone surrogate (not valid Unicode).
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be str, got {type(word).__name__}")
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("word is not valid Unicode (lone surrogate); clean the text first") from None
     return stem(word)
 
 
 def meteor_score_from_stats(st) -> float:
-    """The jar's computeMetrics on one statistics vector (:func:`score_from_stats`)."""
-    return score_from_stats(list(np.asarray(st, np.float64)))
+    """The jar's computeMetrics on one statistics vector (:func:`score_from_stats`).
+
+    Raises
+    ------
+    TypeError
+        ``st`` does not convert to float64 (the compiled binding's argument cast fails).
+    ValueError
+        ``st`` is not a vector of 23.
+    """
+    try:
+        a = np.asarray(st, np.float64)
+    except Exception:  # noqa: BLE001 - whatever numpy raises, pybind11's cast gives a TypeError
+        raise TypeError(f"st must convert to a float64 vector of {N_STATS}, got {type(st).__name__}") from None
+    if a.ndim != 1 or a.shape[0] != N_STATS:
+        raise ValueError(f"st must be a vector of {N_STATS}, got shape {a.shape}")
+    return score_from_stats([float(x) for x in a])
 
 
 def corpus_stats(stats: np.ndarray) -> np.ndarray:
@@ -682,8 +824,27 @@ def meteor_stats(res: MeteorResources, hyps: Sequence[str], refs: Sequence[Seque
 
     ``hyps[i]`` is scored against each of ``refs[i]`` (space-separated tokens, the output of
     :func:`normalize`); the best-scoring reference's statistics are kept, the first on ties.
-    ``workers`` is accepted for the compiled twin's signature; the result does not depend on it.
+    ``workers`` (>= 1, or -1 for all cores) is checked as the compiled twin checks it; the
+    result does not depend on it.
+
+    Raises
+    ------
+    TypeError
+        ``res`` not made by :func:`meteor_resources`, ``hyps`` or a ``refs[i]`` not a sequence of
+        str, ``refs`` not a sequence, ``workers`` not an int.
+    ValueError
+        ``len(refs) != len(hyps)``, a lone surrogate in a text, ``workers`` 0 or below -1.
     """
+    if not isinstance(res, MeteorResources):
+        raise TypeError(f"res must be made by meteor_resources, got {type(res).__name__}")
+    hyps = _validate.strings(hyps, "hyps")
+    # the checks (and their order) of the compiled binding: refs is a sequence (PySequence_Check)
+    if isinstance(refs, (str, dict)) or not hasattr(type(refs), "__getitem__"):
+        raise TypeError("refs must be a sequence of lists of str (the references of each hypothesis)")
+    if len(refs) != len(hyps):
+        raise ValueError(f"refs: {len(refs)} entries but hyps has {len(hyps)}")
+    refs = [_validate.strings(refs[i], f"refs[{i}]") for i in range(len(hyps))]
+    _validate.workers(workers)
     out = np.zeros((len(hyps), N_STATS), np.float64)
     cache: dict = {}
     for i, h in enumerate(hyps):

@@ -226,3 +226,86 @@ def test_texts_that_would_break_the_protocol():
     m = meteor(["a cat ||| on\nthe mat", "the dog"], [["the cat on the mat", "a dog"], ["a cat", "the dog"]],
                flavor="jar")
     assert len(m.segments) == 2 and 0 < m.score <= 1 and m.segments[1] > 0.9
+
+
+def _tiny_resources():
+    """Resources in the jar's formats, small enough to edit: a paraphrase 'new york' <-> 'ny'."""
+    from pysynth.metrics._meteor_data import paraphrase_arrays
+
+    para, meta = paraphrase_arrays([b"0.5", b"new york", b"ny", b"0.5", b"big apple", b"new york city"])
+    return [b"the\nof\n", b"run\nran running\n", b"car\n1 2\nauto\n2\n", para, meta["max_len"]]
+
+
+@need_cpp
+def test_resources_and_stats_of_both_backends_agree_on_a_tiny_table():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _parity import backends
+
+    args = _tiny_resources()
+    got = {name: mod.meteor_stats(mod.meteor_resources(*args), ["the ny car running", "big apple"],
+                                  [["the new york auto runs"], ["new york city", "big"]], 2 ** 63)
+           for name, mod in backends("metrics").items()}
+    assert np.array_equal(got["cpp"], got["python"])
+    assert got["python"][0, 7] == 1 and got["python"][0, 5] == 1 and got["python"][0, 6] == 1  # para, stem, synonym
+
+
+def _broken(key, value):
+    args = _tiny_resources()
+    if key == "max_len":
+        args[4] = value
+    elif key in ("function_words", "synsets"):
+        args[0 if key == "function_words" else 2] = value
+    else:
+        args[3] = dict(args[3], **{key: value(args[3][key])})
+    return args
+
+
+@need_cpp
+@pytest.mark.parametrize("key, value, exc", [
+    ("grp_par", lambda a: a + 5, ValueError),                       # a phrase id out of range
+    ("phr_off", lambda a: a[::-1].copy(), ValueError),              # offsets that decrease
+    ("vocab_off", lambda a: np.append(a, 99), ValueError),          # past the end of the blob
+    ("htab_val", lambda a: np.abs(a), ValueError),                  # no empty slot: a lookup would never end
+    ("pfx_val", lambda a: a[:-1], ValueError),
+    ("grp_hash", lambda a: a[:-1], ValueError),
+    ("phr_off", lambda a: a.astype(np.int32), TypeError),           # not its dtype (no silent cast)
+    ("htab_key", lambda a: a.astype(">u8"), TypeError),
+    ("phr_tok", lambda a: a.tolist(), TypeError),
+    ("grp_ptr", lambda a: a.reshape(1, -1), ValueError),
+    ("max_len", -1, ValueError),
+    ("max_len", 2 ** 31, ValueError),                               # not pybind11's TypeError
+    ("max_len", 2.0, TypeError),
+    ("synsets", b"car\n1 x\n", ValueError),                         # a synset id that is not an int32
+    ("synsets", b"car\n2147483648\n", ValueError),
+    ("function_words", "the\nof", TypeError),
+])
+def test_broken_resources_are_refused_alike(key, value, exc):
+    """Found by bench/fuzz: the compiled resources trusted the cache's indices (out-of-bounds
+    reads on an edited cache) and the twin raised IndexError/KeyError or nothing."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _parity import call_all
+
+    with pytest.raises(exc):
+        call_all("metrics", "meteor_resources", *_broken(key, value))
+
+
+@need_cpp
+def test_stem_and_score_refuse_alike():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _parity import call_all
+
+    for word, exc in ((b"running", TypeError), (None, TypeError), ("run\ud800", ValueError)):
+        with pytest.raises(exc):
+            call_all("metrics", "meteor_stem", word)
+    for st, exc in ((np.zeros(22), ValueError), (np.zeros((1, 23)), ValueError), ("abc", TypeError)):
+        with pytest.raises(exc):
+            call_all("metrics", "meteor_score_from_stats", st)
+    st = np.zeros(23)
+    st[[0, 1, 20, 21, 22]] = [1, 1, -1, 1, 1]  # negative fragmentation: C's pow gives NaN, score 0
+    assert call_all("metrics", "meteor_score_from_stats", st) == 0.0

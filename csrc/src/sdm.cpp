@@ -51,6 +51,9 @@ constexpr std::int64_t kSplitList = 256;
 constexpr std::size_t kPairListMax = 8192;
 // Queries per sub-batch: the window lists of one sub-batch's distinct pairs are kept in memory.
 constexpr std::size_t kSubBatch = 1 << 14;
+// build_od_lists scans the forward index when the unlisted pairs' shorter posting lists, summed
+// over the sub-batch's queries, reach this fraction of the collection's tokens.
+constexpr double kOdScanRatio = 0.25;
 constexpr int kLogLen = 256;   // log(L + mu) is tabulated for lengths below this
 constexpr int kGainTable = 8;  // gains of tf = 1..8 are tabulated per query term
 
@@ -154,6 +157,10 @@ struct PairTable {
   std::vector<std::uint64_t> keys;
   std::vector<PairStat> stats;
   std::vector<PairList> lists;
+  // #od:1 lists of the pairs too frequent to list (build_od_lists): the documents with od > 0
+  // and their od counts (uw left empty), when has_od[i]
+  std::vector<PairList> od_lists;
+  std::vector<char> has_od;
 
   std::size_t find(std::int32_t a, std::int32_t b) const {
     return static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), pair_key(a, b)) - keys.begin());
@@ -211,6 +218,100 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
     if (!known[i] && !t.stats[i].listed) big.emplace(t.keys[i], t.stats[i]);
 }
 
+// The #od:1 lists of the sub-batch's unlisted pairs (window lists above kPairListMax: pairs of
+// frequent words), from one scan of the forward index: od(a, b, D) is the number of positions
+// p with D[p] = a and D[p + 1] = b (Galago's ordered window of width 1), so the scan finds every
+// document with od > 0 and its exact count.
+// Why: profiled on 1M synthetic questions with the pipeline's KQGM queries (frequent words such
+// as "how" / "what", posting lists of 385k-475k documents), phase B was 41% of the search time
+// and the slowest 8% of the queries did 57M of its 65M steps: a pair of two such terms has no
+// window list, so its whole bound (#od:1 and #uw:8, ~0.025, ten times a frequent term's) held
+// for every document of both terms, and ~200k documents per query had their windows counted.
+// With the od list explicit, MaxScore bounds the others by the small #uw:8 part alone and
+// visits only the od list (a few thousand documents). The scan (~15 ms over 7.4M tokens on
+// one core) is paid once per sub-batch, and only when the pairs' shorter posting lists, summed
+// over the queries, are long enough to repay it.
+void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe, int workers) {
+  const std::size_t np = t.keys.size();
+  t.od_lists.assign(np, PairList());
+  t.has_od.assign(np, 0);
+  std::vector<char> want(np, 0);
+  double work = 0.0;
+  for (std::size_t i = qb; i < qe; ++i)
+    for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j) {
+      const std::int32_t a = q.ids[j], b = q.ids[j + 1];
+      const std::size_t at = t.find(a, b);
+      if (t.stats[at].listed || t.stats[at].max_od == 0) continue;
+      want[at] = 1;
+      work += static_cast<double>(std::min(ix.indptr[a + 1] - ix.indptr[a], ix.indptr[b + 1] - ix.indptr[b]));
+    }
+  if (work < kOdScanRatio * static_cast<double>(ix.n_tokens)) return;
+  // wanted pairs grouped by left term: keys are sorted by (a, b)
+  std::vector<std::uint64_t> sel;
+  std::vector<std::uint32_t> sel_at;
+  for (std::size_t i = 0; i < np; ++i)
+    if (want[i]) {
+      sel.push_back(t.keys[i]);
+      sel_at.push_back(static_cast<std::uint32_t>(i));
+    }
+  std::vector<std::int32_t> first(static_cast<std::size_t>(ix.vocab_size), -1),
+      count(static_cast<std::size_t>(ix.vocab_size), 0);
+  for (std::size_t k = 0; k < sel.size(); ++k) {
+    const std::size_t a = static_cast<std::size_t>(sel[k] >> 32);
+    if (first[a] < 0) first[a] = static_cast<std::int32_t>(k);
+    ++count[a];
+  }
+  struct Hit {
+    std::uint32_t pair;
+    std::int32_t doc, od;
+  };
+  constexpr std::size_t kChunks = 64;
+  std::vector<std::vector<Hit>> hits(kChunks);
+  const std::size_t N = static_cast<std::size_t>(ix.n_docs);
+  parallel_for(kChunks, workers, 1, [&](std::size_t, std::size_t cb, std::size_t ce) {
+    for (std::size_t c = cb; c < ce; ++c) {
+      std::vector<Hit>& out = hits[c];
+      for (std::size_t d = N * c / kChunks; d < N * (c + 1) / kChunks; ++d) {
+        const std::int32_t* tok = ix.doc_tokens + ix.doc_offsets[d];
+        const std::int64_t L = ix.doc_offsets[d + 1] - ix.doc_offsets[d];
+        const std::size_t start = out.size();
+        for (std::int64_t p = 0; p + 1 < L; ++p) {
+          const std::int32_t f = first[static_cast<std::size_t>(tok[p])];
+          if (f < 0) continue;
+          const std::uint64_t key = pair_key(tok[p], tok[p + 1]);
+          const std::uint64_t* lo = sel.data() + f;
+          const std::uint64_t* hi = lo + count[static_cast<std::size_t>(tok[p])];
+          const std::uint64_t* it = std::lower_bound(lo, hi, key);
+          if (it == hi || *it != key) continue;
+          const std::uint32_t pair = sel_at[static_cast<std::size_t>(it - sel.data())];
+          bool merged = false;
+          for (std::size_t h = start; h < out.size() && !merged; ++h)
+            if (out[h].pair == pair) {
+              ++out[h].od;
+              merged = true;
+            }
+          if (!merged) out.push_back({pair, static_cast<std::int32_t>(d), 1});
+        }
+      }
+    }
+  });
+  // chunks in order: each pair's documents ascending
+  std::vector<std::size_t> size(np, 0);
+  for (const auto& h : hits)
+    for (const Hit& x : h) ++size[x.pair];
+  for (std::size_t i = 0; i < np; ++i)
+    if (want[i]) {
+      t.has_od[i] = 1;
+      t.od_lists[i].docs.reserve(size[i]);
+      t.od_lists[i].od.reserve(size[i]);
+    }
+  for (const auto& h : hits)
+    for (const Hit& x : h) {
+      t.od_lists[x.pair].docs.push_back(x.doc);
+      t.od_lists[x.pair].od.push_back(x.od);
+    }
+}
+
 // Collection-level constants of one search call.
 struct Context {
   const IndexView& ix;
@@ -256,6 +357,8 @@ struct Plan {
   std::vector<double> mu_p, idf, ub, gain_tab;
   std::vector<std::int32_t> pa, pb, pmult, pair_of;
   std::vector<const PairList*> plist;  // materialized window list, or nullptr
+  std::vector<const PairList*> podl;   // #od:1 list of an unlisted pair (build_od_lists), or nullptr
+  std::vector<double> pair_ub_uw;      // the #uw:8 part of pair_ub (the bound when podl is used)
   std::vector<double> mu_p_od, mu_p_uw, pair_ub;
   double alpha_t = 0, alpha_o = 0, alpha_u = 0, K = 0, lambda = 0, prior_max = 0, norm_min = 0;
   bool sdm = true;
@@ -274,6 +377,8 @@ struct Plan {
     pmult.clear();
     pair_of.clear();
     plist.clear();
+    podl.clear();
+    pair_ub_uw.clear();
     mu_p_od.clear();
     mu_p_uw.clear();
     pair_ub.clear();
@@ -303,6 +408,10 @@ struct Plan {
     return static_cast<double>(pmult[i]) * (alpha_o * std::log1p(static_cast<double>(od) / mu_p_od[i]) +
                                             alpha_u * std::log1p(static_cast<double>(uw) / mu_p_uw[i]));
   }
+  double od_gain(int u, std::int32_t od) const {
+    const std::size_t i = static_cast<std::size_t>(u);
+    return static_cast<double>(pmult[i]) * alpha_o * std::log1p(static_cast<double>(od) / mu_p_od[i]);
+  }
   const double* log_len = nullptr;  // log(L + mu) for L < kLogLen (Context::log_len)
   double prior(std::int32_t len, double mu) const {
     if (!sdm) return 0.0;
@@ -312,7 +421,8 @@ struct Plan {
 
 // A posting list of the document-at-a-time phase: a term's postings (whole, or split into its
 // postings with the bound of tf = 1 plus its high layer with the rest), or a pair's window list.
-enum class Kind : std::uint8_t { Term, TermLow, TermHigh, Pair };
+// PairOd: an unlisted pair's #od:1 list (its #uw:8 part stays implicit).
+enum class Kind : std::uint8_t { Term, TermLow, TermHigh, Pair, PairOd };
 
 struct Comp {
   const std::int32_t* docs;
@@ -493,14 +603,19 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
         P.mu_p_od.push_back(mu * p_od);
         P.mu_p_uw.push_back(mu * p_uw);
         P.plist.push_back(st.listed ? &ctx.pairs->lists[at] : nullptr);
+        P.podl.push_back(!st.listed && !ctx.pairs->has_od.empty() && ctx.pairs->has_od[at] ? &ctx.pairs->od_lists[at]
+                                                                                           : nullptr);
         P.pair_ub.push_back(P.alpha_o * std::log1p(static_cast<double>(st.max_od) / (mu * p_od)) +
                             P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
+        P.pair_ub_uw.push_back(P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
       }
       ++P.pmult[static_cast<std::size_t>(u)];
       P.pair_of[static_cast<std::size_t>(j)] = u;
     }
-    for (int u = 0; u < P.np; ++u)
+    for (int u = 0; u < P.np; ++u) {
       P.pair_ub[static_cast<std::size_t>(u)] *= static_cast<double>(P.pmult[static_cast<std::size_t>(u)]);
+      P.pair_ub_uw[static_cast<std::size_t>(u)] *= static_cast<double>(P.pmult[static_cast<std::size_t>(u)]);
+    }
     double K = 0.0;
     for (int i = 0; i < n; ++i)
       K += P.alpha_t * std::log(P.mu_p[static_cast<std::size_t>(P.occ_slot[static_cast<std::size_t>(i)])]);
@@ -1022,6 +1137,7 @@ inline double comp_gain(const Plan& P, const Comp& c) {
     case Kind::TermLow: return P.gain(c.id, 1);
     case Kind::TermHigh: return std::max(0.0, P.gain(c.id, c.c1[c.cur]) - P.gain(c.id, 1));
     case Kind::Pair: return P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]);
+    case Kind::PairOd: return P.od_gain(c.id, c.c1[c.cur]);
   }
   return 0.0;
 }
@@ -1037,6 +1153,7 @@ inline double comp_gain_len(const Context& ctx, const Plan& P, const Comp& c, st
       return std::max(
           0.0, P.gain_len(c.id, c.c1[c.cur], len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
     case Kind::Pair: return P.pair_gain(c.id, c.c1[c.cur], c.c2[c.cur]);
+    case Kind::PairOd: return P.od_gain(c.id, c.c1[c.cur]);
   }
   return 0.0;
 }
@@ -1049,7 +1166,8 @@ inline double comp_ub_len(const Context& ctx, const Plan& P, const Comp& c, std:
     case Kind::TermLow: return P.gain_len(c.id, 1, len, k1, b, ctx.avgdl);
     case Kind::TermHigh:
       return std::max(0.0, P.gain_len(c.id, mt, len, k1, b, ctx.avgdl) - P.gain_len(c.id, 1, len, k1, b, ctx.avgdl));
-    case Kind::Pair: return c.ub;
+    case Kind::Pair:
+    case Kind::PairOd: return c.ub;
   }
   return 0.0;
 }
@@ -1096,6 +1214,11 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       comps.push_back({L.docs.data(), 0, static_cast<std::int64_t>(L.docs.size()), L.od.data(), L.uw.data(), u,
                        Kind::Pair, P.pair_ub[uu]});
     } else {
+      if (P.podl[uu] != nullptr && !P.podl[uu]->docs.empty()) {
+        const PairList& L = *P.podl[uu];
+        comps.push_back({L.docs.data(), 0, static_cast<std::int64_t>(L.docs.size()), L.od.data(), nullptr, u,
+                         Kind::PairOd, std::max(0.0, P.pair_ub[uu] - P.pair_ub_uw[uu])});
+      }
       ipair.push_back(u);
     }
   }
@@ -1120,7 +1243,9 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       const int ia = pos_of_slot[static_cast<std::size_t>(P.pa[static_cast<std::size_t>(u)])];
       const int ib = pos_of_slot[static_cast<std::size_t>(P.pb[static_cast<std::size_t>(u)])];
       if (ia < 0 || ib < 0) continue;  // a term without postings: no window
-      const double w = P.pair_ub[static_cast<std::size_t>(u)];
+      // with an od list, the implicit part is #uw:8 alone (od > 0 only in the list's documents)
+      const double w = P.podl[static_cast<std::size_t>(u)] != nullptr ? P.pair_ub_uw[static_cast<std::size_t>(u)]
+                                                                      : P.pair_ub[static_cast<std::size_t>(u)];
       add[static_cast<std::size_t>(std::max(ia, ib))] += w;
       ipairs_all += w;
       kept.push_back(u);
@@ -1347,7 +1472,10 @@ void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, 
   const std::size_t kk = static_cast<std::size_t>(k);
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
+    if (p.model == Model::Sdm) {
+      build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
+      build_od_lists(pairs, ix, q, qb, qe, workers);
+    }
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
       Worker& W = *ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {
@@ -1407,7 +1535,10 @@ void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* tar
   auto ws = make_workers(workers);
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
+    if (p.model == Model::Sdm) {
+      build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
+      build_od_lists(pairs, ix, q, qb, qe, workers);
+    }
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
       Worker& W = *ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {

@@ -205,6 +205,37 @@ def test_pruning_is_exact_with_long_lists():
                 assert ranks[i] == (hit[0] + 1 if hit.size else 0)
 
 
+@pytest.mark.skipif(not HAS_CPP, reason="compiled extension not built")
+def test_pruning_is_exact_with_od_lists():
+    # two "stopwords" in every document (window lists far above the 8,192 that are listed), so a
+    # batch of queries holding them gets the #od:1 lists of the unlisted pairs (build_od_lists);
+    # each pair is adjacent in only part of the documents, in either order, sometimes twice
+    rng = np.random.default_rng(17)
+    n = 12000
+    ids, off = zipf_corpus(rng, n, 2000, max_len=10, s=1.0)
+    rows = []
+    for d in range(n):
+        doc = list(ids[off[d] : off[d + 1]] + 3)
+        for t in (0, 1, 2)[: 2 + d % 2]:
+            doc.insert(int(rng.integers(0, len(doc) + 1)), t)
+        if d % 7 == 0:
+            doc += [0, 1]
+        rows.append(doc)
+    ix = Index.build(rows, vocab_size=2003, workers=2)
+    q = [[0, 1], [1, 0], [0, 1, 2], [2, 0, 1, 0], [5, 0, 1], [0, 1, 7, 2], [1, 1], [0, 0, 1]]
+    q += [[0, 1, int(t)] for t in rng.integers(3, 60, 40)] + [[int(t), 1, 0] for t in rng.integers(3, 60, 40)]
+    with _dispatch.force("cpp", "retrieval"):
+        full = ix.search(q, k=n, model="sdm", dtype=np.float64, workers=2)
+        for k in (1, 10, 100):
+            got = ix.search(q, k=k, model="sdm", dtype=np.float64, workers=2)
+            assert_same(tuple(got), (full.docs[:, :k], full.scores[:, :k], np.minimum(full.counts, k)))
+        targets = full.docs[np.arange(len(q)), np.arange(len(q)) % 90]
+        ranks = ix.rank_of(q, targets=targets, n=100, workers=2)
+        for i, t in enumerate(targets):
+            hit = np.flatnonzero(full.docs[i, :100] == t)
+            assert ranks[i] == (hit[0] + 1 if hit.size else 0)
+
+
 def test_medium_parity_with_twin(medium):
     ix, rows = medium
     sub = rows[::25] + [[], [5, 5], [7, 7, 7, 1]]

@@ -10,12 +10,20 @@ question (Sect. 6.2).  Models: paraphrase + combination (alpha 0.5, beta 0.4: th
 best configuration) and baseline + combination (lambda 0.1).
 
 Implementations (one group per model):
-* ``cpp[w1]``: the compiled backend, 1 thread; ``cpp[all]``: all cores;
+* ``cpp[w1]``, ``cpp[w2]``: the public call a user makes, ``model.generate(corpus, clusters,
+  m=20, exclude=...)`` on a :class:`pysynth.text.Corpus` (its statistics counted once when it
+  was made, not per call), compiled backend, 1 and 2 threads;
+* ``cpp_ids[w1]``: the same call on plain (ids, offsets) without ``stats``: the statistics are
+  counted over the questions on every call (compiled);
 * ``numpy``: a vectorized NumPy implementation written here (same model, rejection rounds
   over all candidates at once, ``searchsorted`` on per-document prefix sums and on the
   collection's), on the first ``BENCH_SAMPLING_NUMPY_N`` questions (default 50,000), its
   throughput being size independent;
 * ``python``: the pure-Python twin on ``BENCH_SAMPLING_TWIN_N`` questions (default 300).
+
+Group ``sampling statistics``: counting cf/df over the 1M questions, compiled
+(``collection_stats``) vs its NumPy twin (``np.bincount`` + ``np.unique``, what every
+``generate`` call without ``stats`` ran before).
 
 Run:  python -m pytest bench/bench_sampling.py --benchmark-only --benchmark-json=/tmp/sampling.json
 Each benchmark records ``candidates_per_s``, ``terms_per_s`` and ``cpu_s`` (process CPU time
@@ -31,8 +39,9 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-from pysynth import _dispatch
+from pysynth import _dispatch, text
 from pysynth.sampling import Clusters, CollectionStats, KeywordModel
+from pysynth.sampling import _reference as sampling_twin
 
 N = int(os.environ.get("BENCH_SAMPLING_N", 1_000_000))
 NUMPY_N = int(os.environ.get("BENCH_SAMPLING_NUMPY_N", 50_000))
@@ -199,6 +208,13 @@ def corpus():
     return make_corpus(N)
 
 
+@pytest.fixture(scope="module")
+def text_corpus(corpus):
+    """The questions as a text.Corpus (statistics counted once, here)."""
+    (ids, off), _, _, _ = corpus
+    return text.Corpus(ids, off, None, None, [f"t{i}" for i in range(V)])
+
+
 def _record(benchmark, n_questions, result, cpu_s):
     ids, off = result
     wall = benchmark.stats.stats.min if benchmark.stats else None
@@ -221,18 +237,56 @@ def _timed(fn):
     return run, holder
 
 
-@pytest.mark.parametrize("model_name", list(MODELS))
-@pytest.mark.parametrize("workers", [1, -1], ids=["w1", "all"])
-def test_cpp(benchmark, corpus, model_name, workers):
+def _need_cpp():
     if "cpp" not in _dispatch.available("sampling"):
         pytest.skip("compiled extension not built")
+
+
+@pytest.mark.parametrize("model_name", list(MODELS))
+@pytest.mark.parametrize("workers", [1, 2], ids=["w1", "w2"])
+def test_cpp(benchmark, corpus, text_corpus, model_name, workers):
+    """The public call on a text.Corpus: nothing but validation and sampling per call."""
+    _need_cpp()
     benchmark.group = f"sampling {model_name}"
     model = MODELS[model_name]
-    q, cl, st, ex = corpus
+    _, cl, st, ex = corpus
     with _dispatch.force("cpp", "sampling"):
-        run, h = _timed(lambda: model.generate(q, cl, st, m=M, seed=1, workers=workers, exclude=ex))
+        run, h = _timed(lambda: model.generate(text_corpus, cl, m=M, seed=1, workers=workers, exclude=ex))
+        benchmark.pedantic(run, rounds=int(os.environ.get("BENCH_ROUNDS_FAST", 5)), iterations=1)
+        ref = model.generate(corpus[0], cl, st, m=M, seed=1, workers=1, exclude=ex)
+    assert all(np.array_equal(a, b) for a, b in zip(h["out"], ref))  # same rows, any workers
+    _record(benchmark, N, h["out"], h["cpu"])
+
+
+@pytest.mark.parametrize("model_name", list(MODELS))
+def test_cpp_ids(benchmark, corpus, model_name):
+    """The same call on plain ids without stats: counted over the questions per call."""
+    _need_cpp()
+    benchmark.group = f"sampling {model_name}"
+    model = MODELS[model_name]
+    q, cl, _, ex = corpus
+    with _dispatch.force("cpp", "sampling"):
+        run, h = _timed(lambda: model.generate(q, cl, m=M, seed=1, workers=1, exclude=ex))
         benchmark.pedantic(run, rounds=int(os.environ.get("BENCH_ROUNDS_FAST", 5)), iterations=1)
     _record(benchmark, N, h["out"], h["cpu"])
+
+
+@pytest.mark.parametrize("impl", ["cpp", "numpy"])
+def test_statistics(benchmark, corpus, impl):
+    """cf/df over the 1M questions: compiled vs the NumPy twin."""
+    if impl == "cpp":
+        _need_cpp()
+    benchmark.group = "sampling statistics"
+    (ids, off), _, st, _ = corpus
+    fn = (_dispatch.available("sampling")["cpp"] if impl == "cpp" else sampling_twin).collection_stats
+    run, h = _timed(lambda: fn(ids, off, V))
+    benchmark.pedantic(run, rounds=int(os.environ.get("BENCH_ROUNDS_FAST", 5)) if impl == "cpp" else 1,
+                       iterations=1)
+    cf, df = h["out"]
+    assert np.array_equal(cf, st.cf) and np.array_equal(df, st.df)
+    wall = benchmark.stats.stats.min if benchmark.stats else None
+    benchmark.extra_info.update(questions=N, cpu_s=h["cpu"], tokens=int(ids.size),
+                                tokens_per_s=ids.size / wall if wall else None)
 
 
 @pytest.mark.parametrize("model_name", list(MODELS))

@@ -583,6 +583,18 @@ def _pscore(s: Src):
 
 
 # sampling
+@target("sampling.collection_stats")
+def _cstats(s: Src):
+    V = s.int(0, 12)
+    ids, off = ragged(s, s.int(0, 6), 8, max(V, 1))
+    if s.chance(10):
+        ids = poke(s, ids)  # an id outside [0, V)
+    if s.chance(12):
+        off = break_offsets(s, off)
+    vocab = s.pick([-1, 2 ** 63, "3", None]) if s.chance(12) else V
+    return maybe_dtype(s, ids), off, vocab
+
+
 @target("sampling.random_words")
 def _rw(s: Src):
     seed = s.mostly([0, 1, 2 ** 64 - 1, s.int(0, 2 ** 64 - 1)], [-1, 2 ** 64])

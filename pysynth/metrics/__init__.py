@@ -192,7 +192,8 @@ def _ref_streams(refs, n: int) -> list:
         streams = [refs]
     else:
         try:
-            refs = list(refs)
+            if not isinstance(refs, (list, tuple)):
+                refs = list(refs)
         except TypeError:
             raise TypeError(f"refs must be a list of str or of reference streams, got {type(refs).__name__}") from None
         if not refs:
@@ -356,17 +357,19 @@ def rouge(
             streams = [[s[i] for i in keep] for s in streams]
             n = _check_hyps(hyps)
     flat, offsets = _flatten(streams, n)
-    stats = _stats(backend("metrics").rouge_stats, hyps, flat, offsets, len(streams), types, flavor, bool(stem), workers)
+    be = backend("metrics")
+    if flavor == "rouge-score":  # P/R/F straight from the texts: no statistics array
+        prf = _stats(be.rouge_prf_texts, hyps, flat, offsets, len(streams), types, bool(stem), workers)
+    else:
+        stats = _stats(be.rouge_stats, hyps, flat, offsets, len(streams), types, flavor, bool(stem), workers)
     r = len(streams)
     out = RougeScores()
     out.flavor = flavor
-    if flavor == "rouge-score":
-        prf = backend("metrics").rouge_prf(stats)
     for t, name in enumerate(types):
-        st = stats[:, t, :]
         if flavor == "rouge-score":
             p, rc, f = prf[0, t], prf[1, t], prf[2, t]
         else:
+            st = stats[:, t, :]
             bad = np.flatnonzero(st[:, 0] < 0)
             if bad.size:
                 i = int(bad[0]) // r

@@ -31,6 +31,7 @@ __all__ = [
     "tokenize",
     "rouge_stats",
     "rouge_prf",
+    "rouge_prf_texts",
     "bleu_stats",
     "sacrebleu_sentence_scores",
     "coco_sentence_scores",
@@ -357,6 +358,20 @@ def rouge_prf(stats) -> np.ndarray:
             out[0, t, j], out[1, t, j] = p, rc
             out[2, t, j] = 2 * p * rc / (p + rc) if p + rc > 0 else 0.0
     return out
+
+
+def rouge_prf_texts(hyps, refs, ref_offsets, types, stem: bool, workers: int) -> np.ndarray:
+    """rouge-score 0.1.2 precision, recall and F straight from the texts.
+
+    ``rouge_prf(rouge_stats(hyps, refs, ref_offsets, types, "rouge-score", stem, workers))``
+    in one call: the compiled version computes each row's P/R/F in the worker thread that
+    counted it and never builds the statistics array.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (3, types, len(refs)): P, R, F.
+    """
+    return rouge_prf(rouge_stats(hyps, refs, ref_offsets, types, "rouge-score", stem, workers))
 
 
 # ------------------------------------------------------------------------------- BLEU

@@ -227,6 +227,50 @@ def test_rouge_stats_long(g, types, flavor):
     same("rouge_stats", hyps, refs, off, types, flavor, True, 1)
 
 
+@settings(max_examples=80, **SETTINGS)
+@given(g=grouped(hyp_text=st.one_of(short_text, long_text)), types=types_rs, workers=st.sampled_from([1, 2]))
+def test_rouge_stats_long_no_stemmer(g, types, workers):
+    # the keyed tokens (no stemmer) feed the general interning path when a reference is long
+    hyps, refs, off = g
+    same("rouge_stats", hyps, refs, off, types, "rouge-score", False, workers)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(g=grouped(hyp_text=st.one_of(text, long_text)), types=types_rs, stem=st.booleans(),
+       workers=st.sampled_from([1, 2]))
+def test_rouge_prf_texts(g, types, stem, workers):
+    hyps, refs, off = g
+    prf = same("rouge_prf_texts", hyps, refs, off, types, stem, workers)
+    assert prf.shape == (3, len(types), len(refs))
+    want = CPP.rouge_prf(CPP.rouge_stats(hyps, refs, off, types, "rouge-score", stem, workers))
+    assert np.array_equal(prf, want)
+
+
+# Tokens the keyed tokenizer treats specially: 7/8/9-byte words (exact key vs hash), words
+# sharing their first 8 bytes, words longer than 16 and 64 bytes (they cross SIMD blocks and
+# bitmap words), case variants, and the two non-ASCII letters that lower-case to ASCII.
+_EDGE = ["abcdefg", "abcdefgh", "abcdefghi", "ABCDEFGH", "abcdefghj", "internationalization",
+         "internationalisation", "INTERNATIONALIZATION", "x" * 63, "x" * 64, "x" * 65, "X" * 65,
+         "y" * 130, "a1b2c3d4e5", "A1B2C3D4E5", "K\u212aelvin", "\u0130stanbul", "stanbul", "\u0131",
+         "\u00e9t\u00e9", "t\u00e9"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rouge_keyed_token_edges(seed):
+    rng = random.Random(seed)
+
+    def t():
+        n = rng.choice([0, 1, 3, 8, 20, 70])
+        return "".join(rng.choice(_EDGE + WORDS) + rng.choice([" ", "", "-", ". ", "\n", "  "]) for _ in range(n))
+
+    hyps = [t() for _ in range(12)]
+    refs = [rng.choice([h, t()]) for h in hyps for _ in range(2)]
+    off = np.arange(0, 2 * len(hyps) + 1, 2, dtype=np.int64)
+    for types in (["rouge1", "rouge2", "rougeL"], ["rouge3", "rougeLsum"]):
+        same("rouge_stats", hyps, refs, off, types, "rouge-score", False, 1 + seed % 2)
+        same("rouge_prf_texts", hyps, refs, off, types, False, 1)
+
+
 @settings(max_examples=100, **SETTINGS)
 @given(g=grouped_ids(min_refs=0), types=st.lists(st.sampled_from(ROUGE_TYPES), min_size=1, max_size=4),
        workers=st.sampled_from([1, 2]))

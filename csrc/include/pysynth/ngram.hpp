@@ -39,8 +39,10 @@ struct RougeConfig {
 //   pltrdy L:         |union of LCS word sets|, |set(hyp words)|, |set(ref words)|
 // pltrdy rows whose hyp or ref has no sentence (the tool raises) get -1, -1, -1.
 // ref_offsets has hyps.size + 1 entries, starts at 0, ends at refs.size, non-decreasing.
+// out may be null when prf is set; prf (rouge-score flavor only), when set, receives
+// rouge_score_prf of the statistics (3 x T x refs.size), computed by the worker threads.
 void rouge_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* ref_offsets, const RougeConfig& cfg,
-                 int workers, int64_t* out);
+                 int workers, int64_t* out, double* prf = nullptr);
 
 // rouge-score's P/R/F from rouge_stats output (rows x T x 3) into out (3 x T x rows):
 // P = m / max(h, 1), R = m / max(r, 1), F = 2PR / (P + R) or 0 (IEEE operations in

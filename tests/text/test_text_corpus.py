@@ -114,3 +114,20 @@ def test_corpus_validation():
         text.Corpus([0.5], [0, 1], [1], [1], ["a"])
     with pytest.raises(ValueError, match="'a' is repeated"):
         text.Corpus([0, 1], [0, 2], [1, 1], [1, 1], ["a", "a"])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_tokenize_restores_gc_state(enabled):
+    # the compiled tokenize pauses the cyclic GC while it makes the rows; the caller's state
+    # must come back, and rows must still equal the twin's (shared str objects are equal str)
+    import gc
+
+    texts = ["How fast is a 2004 Honda CRF-230?", "", "who is who", "Ünïcode straße"] * 50
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        out = run_all("text", text.tokenize, texts, workers=2)
+        assert gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert out[0] == ["how", "fast", "is", "a", "2004", "honda", "crf", "230"]

@@ -195,10 +195,13 @@ def _edit(rng: random.Random, words: List[str], vocab: List[str]) -> List[str]:
 
 
 @lru_cache(maxsize=None)
-def short_pairs(n: int = N_SHORT) -> Workload:
-    """n random pairs of distinct question-length strings (2n distinct strings)."""
+def short_pairs(n: int = N_SHORT, synthetic: bool = False) -> Workload:
+    """n random pairs of distinct question-length strings (2n distinct strings).
+
+    ``synthetic=True``: the synthetic corpus even when the real text is there (the
+    benchmark's second row, workload ``short-synthetic``)."""
     rng = random.Random(0)
-    real = use_real()
+    real = use_real() and not synthetic
     base = _real_questions() if real else []
     if real and len(base) < 1000:  # folder present but the files are not: fall back
         real = False
@@ -216,7 +219,8 @@ def short_pairs(n: int = N_SHORT) -> Workload:
             pool.append(s)
     rng.shuffle(pool)
     info = {"distinct_strings": len(set(pool)), "real_questions": n_base if real else 0}
-    return Workload("short", pool[:n], pool[n : 2 * n], "real" if real else "synthetic", info)
+    name = "short-synthetic" if synthetic else "short"
+    return Workload(name, pool[:n], pool[n : 2 * n], "real" if real else "synthetic", info)
 
 
 @lru_cache(maxsize=None)

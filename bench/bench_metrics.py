@@ -7,7 +7,9 @@ Run from the repository root:
 
 Groups (one operation each; throughput = items per round / best round time):
 
-rouge-short       ROUGE-1/2/L, no stemmer, 100k question-length pairs
+rouge-short       ROUGE-1/2/L, no stemmer, 100k question-length pairs (real questions)
+rouge-short-synthetic  the same on the synthetic questions of bench/_data.py (second row:
+                  made-up ASCII words, ~10 tokens and 67 bytes per text vs 7.8 and 41)
 rouge-short-stem  the same with the Porter stemmer
 rouge-long        ROUGE-1/2/L, 10k pairs of 100-300 tokens
 bleu-corpus       corpus BLEU-4, sacrebleu 13a, 100k sentences (1 reference each)
@@ -210,6 +212,20 @@ ROUGE_TOOLS = ["pysynth-w1", "pysynth-w2", "rouge-score", "rouge-rust", "rouge-s
 @pytest.mark.parametrize("tool", ROUGE_TOOLS)
 def test_rouge_short(benchmark, short_wl, tool):
     _rouge_case(benchmark, short_wl, tool, False, SUB_ROUGE_SHORT)
+
+
+@pytest.fixture(scope="session")
+def short_synthetic_wl():
+    """The synthetic corpus of the same shape, whatever the shared data folder holds."""
+    from _data import short_pairs
+
+    return short_pairs(synthetic=True)
+
+
+@pytest.mark.benchmark(group="rouge-short-synthetic")
+@pytest.mark.parametrize("tool", ROUGE_TOOLS)
+def test_rouge_short_synthetic(benchmark, short_synthetic_wl, tool):
+    _rouge_case(benchmark, short_synthetic_wl, tool, False, SUB_ROUGE_SHORT)
 
 
 @pytest.mark.benchmark(group="rouge-short-stem")

@@ -32,6 +32,7 @@ PAPER_PLACEHOLDER = "(filled in by the metrics owner)"
 
 GROUPS = [
     ("rouge-short", "ROUGE-1/2/L, 100k question-length pairs (no stemmer)", "pairs"),
+    ("rouge-short-synthetic", "ROUGE-1/2/L, 100k synthetic question-length pairs (second row)", "pairs"),
     ("rouge-short-stem", "ROUGE-1/2/L with the Porter stemmer, 100k question-length pairs", "pairs"),
     ("rouge-long", "ROUGE-1/2/L, 10k pairs of 100-300 tokens", "pairs"),
     ("bleu-corpus", "Corpus BLEU-4, sacrebleu flavor (13a), 100k sentences", "sentences"),
@@ -214,12 +215,14 @@ def targets(R, informational=False):
     add("Sentence BLEU: >= 25x sacrebleu (vs the faster BLEU.sentence_score loop)", v, 25, fmt_x(v))
     v = ratio(ps, conv)
     add("... (vs the sacrebleu.sentence_bleu() loop)", v, 25, fmt_x(v))
-    for g, what in (("rouge-short", "ROUGE short"), ("rouge-long", "ROUGE long"), ("bleu-corpus", "corpus BLEU")):
+    for g, what in (("rouge-short", "ROUGE short"), ("rouge-long", "ROUGE long"), ("bleu-corpus", "corpus BLEU"),
+                    ("bleu-corpus-nltk", "corpus BLEU nltk"), ("bleu-sentence", "sentence BLEU")):
         v = ratio(find(R, g, "pysynth", 2), find(R, g, "pysynth", 1))
         add(f"Scaling workers=2 vs 1 on 2 cores, {what}: >= 1.7x", v, 1.7, fmt_x(v))
     if informational:
         for g, tool, desc in (
             ("rouge-short", "rouge-score-rs", "ROUGE short vs rouge-score-rs (1 thread)"),
+            ("rouge-short-synthetic", "rouge-rust", "ROUGE short, synthetic text, vs rouge-rust (1 thread)"),
             ("rouge-short-stem", "rouge-score", "ROUGE short, stemmer, vs rouge-score"),
             ("rouge-short-stem", "rouge-score-rs", "ROUGE short, stemmer, vs rouge-score-rs (1 thread)"),
             ("rouge-long", "rouge-rust", "ROUGE long vs rouge-rust (1 thread)"),

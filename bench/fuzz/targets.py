@@ -218,6 +218,16 @@ def _rouge_stats(s: Src):
     return hyps, refs, off, types, flavor, s.bool(), s.workers()
 
 
+@target("metrics.rouge_prf_texts")
+def _rouge_prf_texts(s: Src):
+    hyps, refs, off = _hyps_refs(s)
+    types = [s.pick(["rouge1", "rouge2", "rougeL", "rougeLsum", "rouge4"])
+             for _ in range(0 if s.chance(30) else s.int(1, 3))]
+    if types and s.chance(8):
+        types[0] = s.pick(["rouge9", "rouge0", "rougeX", "rouge", "ROUGE1"])
+    return hyps, refs, off, types, s.bool(), s.workers()
+
+
 @target("metrics.rouge_prf")
 def _rouge_prf(s: Src):
     shape = (s.int(0, 4), s.int(0, 3), 3 if not s.chance(20) else s.int(0, 4))

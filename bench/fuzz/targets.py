@@ -208,23 +208,25 @@ def _hyps_refs(s: Src):
 @target("metrics.rouge_stats")
 def _rouge_stats(s: Src):
     hyps, refs, off = _hyps_refs(s)
-    types = [s.pick(["rouge1", "rouge2", "rougeL", "rougeLsum", "rouge4"])
-             for _ in range(0 if s.chance(30) else s.int(1, 3))]
-    if types and s.chance(8):
-        types[0] = s.pick(["rouge9", "rouge0", "rougeX", "rouge", "ROUGE1"])
+    types = _rouge_types(s)
     flavor = "other" if s.chance(20) else s.pick(["rouge-score", "pltrdy"])
     if flavor == "pltrdy" and "rougeLsum" in types and not s.chance(8):
         flavor = "rouge-score"
     return hyps, refs, off, types, flavor, s.bool(), s.workers()
 
 
-@target("metrics.rouge_prf_texts")
-def _rouge_prf_texts(s: Src):
-    hyps, refs, off = _hyps_refs(s)
+def _rouge_types(s: Src):
     types = [s.pick(["rouge1", "rouge2", "rougeL", "rougeLsum", "rouge4"])
              for _ in range(0 if s.chance(30) else s.int(1, 3))]
     if types and s.chance(8):
         types[0] = s.pick(["rouge9", "rouge0", "rougeX", "rouge", "ROUGE1"])
+    return types
+
+
+@target("metrics.rouge_prf_texts")
+def _rouge_prf_texts(s: Src):
+    hyps, refs, off = _hyps_refs(s)
+    types = _rouge_types(s)
     return hyps, refs, off, types, s.bool(), s.workers()
 
 

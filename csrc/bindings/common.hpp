@@ -34,6 +34,12 @@ Column to_strings(py::handle obj, const char* name);
 py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
                                                                            const char* name);
 
+// An int argument taken as an object: TypeError for a non-int (bool included), ValueError
+// outside [lo, hi] (as the twins' pysynth._validate); INT64_MIN / INT64_MAX: unbounded, clamped.
+int64_t to_int(py::handle obj, const char* name, int64_t lo, int64_t hi);
+// A thread count: >= 1 or -1 (all cores); clamped to C's int.
+int to_workers(py::handle obj);
+
 void register_errors(py::module_& m);
 void register_metrics(py::module_& m);
 void register_meteor(py::module_& m);

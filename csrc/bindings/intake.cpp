@@ -5,6 +5,9 @@
 // free and nothing is copied into std::string (pybind11's list<str> caster copies every
 // item). Every text hot path (metrics, text stage, corpus, index build, search, sampling)
 // takes its strings through to_strings / to_column.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common.hpp"
@@ -85,6 +88,41 @@ Column to_column(py::handle obj, const char* name) {
     return c;
   }
   return to_strings(obj, name);
+}
+
+// Integer arguments (moved here from the METEOR binding so every binding can share them).
+// An int argument taken as an object, so that an int outside C's range is a ValueError (as in
+// the twin, pysynth._validate.int_range) rather than pybind11's TypeError; bool is not an int.
+// lo = INT64_MIN / hi = INT64_MAX: no bound on that side (a larger int comes back clamped).
+int64_t to_int(py::handle obj, const char* name, int64_t lo, int64_t hi) {
+  bool is_int = !PyBool_Check(obj.ptr()) && (PyLong_Check(obj.ptr()) || PyObject_HasAttrString(obj.ptr(), "__index__"));
+  if (is_int) {
+    py::module_ np = py::module_::import("numpy");
+    is_int = !py::isinstance(obj, np.attr("bool_"));
+  }
+  if (!is_int)
+    throw py::type_error(std::string(name) + " must be an int, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  py::int_ v(py::reinterpret_borrow<py::object>(obj));
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow < 0 || (overflow == 0 && x < lo))
+    throw py::value_error(std::string(name) + " must be >= " + std::to_string(lo) + ", got " +
+                          std::string(py::repr(v)));
+  if (overflow < 0 && lo == std::numeric_limits<int64_t>::min()) return lo;  // no bound: clamped
+  if (overflow > 0 && hi == std::numeric_limits<int64_t>::max()) return hi;
+  if (overflow > 0 || x > hi)
+    throw py::value_error(std::string(name) + " must be <= " + std::to_string(hi) + ", got " +
+                          std::string(py::repr(v)));
+  return x;
+}
+
+// A thread count: >= 1 or -1 (all cores); more than C's int holds runs as many as it holds.
+int to_workers(py::handle obj) {
+  int64_t w = to_int(obj, "workers", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  if (w < 1 && w != -1)
+    throw py::value_error("workers must be >= 1 or -1 (all cores), got " + std::string(py::repr(obj)));
+  return static_cast<int>(std::min<int64_t>(w, std::numeric_limits<int>::max()));
 }
 
 }  // namespace pysynth::bind

@@ -22,7 +22,7 @@ import numpy as np
 
 from pysynth.decoding.protocol import SpecialIds
 
-__all__ = ["OrtBackend", "choose_providers", "load_onnx_dir", "ONNX_FORMAT", "ONNX_FORMAT_VERSION",
+__all__ = ["OrtBackend", "choose_providers", "onnxruntime", "session", "session_options", "load_onnx_dir", "ONNX_FORMAT", "ONNX_FORMAT_VERSION",
            "ENCODER_FILE", "STEP_FILE", "STEP_PARTS_FILE"]
 
 #: store format of an exported model (:mod:`pysynth.store`)
@@ -33,14 +33,70 @@ _IOBIND_MIN = 1 << 20  # elements of ls from which step_parts binds its own outp
 
 
 def _session(ort, st, name: str, so, providers):
-    """An onnxruntime session of graph ``name`` of store ``st``; ValueError naming the file when
-    onnxruntime refuses it (checksums match but the bytes are not a valid graph)."""
-    data = st.read(name)
+    """A session of graph ``name`` of store ``st`` (:func:`session` with prepared options)."""
+    return _open(ort, st.read(name), so, providers, st.path / name)
+
+
+def _open(ort, data, so, providers, where):
     try:
         return ort.InferenceSession(data, so, providers=providers)
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-        raise ValueError(f"{st.path / name} is not a valid ONNX graph ({type(exc).__name__}: "
+        raise ValueError(f"{where} is not a valid ONNX graph ({type(exc).__name__}: "
                          f"{str(exc)[:300]}); re-export it with `pysynth export onnx`") from None
+
+
+def session_options(threads: int = 0, spin: bool = False, inter_op_threads: int = 0):
+    """onnxruntime ``SessionOptions`` as pysynth sets them: ``threads`` intra-op threads (0: its
+    default), no spin-waiting unless ``spin`` (on a shared machine spinning threads made 2-thread
+    decoding 2-5x slower), ``inter_op_threads`` (0: its default), warnings silenced."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"threads: must be an integer >= 0 (0: onnxruntime's default), got {threads!r}")
+    so = onnxruntime().SessionOptions()
+    if threads:
+        so.intra_op_num_threads = int(threads)
+    if inter_op_threads:
+        so.inter_op_num_threads = int(inter_op_threads)
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    so.log_severity_level = 3
+    return so
+
+
+def session(model, threads: int = 0, device: Optional[str] = None, providers: Optional[List[str]] = None,
+            spin: bool = False, inter_op_threads: int = 0, name: Optional[str] = None):
+    """The one onnxruntime session factory of pysynth.
+
+    Parameters
+    ----------
+    model : bytes, str or path
+        The graph (bytes already checked against a store's CRC-32, or a file path).
+    threads : int
+        Intra-op threads (0: onnxruntime's default, one per physical core).
+    device : {"auto", "cpu", "cuda"}, optional
+        Picks the providers (:func:`choose_providers`) when ``providers`` is None.
+    providers : list of str, optional
+        Execution providers to request as they are.
+    spin, inter_op_threads
+        See :func:`session_options`.
+    name : str, optional
+        The graph's file, for error messages (default: ``model`` when it is a path).
+
+    Returns
+    -------
+    onnxruntime.InferenceSession
+
+    Raises
+    ------
+    ImportError
+        onnxruntime is not installed (the message names the extra).
+    ValueError
+        onnxruntime refuses the graph (the message names the file).
+    """
+    ort = onnxruntime()
+    so = session_options(threads, spin, inter_op_threads)
+    req = list(providers) if providers is not None else choose_providers(device)
+    if isinstance(model, (bytes, bytearray)):
+        return _open(ort, bytes(model), so, req, name or "the model graph")
+    return _open(ort, str(model), so, req, name or str(model))
 
 
 def load_onnx_dir(onnx_dir):
@@ -66,7 +122,8 @@ def load_onnx_dir(onnx_dir):
         raise ValueError(f"{exc} (re-export with: pysynth export onnx --model MODEL_DIR --out {d})") from None
 
 
-def _onnxruntime():
+def onnxruntime():
+    """The ``onnxruntime`` module, imported on first use (ImportError naming the extra to install)."""
     try:
         import onnxruntime
     except ImportError:
@@ -75,13 +132,16 @@ def _onnxruntime():
     return onnxruntime
 
 
+_onnxruntime = onnxruntime  # the old private name, for code outside pysynth
+
+
 def choose_providers(device: Optional[str] = None) -> List[str]:
     """Execution providers to request, from those onnxruntime reports as available.
 
     ``device=None``/``"auto"``: CUDA first when the installed onnxruntime has it, then CPU;
     ``"cpu"``: CPU only; ``"cuda"``: CUDA (ValueError when this onnxruntime has none).
     """
-    ort = _onnxruntime()
+    ort = onnxruntime()
 
     avail = ort.get_available_providers()
     if device in (None, "auto"):
@@ -132,7 +192,7 @@ class OrtBackend:
 
     def __init__(self, onnx_dir, device: Optional[str] = None, threads: int = 0, parts="auto",
                  spin: bool = False, workers: int = 1):
-        ort = _onnxruntime()
+        ort = onnxruntime()
 
         d = Path(onnx_dir)
         self.path = d
@@ -157,11 +217,7 @@ class OrtBackend:
             n_vocab = len(doc["itos"])
             if n_vocab != self.vocab_size:
                 raise ValueError(f"{d}/vocab.json has {n_vocab} entries, meta.json says vocab_size {self.vocab_size}")
-        so = ort.SessionOptions()
-        if threads:
-            so.intra_op_num_threads = int(threads)
-        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-        so.log_severity_level = 3
+        so = session_options(threads, spin)
         req = choose_providers(device)
         # graphs from bytes checked against the store's sizes and CRC-32s (a corrupt file fails here)
         self.encoder = _session(ort, st, ENCODER_FILE, so, req)

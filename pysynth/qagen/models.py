@@ -40,15 +40,11 @@ class _OrtSpans:
 
     def __init__(self, path: Path, threads: int = 0, device: str = "cpu"):
         from pysynth import store
-        from pysynth.decoding.ort import _onnxruntime, choose_providers
+        from pysynth.decoding.ort import session
 
-        ort = _onnxruntime()
         st = store.load(path, SPAN_FORMAT, (SPAN_FORMAT_VERSION,))
         self.config = json.loads(st.read("config.json"))
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = int(threads)
-        self.sess = ort.InferenceSession(st.read("model.onnx"), opts, providers=choose_providers(device))
+        self.sess = session(st.read("model.onnx"), threads=threads, device=device, name=str(path / "model.onnx"))
         self.outputs = [o.name for o in self.sess.get_outputs()]
         st.read("vocab.txt")
 

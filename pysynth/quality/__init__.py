@@ -43,12 +43,8 @@ class WellformednessModel:
     """
 
     def __init__(self, model: Optional[PathLike] = None, threads: int = 0, device: str = "cpu"):
-        from pysynth.decoding.ort import _onnxruntime
-
-        ort = _onnxruntime()
-
         from pysynth import store
-        from pysynth.decoding.ort import choose_providers
+        from pysynth.decoding.ort import session
         from pysynth.models.registry import resolve
         from pysynth.models.wordpiece import WordPiece
 
@@ -60,12 +56,8 @@ class WellformednessModel:
         self.max_length = int(self.config.get("max_length", 64))
         st.read("vocab.txt")  # size and CRC-32 checked
         self.tokenizer = WordPiece(Path(r.path) / "vocab.txt")
-        so = ort.SessionOptions()
-        if threads:
-            so.intra_op_num_threads = int(threads)
-        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        so.log_severity_level = 3
-        self.session = ort.InferenceSession(st.read("model.onnx"), so, providers=choose_providers(device))
+        self.session = session(st.read("model.onnx"), threads=threads, device=device,
+                               name=str(Path(r.path) / "model.onnx"))
         self.providers = self.session.get_providers()
         self._inputs = [i.name for i in self.session.get_inputs()]
 

@@ -11,6 +11,7 @@ import pytest
 
 from pysynth import text
 from pysynth.data import synthetic
+from pysynth.data.synthetic import fit, generate, write
 from pysynth.data.synthetic import (
     FUNCTION_WORDS,
     Profile,
@@ -43,7 +44,7 @@ def test_same_seed_same_corpus_other_seed_differs():
 
 def test_chunked_generation_is_one_corpus(monkeypatch):
     # more than one internal chunk: the concatenation is the corpus, chunk by chunk
-    monkeypatch.setattr(synthetic, "_CHUNK", 1000)
+    monkeypatch.setattr(generate, "_CHUNK", 1000)
     n = 1100
     qs, cl = generate_corpus(n, seed=5)
     chunks = list(synthetic.iter_corpus(n, seed=5))
@@ -173,20 +174,20 @@ def test_clusters_are_well_formed(corpus, tokens):
     vocab = {w: i for i, w in enumerate({w for x in cw for w in x})}
     flat = np.array([vocab[w] for x in cw for w in x], dtype=np.int64)
     off = np.concatenate([[0], np.cumsum([len(x) for x in cw])])
-    overlap, _ = synthetic._cluster_overlap(flat, off, cl)
+    overlap, _ = fit._cluster_overlap(flat, off, cl)
     assert abs(overlap - p.paraphrase["overlap"]) < 0.06
     shuffled = np.random.default_rng(0).permutation(cl)
-    assert synthetic._cluster_overlap(flat, off, shuffled)[0] < 0.4
+    assert fit._cluster_overlap(flat, off, shuffled)[0] < 0.4
 
 
 def test_vocabulary_grows_with_n():
     # Heaps' law beyond the fitted data; the fitted law itself up to its size
-    m = synthetic._Model(default_profile())
+    m = generate._Model(default_profile())
     v = [m.support(n) for n in (10, 1000, 100_000, 1_000_000, 3_170_000)]
     assert v[0] == v[1] > len(default_profile().content["words"])
     assert v[1] < v[2] < v[3] < v[4]
     # ranks beyond the real words are pseudo-words, distinct from every real word
-    c = synthetic._Corpus(100, 0, default_profile())
+    c = generate._Corpus(100, 0, default_profile())
     words = [bytes(c.tab[o:o + k]).decode() for o, k in zip(c.tab_off, c.tab_len)]
     pseudo = words[c.content_base + len(default_profile().content["words"]):]
     assert len(pseudo) == c.v - len(default_profile().content["words"]) and len(set(pseudo)) == len(pseudo)
@@ -194,7 +195,7 @@ def test_vocabulary_grows_with_n():
 
 
 def test_pseudo_words_are_distinct_and_avoid_real_words():
-    buf, lens = synthetic._pseudo_words(5000, {b"bababa", b"dababa"})
+    buf, lens = generate._pseudo_words(5000, {b"bababa", b"dababa"})
     off = np.concatenate([[0], np.cumsum(lens)])
     words = [bytes(buf[off[i]:off[i + 1]]).decode() for i in range(len(lens))]
     assert len(set(words)) == 5000 and "bababa" not in words and "dababa" not in words
@@ -241,17 +242,18 @@ def test_write_is_atomic(tmp_path, monkeypatch):
         yield next(it)
         raise KeyboardInterrupt  # killed half way
 
-    monkeypatch.setattr(synthetic, "iter_corpus", failing)
-    monkeypatch.setattr(synthetic, "_CHUNK", 64)
+    monkeypatch.setattr(write, "iter_corpus", failing)
+    monkeypatch.setattr(generate, "_CHUNK", 64)
     with pytest.raises(KeyboardInterrupt):
         write_corpus(out, 200, seed=0)
     assert out.read_bytes() == before  # the old file is untouched
     assert os.listdir(tmp_path) == ["c.jsonl.gz"]  # and no partial file is left
 
 
-def test_docstring_examples():
-    result = doctest.testmod(synthetic, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+@pytest.mark.parametrize("module", [synthetic, fit, generate, write])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and (result.attempted > 0 or module is write)
 
 
 def test_old_import_path_is_the_same_module():

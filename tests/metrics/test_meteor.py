@@ -309,3 +309,14 @@ def test_stem_and_score_refuse_alike():
     st = np.zeros(23)
     st[[0, 1, 20, 21, 22]] = [1, 1, -1, 1, 1]  # negative fragmentation: C's pow gives NaN, score 0
     assert call_all("metrics", "meteor_score_from_stats", st) == 0.0
+
+
+def test_meteor_score_is_the_package_level_name():
+    # pysynth.metrics.meteor is the module; its function is pysynth.metrics.meteor_score
+    import types
+
+    import pysynth.metrics as M
+    from pysynth.metrics.meteor import meteor
+
+    assert isinstance(M.meteor, types.ModuleType)
+    assert M.meteor_score is meteor and M.meteor.meteor is meteor

@@ -1,0 +1,249 @@
+"""Train the warm-started MiniLM2MiniLM + copy question generator (pysynth.models.warmstart).
+
+One command, resumable::
+
+    nice -n 19 .venv/bin/python experiments/qg_warmstart.py --out /work/runs/qg-warm --threads 1
+    # later, in any session: the same command with --resume continues from RUN_DIR/checkpoint.pt
+
+Data: SQuAD 1.1 train (``../shared/data/squad11_train``); the last ``--held-out-articles`` (40)
+article titles in file order are held out (never trained on) and written to
+``RUN_DIR/held_out_titles.json``; their first questions give a dev loss. The run's order of
+examples is a permutation per epoch drawn from ``(seed, epoch)``, so a resumed run sees exactly
+the examples the uninterrupted one would. ``RUN_DIR/checkpoint.pt`` (model + AdamW + schedule +
+step + RNG) is replaced atomically every ``--save-every`` steps and on SIGTERM / Ctrl-C;
+``RUN_DIR/log.jsonl`` has one line per ``--log-every`` steps.
+
+``--eval N`` instead of training: BLEU-4 / ROUGE-L (the protocol of
+``pysynth.qagen.evaluate.qg_scores``: N answerable questions drawn with seed 0) of the
+checkpoint's questions from gold answers on ``--eval-squad``, written to RUN_DIR/eval_*.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+DEFAULT_SQUAD = DATA / "squad11_train" / "train-v1.1.reconstructed.json.gz"
+DEFAULT_EVAL = DATA / "squad2_dev_subset" / "dev-v2.0.explorer_rest.json.gz"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(DEFAULT_SQUAD), help="SQuAD JSON (v1.1/v2.0) to train on")
+    p.add_argument("--out", required=True, help="run directory (checkpoint.pt, log.jsonl, ...)")
+    p.add_argument("--steps", type=int, default=20000, help="total optimizer steps (the schedule's length)")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoint.pt")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--max-source-len", type=int, default=256)
+    p.add_argument("--max-target-len", type=int, default=40)
+    p.add_argument("--decoder-layers", type=int, default=6)
+    p.add_argument("--no-copy", action="store_true", help="no pointer/copy head")
+    p.add_argument("--held-out-articles", type=int, default=40)
+    p.add_argument("--save-every", type=int, default=100)
+    p.add_argument("--log-every", type=int, default=50)
+    p.add_argument("--dev-every", type=int, default=500, help="dev loss on 64 held-out questions (0: never)")
+    p.add_argument("--tiny", action="store_true", help="a random 2-layer 64-wide model (smoke tests)")
+    p.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate the checkpoint on N questions")
+    p.add_argument("--eval-squad", default=str(DEFAULT_EVAL))
+    p.add_argument("--beam", type=int, default=1)
+    return p.parse_args(argv)
+
+
+def load_examples(path, held_out_articles):
+    """(train, held_out) lists of (context, start, end, question); held out = the last titles."""
+    from pysynth.qagen.data import read_squad
+
+    contexts = read_squad(path)
+    titles = list(dict.fromkeys(c.title for c in contexts))
+    held = set(titles[len(titles) - held_out_articles:]) if held_out_articles else set()
+    train, dev = [], []
+    for c in contexts:
+        for qa in c.qas:
+            if qa.get("is_impossible") or not qa.get("answers"):
+                continue
+            a = qa["answers"][0]
+            row = (c.text, a["answer_start"], a["answer_start"] + len(a["text"]), qa["question"])
+            (dev if c.title in held else train).append(row)
+    return train, dev, sorted(held)
+
+
+def build_model(args, tokenizer):
+    from pysynth.models.encoders import require_minilm
+    from pysynth.models.warmstart import WarmStartConfig, WarmStartSeq2Seq
+
+    fields = dict(decoder_layers=args.decoder_layers, copy=not args.no_copy, max_source_len=args.max_source_len,
+                  max_target_len=args.max_target_len, pad_id=tokenizer.pad_token_id, bos_id=tokenizer.cls_token_id,
+                  eos_id=tokenizer.sep_token_id, unk_id=tokenizer.unk_token_id)
+    if args.tiny:
+        return WarmStartSeq2Seq(WarmStartConfig(vocab_size=len(tokenizer), hidden_size=64, num_layers=2, num_heads=4,
+                                                intermediate_size=128, **fields))
+    return WarmStartSeq2Seq.from_bert(require_minilm(), **fields)
+
+
+def tokenizer_of_minilm():
+    from pysynth.models.encoders import require_minilm
+    from pysynth.models.spans import wordpiece_tokenizer
+
+    return wordpiece_tokenizer(require_minilm() / "vocab.txt")
+
+
+def batches(n, batch_size, seed, start_step):
+    """Index batches from ``start_step`` on: one permutation per epoch from ``(seed, epoch)``."""
+    step = start_step
+    per_epoch = n // batch_size
+    while True:
+        epoch, k = divmod(step, per_epoch)
+        order = list(range(n))
+        random.Random(seed * 1_000_003 + epoch).shuffle(order)
+        yield step, order[k * batch_size:(k + 1) * batch_size]
+        step += 1
+
+
+def dev_loss(model, rows, tokenizer, args):
+    import torch
+
+    from pysynth.models.warmstart import collate, qg_features, seq2seq_loss
+
+    c = model.config
+    model.eval()
+    tot, n = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(rows), 16):
+            feats = [qg_features(tokenizer, t, s, e, c.max_source_len, q, c.max_target_len)
+                     for t, s, e, q in rows[i:i + 16]]
+            b = collate(feats, c.pad_id, c.bos_id)
+            logp = model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"])
+            k = int((b["labels"] != c.pad_id).sum())
+            tot += float(seq2seq_loss(logp, b["labels"], c.pad_id)) * k
+            n += k
+    model.train()
+    return tot / max(n, 1)
+
+
+def train(args):
+    import torch
+
+    from pysynth.models.warmstart import (
+        collate,
+        count_parameters,
+        load_checkpoint,
+        qg_features,
+        save_checkpoint,
+        seq2seq_loss,
+    )
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt = out / "checkpoint.pt"
+    if ckpt.exists() and not args.resume:
+        sys.exit(f"{ckpt} exists: pass --resume to continue it, or another --out")
+    tok = tokenizer_of_minilm()
+    train_rows, dev_rows, held = load_examples(args.data, args.held_out_articles)
+    (out / "held_out_titles.json").write_text(json.dumps(held, indent=1, ensure_ascii=False) + "\n")
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    model = build_model(args, tok)
+    no_decay = ("bias", "norm", "LayerNorm")
+    groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+               "weight_decay": args.weight_decay},
+              {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+               "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=args.lr)
+
+    def lr_at(step):  # linear warmup, then linear decay to 10 % at --steps
+        if step < args.warmup:
+            return (step + 1) / args.warmup
+        return max(0.1, 1.0 - 0.9 * (step - args.warmup) / max(1, args.steps - args.warmup))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    step = 0
+    if args.resume and ckpt.exists():
+        model, state = load_checkpoint(ckpt, model, opt, sched)
+        step = state["step"]
+    print(json.dumps({"event": "start", "step": step, "params": count_parameters(model), "train": len(train_rows),
+                      "held_out_questions": len(dev_rows), "held_out_articles": len(held),
+                      "args": vars(args)}), flush=True)
+    stop = {"flag": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
+    c = model.config
+    model.train()
+    t0, acc, cnt = time.perf_counter(), 0.0, 0
+    log = open(out / "log.jsonl", "a")
+    try:
+        for step, idx in batches(len(train_rows), args.batch_size, args.seed, step):
+            if step >= args.steps or stop["flag"]:
+                break
+            feats = [qg_features(tok, *train_rows[i][:3], c.max_source_len, train_rows[i][3], c.max_target_len)
+                     for i in idx]
+            b = collate(feats, c.pad_id, c.bos_id)
+            loss = seq2seq_loss(model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"]), b["labels"], c.pad_id,
+                                args.label_smoothing)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            acc, cnt = acc + loss.item(), cnt + 1
+            done = step + 1
+            if done % args.log_every == 0:
+                rec = {"step": done, "loss": round(acc / cnt, 4), "lr": sched.get_last_lr()[0],
+                       "steps_per_s": round(cnt / (time.perf_counter() - t0), 4), "time": time.strftime("%H:%M:%S")}
+                if args.dev_every and done % args.dev_every == 0:
+                    rec["dev_loss"] = round(dev_loss(model, dev_rows[:64], tok, args), 4)
+                print(json.dumps(rec), flush=True)
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                t0, acc, cnt = time.perf_counter(), 0.0, 0
+            if done % args.save_every == 0:
+                save_checkpoint(ckpt, model, opt, sched, done, {"args": vars(args)})
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.close()
+    step = sched.last_epoch
+    save_checkpoint(ckpt, model, opt, sched, step, {"args": vars(args)})
+    print(json.dumps({"event": "saved", "step": step, "path": str(ckpt)}), flush=True)
+
+
+def evaluate(args):
+    import torch
+
+    from pysynth.models.warmstart import WarmStartGenerator, load_checkpoint
+    from pysynth.qagen.data import read_squad
+    from pysynth.qagen.evaluate import qg_scores
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    model, state = load_checkpoint(out / "checkpoint.pt", restore_rng=False)
+    gen = WarmStartGenerator(model, tokenizer_of_minilm(), beam=args.beam)
+    res = qg_scores(gen, read_squad(args.eval_squad), limit=args.eval, seed=0)
+    res.update(step=state["step"], beam=args.beam, squad=args.eval_squad)
+    path = out / f"eval_step{state['step']}_n{args.eval}_beam{args.beam}.json"
+    path.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    print(json.dumps(res, indent=1, ensure_ascii=False))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.eval:
+        evaluate(args)
+    else:
+        train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

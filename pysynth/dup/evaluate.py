@@ -88,7 +88,7 @@ def _sparse_scores(rows: Sequence[dict], model: str, workers: int) -> List[np.nd
 
 def _dense_scores(rows: Sequence[dict], model: Any, batch_size: int) -> List[np.ndarray]:
     from pysynth.dup.search import embedder
-    from pysynth.retrieval.dense import encode_texts
+    from pysynth.models.embed import encode_texts
 
     cands = list(dict.fromkeys(c for r in rows for c in r["negatives"] + r["positives"]))
     pos = {t: i for i, t in enumerate(cands)}

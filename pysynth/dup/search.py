@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from pysynth.retrieval.encode import OnnxEncoder
+from pysynth.models.embed import OnnxEncoder
 
 __all__ = ["build", "search", "DupIndex", "FORMAT", "Encoder", "encoder", "embedder", "DEFAULT_DETECTOR"]
 
@@ -38,7 +38,7 @@ DETECTOR_FORMAT, DETECTOR_FORMAT_VERSION = "pysynth.dup.encoder", 1
 
 class Encoder(OnnxEncoder):
     """A trained duplicate detector's encoder on onnxruntime (no torch):
-    :class:`pysynth.retrieval.encode.OnnxEncoder` over a detector store.
+    :class:`pysynth.models.embed.OnnxEncoder` over a detector store.
 
     Parameters
     ----------
@@ -80,7 +80,7 @@ def is_detector(model: Any) -> bool:
 
 
 def embedder(model: Any):
-    """What :func:`pysynth.retrieval.dense.encode_texts` takes for a ``model`` name: None for
+    """What :func:`pysynth.models.embed.encode_texts` takes for a ``model`` name: None for
     ``minilm``, an :class:`Encoder` for a trained detector, else ``model`` (a Hugging Face folder
     or an object with ``encode_texts``)."""
     if isinstance(model, str) and model == "minilm":
@@ -99,8 +99,9 @@ def build(rows: Iterable[Mapping], out: PathLike, model: str = DEFAULT_DETECTOR,
     the faiss index (``flat`` exact, ``hnsw``, ``ivf``). Returns ``{"docs", "dim", "kind", "model"}``.
     """
     from pysynth import io, store
+    from pysynth.models.embed import encode_texts
     from pysynth.retrieval.collection import Collection
-    from pysynth.retrieval.dense import DenseIndex, encode_texts
+    from pysynth.retrieval.dense import DenseIndex
 
     docs: List[Dict[str, Any]] = []
     for n, r in enumerate(rows):
@@ -162,7 +163,7 @@ class DupIndex:
                pool: int = 100, workers: int = 1) -> List[List[tuple]]:
         """Per query, the top ``k`` as ``(doc number, score)`` pairs, best first (dense cosine, or
         the hybrid fusion of the module doc); ties: doc number ascending."""
-        from pysynth.retrieval.dense import encode_texts
+        from pysynth.models.embed import encode_texts
 
         if isinstance(queries, str):
             raise TypeError("queries: must be a sequence of strings (wrap a single query in a list)")

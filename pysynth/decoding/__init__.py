@@ -7,11 +7,13 @@ The searches (:mod:`pysynth.decoding.search`, numpy) run over any backend of the
 * :class:`pysynth.decoding.ort.OrtBackend` — exported ONNX graphs on onnxruntime (no torch);
 * :class:`pysynth.decoding.hf.HFBackend` — a local Hugging Face ``AutoModelForSeq2SeqLM``.
 
-``pysynth.decoding._reference`` is the readable one-sentence torch specification. Special ids
+:class:`SearchConfig` holds the search settings every generator takes (validated once) and
+:func:`run_search` runs the search it names. ``pysynth.decoding._reference`` is the readable one-sentence torch specification. Special ids
 come from the backend (``backend.specials``). This package imports nothing from
 :mod:`pysynth.models` (see the layering in :mod:`pysynth.models`); importing it does not import
 torch.
 """
+from pysynth.decoding.config import SearchConfig, run_search
 from pysynth.decoding.protocol import DecodingBackend, SpecialIds
 from pysynth.decoding.search import (
                                      Hypothesis,
@@ -22,5 +24,5 @@ from pysynth.decoding.search import (
                                      sample_search,
 )
 
-__all__ = ["Hypothesis", "greedy_search", "beam_search", "diverse_beam_search", "sample_search",
+__all__ = ["SearchConfig", "run_search", "Hypothesis", "greedy_search", "beam_search", "diverse_beam_search", "sample_search",
            "normalize_score", "DecodingBackend", "SpecialIds"]

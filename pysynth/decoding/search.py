@@ -362,21 +362,8 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
         used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
         for g in range(G):
             if on_device:
-                # Ranked together, the Kg picks and the Kg </s> candidates give every </s>
-                # candidate of rank < Kg the rank it has among all candidates, and hold the Kg
-                # best non-</s> ones: all that the rules below read.
-                gs = slice(g * Kg, (g + 1) * Kg)
-                pb, pt = pk_b[:, gs] - g * Kg, pk_t[:, gs]
-                plp, elp = pk_lp[:, gs].astype(np.float64), eos_lp[:, gs].astype(np.float64)
-                pen = diversity * used[ar, pt] if (used is not None and g > 0) else 0.0
-                cand = np.concatenate([srch[ar, g, pb] + plp - pen, srch[:, g, :] + elp], 1)
-                flat = np.concatenate([pb * vx + pt, np.repeat(eos_flat, nA, 0)], 1)
-                mv = np.concatenate([mdl[ar, g, pb] + plp, mdl[:, g, :] + elp], 1)
-                order = np.lexsort((flat, -cand), axis=-1)
-                val = np.take_along_axis(cand, order, 1)
-                fl = np.take_along_axis(flat, order, 1)
-                mval = np.take_along_axis(mv, order, 1)
-                bm, tk = fl // vx, fl % vx
+                val, bm, tk, mval = _device_group(g, Kg, vx, (pk_b, pk_t, pk_lp, eos_lp), srch, mdl,
+                                                  used, diversity, eos_flat)
             else:
                 v, ix = vals[:, g], idx[:, g]
                 cand = srch[:, g, :, None] + v
@@ -427,16 +414,8 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             krows = (keep_src[:, None] * K + np.arange(K)).ravel()
             enc, h = backend.take(enc, krows), backend.take_h(h, krows)
             hist, tokens = hist[krows], tokens[krows]
-    # sources still running at max_len: add their alive hypotheses unfinished
-    if t == max_len - 1:
-        for i, s in enumerate(active):
-            for g in range(G):
-                if gdone[s, g]:
-                    continue
-                for j in range(Kg):
-                    if np.isfinite(search[s, g, j]):
-                        finished[s][g].append(_finish(hist[i * K + g * Kg + j], model[s, g, j], False,
-                                                      length_penalty, alpha, g))
+    if t == max_len - 1:  # sources still running at max_len: add their alive hypotheses unfinished
+        _add_alive(finished, active, gdone, search, model, hist, Kg, length_penalty, alpha)
     results = []
     for s in range(B):
         hyps: List[Hypothesis] = []
@@ -444,6 +423,45 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             hyps.extend(_rank(finished[s][g])[:nb])
         results.append(_rank(hyps))
     return results
+
+
+def _device_group(g: int, Kg: int, vx: int, picks, srch, mdl, used, diversity: float, eos_flat):
+    """Group ``g``'s ranked candidates ``(val, beam, token, model logprob)`` from the device picks
+    of ``backend.step_diverse`` (``picks``: beams, tokens, log-probabilities, ``</s>`` log-probabilities).
+
+    Ranked together, the Kg picks and the Kg ``</s>`` candidates give every ``</s>`` candidate of
+    rank < Kg the rank it has among all candidates, and hold the Kg best non-``</s>`` ones: all
+    that the search's rules read."""
+    pk_b, pk_t, pk_lp, eos_lp = picks
+    nA = srch.shape[0]
+    ar = np.arange(nA)[:, None]
+    gs = slice(g * Kg, (g + 1) * Kg)
+    pb, pt = pk_b[:, gs] - g * Kg, pk_t[:, gs]
+    plp, elp = pk_lp[:, gs].astype(np.float64), eos_lp[:, gs].astype(np.float64)
+    pen = diversity * used[ar, pt] if (used is not None and g > 0) else 0.0
+    cand = np.concatenate([srch[ar, g, pb] + plp - pen, srch[:, g, :] + elp], 1)
+    flat = np.concatenate([pb * vx + pt, np.repeat(eos_flat, nA, 0)], 1)
+    mv = np.concatenate([mdl[ar, g, pb] + plp, mdl[:, g, :] + elp], 1)
+    order = np.lexsort((flat, -cand), axis=-1)
+    val = np.take_along_axis(cand, order, 1)
+    fl = np.take_along_axis(flat, order, 1)
+    mval = np.take_along_axis(mv, order, 1)
+    return val, fl // vx, fl % vx, mval
+
+
+def _add_alive(finished, active, gdone, search, model, hist, Kg: int, length_penalty: str, alpha: float) -> None:
+    """Add the alive hypotheses of the groups not done as unfinished ones (diverse beam search at
+    ``max_len``)."""
+    G = search.shape[1]
+    K = G * Kg
+    for i, s in enumerate(active):
+        for g in range(G):
+            if gdone[s, g]:
+                continue
+            for j in range(Kg):
+                if np.isfinite(search[s, g, j]):
+                    finished[s][g].append(_finish(hist[i * K + g * Kg + j], model[s, g, j], False,
+                                                  length_penalty, alpha, g))
 
 
 def check_sampling_args(n: int = 1, top_k: int = 0, top_p: float = 1.0, temperature: float = 1.0,

@@ -123,18 +123,22 @@ class TitleGenerator:
     export or a training run) on onnxruntime (``backend="onnx"``, no torch) or torch."""
 
     def __init__(self, model: Optional[str] = None, backend: str = "onnx", threads: int = 1):
-        from pysynth.models.generate import Generator
+        from pysynth.models.text2text import text2text
 
-        self.generator = Generator.load(model, backend=backend, default=DEFAULT_MODEL,
-                                        **({"threads": threads} if backend == "onnx" else {}))
+        self.model = text2text(model, backend, threads=threads, default=DEFAULT_MODEL)
+        if not hasattr(self.model, "gen"):
+            raise ValueError(f"model: {self.model.name} is a Hugging Face folder; titles come from pysynth "
+                             "seq2seq models")
+        self.generator = self.model.gen
 
     def generate(self, bodies: Sequence[str], beam: int = 1, batch_size: int = 32) -> List[Tuple[str, str]]:
         """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
-        from the body (:func:`pysynth.mqr.rewrite.truecase`), reason ``""``; or ``("",
+        from pysynth.decoding.config import SearchConfig
+        from the body (:func:`pysynth.models.postprocess.truecase`), reason ``""``; or ``("",
         "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
         model generates nothing."""
         from pysynth.models.generate import prepare_sources
-        from pysynth.mqr.rewrite import truecase
+        from pysynth.models.postprocess import truecase
 
         if isinstance(bodies, str):
             raise TypeError("bodies: expected a list of strings, got a single str (wrap it in a list)")
@@ -150,7 +154,8 @@ class TitleGenerator:
             except ValueError:
                 pass
         if ok:
-            res = self.generator.generate([bodies[i] for i in ok], beam=beam, n=1, batch_size=batch_size)
+            search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
+            res = self.model.generate([bodies[i] for i in ok], search, batch_size=batch_size)
             for i, g in zip(ok, res):
                 t = g.texts[0].strip() if g.texts else ""
                 out[i] = (truecase(t, bodies[i]), "") if t else ("", "empty")

@@ -53,7 +53,7 @@ import numpy as np
 
 from pysynth import io, pipelines, store
 from pysynth import signature as _signature
-from pysynth.k2q.keywords import _take_rows as _gather
+from pysynth.sampling.keywords import take_rows as _gather
 
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
 

@@ -32,7 +32,7 @@ from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
-__all__ = ["MeteorScore", "meteor", "meteor_jar", "FLAVORS"]
+__all__ = ["MeteorScore", "meteor", "meteor_jar", "find_files", "FLAVORS"]
 
 FLAVORS = ("exact", "jar")
 
@@ -72,6 +72,20 @@ def _clean(text: str) -> str:
 
 _RESOURCES: dict = {}
 _LOCK = threading.Lock()
+
+
+def find_files():
+    """METEOR's resources: ``(jar, paraphrase table)`` from ``$PYSYNTH_METEOR_JAR`` /
+    ``$PYSYNTH_METEOR_DATA`` or pycocoevalcap's (a server checks them at start-up).
+
+    Raises
+    ------
+    ImportError
+        neither is available; the message names the fix.
+    """
+    from pysynth.metrics._meteor_data import find_files as _find
+
+    return _find()
 
 
 def _resources(impl: str):

@@ -32,6 +32,14 @@ whole tree):
 * :func:`best_spans`, :func:`best_joint_spans`, :func:`cosine` (``pysynth.models.spans``; numpy only)
 * :class:`HFSpanModel`, :class:`HFEmbedder`, :func:`load_seq2seq` (``pysynth.models.hf``; local
   Hugging Face directories, nothing downloaded)
+* :func:`load`, :func:`task_of`, :func:`register_loader` (``pysynth.models.loader``): the one model
+  loader, any model folder -> the object that runs it
+* :class:`Text2Text`, :func:`text2text`, :func:`round_trip` (``pysynth.models.text2text``): text in,
+  n-best out over a pysynth model, an ONNX export or a Hugging Face seq2seq folder
+* :class:`SpanModel` (``pysynth.models.span_model``), :class:`OnnxClassifier`
+  (``pysynth.models.classifier``)
+* :func:`truecase`, :func:`match_case`, :func:`respace` (``pysynth.models.postprocess``): a
+  lower-casing model's outputs with the source's case and spacing
 """
 from __future__ import annotations
 
@@ -49,6 +57,10 @@ _LAZY = {
     "EncoderConfig": "encoders", "SpanEncoder": "encoders", "BiEncoder": "encoders", "predict_spans": "encoders",
     "best_spans": "spans", "best_joint_spans": "spans", "cosine": "spans",
     "HFSpanModel": "hf", "HFEmbedder": "hf", "load_seq2seq": "hf",
+    "load": "loader", "task_of": "loader", "register_loader": "loader",
+    "Text2Text": "text2text", "text2text": "text2text", "round_trip": "text2text", "is_onnx_export": "registry",
+    "SpanModel": "span_model", "OnnxClassifier": "classifier",
+    "truecase": "postprocess", "match_case": "postprocess", "respace": "postprocess",
 }
 __all__ = sorted(_LAZY)
 

@@ -44,9 +44,9 @@ import torch.nn as nn
 
 from pysynth.models.spans import (  # noqa: F401  (re-exported: torch-free homes)
     MASK_NEG,
-    _check_k_len,
     best_joint_spans,
     best_spans,
+    check_k_len,
     cosine,
     predict_spans,
     wordpiece_tokenizer,
@@ -176,7 +176,7 @@ def _check_vocab_size(config: EncoderConfig, vocab_size: int) -> None:
 
 
 @contextlib.contextmanager
-def _quiet_transformers():
+def quiet_transformers():
     """transformers' warnings and progress bars off for a block (restored afterwards)."""
     from transformers.utils import logging as hf_logging
 
@@ -229,7 +229,7 @@ class _Backbone(nn.Module):
             raise ValueError(f"path: {str(p)!r} is not a BERT model directory (no config.json)")
         bc = BertConfig.from_pretrained(str(p), local_files_only=True)
         config = EncoderConfig.from_bert_config(bc, **heads)
-        with _quiet_transformers():  # its load report lists the pooler we drop on purpose
+        with quiet_transformers():  # its load report lists the pooler we drop on purpose
             bert = BertModel.from_pretrained(str(p), local_files_only=True, add_pooling_layer=False,
                                              attn_implementation="eager")
         return cls(config, bc.vocab_size, bert=bert).eval()

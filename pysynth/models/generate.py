@@ -6,6 +6,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from pysynth.decoding.config import SearchConfig, run_search
 from pysynth.models.batching import make_source_batch
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
@@ -71,7 +72,9 @@ class Generator:
     def load(cls, model=None, backend: str = "torch", device: Optional[str] = None,
              kernels: str = "auto", default: Optional[str] = None, threads: int = 0) -> "Generator":
         """Load a model (a registered name such as ``k2q-copynet-small``, a model directory or a
-        training run folder; :func:`pysynth.models.registry.resolve`) on ``torch`` or ``onnx``.
+        training run folder; :func:`pysynth.models.registry.resolve`) on ``torch``, ``onnx`` or
+        ``auto`` (:func:`pysynth.models.registry.seq2seq_backend`: onnx when onnxruntime is
+        installed and the model has an export, else torch).
 
         ``default``: the registered name used when ``model`` is None. ``kernels`` (torch
         backend): ``auto`` runs the fused Triton decode-step kernels when the model is on CUDA
@@ -82,25 +85,27 @@ class Generator:
         """
         if kernels not in ("auto", "triton", "torch"):
             raise ValueError(f"kernels: must be 'auto', 'triton' or 'torch', got {kernels!r}")
+        if backend not in ("torch", "onnx", "auto"):
+            raise ValueError(f"backend: must be 'auto', 'torch' or 'onnx', got {backend!r}")
         if backend == "onnx" and kernels == "triton":
             raise ValueError("kernels='triton' needs backend='torch' (the onnx backend runs the "
                              "exported graph)")
-        if backend not in ("torch", "onnx"):
-            raise ValueError(f"backend: must be 'torch' or 'onnx', got {backend!r}")
         from pysynth.models.io import read_config_vocab
-        from pysynth.models.registry import RUN_MODEL, resolve
+        from pysynth.models.registry import onnx_export_of, resolve, seq2seq_backend
 
         r = resolve(model, default=default, what="model")
+        if r.kind != "pysynth":
+            raise ValueError(f"model: {r.path} is a Hugging Face model directory; decode it with "
+                             "pysynth.models.text2text.text2text (its own tokenizer)")
         from pysynth.decoding.ort import ONNX_FORMAT
         from pysynth.store import format_of
 
-        if r.kind == "pysynth" and format_of(r.path) == ONNX_FORMAT:
+        if backend == "auto":
+            backend = seq2seq_backend(r.path) if kernels != "triton" else "torch"
+        if format_of(r.path) == ONNX_FORMAT:
             if backend != "onnx":  # a model shipped as its ONNX export alone (int8 weights)
                 raise ValueError(f"model: {r.name or r.path} ships as an ONNX export only; use backend='onnx'")
             return cls.from_onnx(r.path, device=device, threads=threads)
-        if r.kind != "pysynth":
-            raise ValueError(f"model: {r.path} is a Hugging Face model directory; decode it with "
-                             "pysynth.decoding.hf.HFBackend and its own tokenizer")
         d = r.path
         if device == "auto":  # CUDA when torch sees one, else CPU
             import torch
@@ -117,12 +122,11 @@ class Generator:
             from pysynth.decoding.ort import OrtBackend
 
             # the export beside the model store, or beside it in a training run folder
-            found = [p for p in (d / "onnx", d.parent / "onnx") if p.is_dir() and (p != d.parent / "onnx"
-                                                                                    or d.name == RUN_MODEL)]
-            if not found:
+            found = onnx_export_of(d)
+            if found is None:
                 raise FileNotFoundError(f"model: {d} has no onnx/ export; run: pysynth export onnx --model {d} "
                                         f"--out {d / 'onnx'}")
-            be = OrtBackend(found[0], device=device, threads=threads)
+            be = OrtBackend(found, device=device, threads=threads)
         return cls(be, vocab, be.copy, cfg.max_src_len, cfg.max_tgt_len)
 
     @classmethod
@@ -164,6 +168,7 @@ class Generator:
         temperature: float = 1.0,
         seed: int = 0,
         seeds: Optional[Sequence[int]] = None,
+        search: Optional[SearchConfig] = None,
     ) -> List[Generation]:
         """Generate n-best lists for ``texts``.
 
@@ -180,26 +185,28 @@ class Generator:
         n : int, optional
             Outputs per input (default ``beam``); duplicates after detokenization are dropped
             when ``dedupe``.
+        search : pysynth.decoding.SearchConfig, optional
+            All the search settings at once (then ``method``, ``beam``, ``n``, ``groups``,
+            ``diversity``, ``max_len``, ``length_penalty``, ``alpha``, ``ban_unk``, ``top_k``,
+            ``top_p``, ``temperature`` and ``seed`` are not read).
         """
-        from pysynth.decoding import search as S
-
-        if method is None:
-            method = "greedy" if beam == 1 and groups == 1 else ("diverse" if groups > 1 else "beam")
-        if method not in ("greedy", "beam", "diverse", "sample"):
-            raise ValueError(f"method: must be 'greedy', 'beam', 'diverse' or 'sample', got {method!r}")
-        S.check_search_args(beam, groups if method == "diverse" else 1, diversity,
-                            max_len or self.max_tgt_len, length_penalty, alpha)
-        if n is not None and (not isinstance(n, int) or n < 1):
-            raise ValueError(f"n: must be a positive integer, got {n!r}")
+        if search is None:
+            if method is None:
+                method = "greedy" if beam == 1 and groups == 1 else ("diverse" if groups > 1 else "beam")
+            if method not in ("greedy", "beam", "diverse", "sample"):
+                raise ValueError(f"method: must be 'greedy', 'beam', 'diverse' or 'sample', got {method!r}")
+            search = SearchConfig(decode=method, beam=beam, groups=groups if method == "diverse" else 1,
+                                  diversity=diversity, n=n, top_k=top_k, top_p=top_p, temperature=temperature,
+                                  max_len=max_len or None, length_penalty=length_penalty, alpha=alpha,
+                                  ban_unk=ban_unk, seed=seed)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
-        max_len = max_len or self.max_tgt_len
-        if method == "sample":
-            S.check_sampling_args(n or beam, top_k, top_p, temperature, max_len)
-            if not isinstance(seed, int) or seed < 0:
-                raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
-            if seeds is not None and len(seeds) != len(texts):
-                raise ValueError(f"seeds: one per input, got {len(seeds)} for {len(texts)} inputs")
+        if seeds is not None and search.decode == "sample" and len(seeds) != len(texts):
+            raise ValueError(f"seeds: one per input, got {len(seeds)} for {len(texts)} inputs")
+        return self._generate(texts, search, seeds, batch_size, dedupe)
+
+    def _generate(self, texts, search: SearchConfig, seeds, batch_size: int, dedupe: bool) -> List[Generation]:
+        n = search.n
         toks, trunc = prepare_sources(texts, self.vocab, self.max_src_len)
         # sort by length so batches carry little padding; results go back in input order
         order = sorted(range(len(toks)), key=lambda i: len(toks[i]))
@@ -207,22 +214,11 @@ class Generator:
         for b0 in range(0, len(order), batch_size):
             idx = order[b0 : b0 + batch_size]
             batch = make_source_batch(self.vocab, [toks[i] for i in idx], self.copy)
-            if method == "greedy":
-                res = S.greedy_search(self.backend, batch, max_len=max_len, ban_unk=ban_unk)
-            elif method == "sample":
-                # one seed per input position: the samples do not depend on batch_size or order
-                row_seeds = [int(seeds[i]) if seeds is not None
-                             else int(np.random.SeedSequence([seed, i]).generate_state(1)[0]) for i in idx]
-                res = S.sample_search(self.backend, batch, n=n or beam, top_k=top_k, top_p=top_p,
-                                      temperature=temperature, seed=row_seeds, max_len=max_len,
-                                      length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
-            elif method == "beam":
-                res = S.beam_search(self.backend, batch, beam=beam, max_len=max_len,
-                                    length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
-            else:
-                res = S.diverse_beam_search(self.backend, batch, beam=beam, groups=groups,
-                                            diversity=diversity, max_len=max_len,
-                                            length_penalty=length_penalty, alpha=alpha, ban_unk=ban_unk)
+            # one seed per input position: the samples do not depend on batch_size or order
+            row_seeds = None if search.decode != "sample" else [
+                int(seeds[i]) if seeds is not None
+                else int(np.random.SeedSequence([search.seed, i]).generate_state(1)[0]) for i in idx]
+            res = run_search(self.backend, batch, search, self.max_tgt_len, row_seeds)
             for j, i in enumerate(idx):
                 texts_i, scores_i, groups_i, seen = [], [], [], set()
                 k = n if n is not None else len(res[j])

@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional, Union
 
 __all__ = ["cached", "Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
-           "ASSETS", "RUN_MODEL", "model_fingerprint"]
+           "ASSETS", "RUN_MODEL", "model_fingerprint", "register_models_in", "shipped", "DECLARATION", "is_onnx_export", "onnx_export_of",
+           "seq2seq_backend"]
 
 #: store format of a pysynth model directory (:mod:`pysynth.store`)
 MODEL_FORMAT = "pysynth.model"
@@ -91,16 +92,23 @@ class Architecture:
 
 @dataclass(frozen=True)
 class ShippedModel:
-    """A named model that ships with pysynth (its directory under ``pysynth/models/assets``)."""
+    """A named model that ships with pysynth (its directory under ``pysynth/models/assets``), or
+    one declared in another folder (:func:`register_models_in`). ``task``: what
+    :func:`pysynth.models.load` makes of it (``text2text``, ``spans``, ``encoder``, ``classifier``)."""
 
     name: str
     arch: str
     directory: Path
     description: str = ""
+    task: str = ""
 
 
 _ARCHS: Dict[str, Architecture] = {}
 _MODELS: Dict[str, ShippedModel] = {}
+#: the declaration file of a shipped model, beside its files: {"name", "arch", "task", "description"}
+DECLARATION = "model.json"
+_scanned: List[Path] = []
+_scan_lock = threading.Lock()
 
 
 def _register(table: Dict[str, Any], name: str, entry, what: str):
@@ -118,7 +126,38 @@ def register_architecture(arch: Architecture) -> Architecture:
 
 def register_model(model: ShippedModel) -> ShippedModel:
     """Add a shipped model (ValueError if the name is taken by another definition)."""
+    _shipped()
     return _register(_MODELS, model.name, model, "model name")
+
+
+def register_models_in(folder: PathLike) -> List[str]:
+    """Register every model of ``folder`` that declares itself: a subfolder with a
+    :data:`DECLARATION` file (``{"name", "arch", "task", "description"}``) beside its files. The
+    shipped models are found this way in ``pysynth/models/assets``; a data folder of trained
+    models can be added the same way. Returns the names registered (ValueError for a malformed
+    declaration or a name taken by another model)."""
+    base = Path(folder)
+    names = []
+    for decl in sorted(base.glob(f"*/{DECLARATION}")):
+        try:
+            doc = json.loads(decl.read_text(encoding="utf-8"))
+            m = ShippedModel(str(doc["name"]), str(doc["arch"]), decl.parent, str(doc.get("description", "")),
+                             str(doc.get("task", "")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{decl}: not a model declaration ({exc!r}); expected a JSON object with "
+                             "'name' and 'arch'") from None
+        names.append(_register(_MODELS, m.name, m, "model name").name)
+    return names
+
+
+def _shipped() -> None:
+    """Register the models declared under :data:`ASSETS`, once."""
+    if _scanned:
+        return
+    with _scan_lock:  # two threads' first calls: one scan, and neither sees a half-filled table
+        if not _scanned:
+            register_models_in(ASSETS)
+            _scanned.append(ASSETS)
 
 
 def architecture(name: str) -> Architecture:
@@ -135,7 +174,14 @@ def architectures() -> List[str]:
 
 def models() -> List[str]:
     """Names of the shipped models."""
+    _shipped()
     return sorted(_MODELS)
+
+
+def shipped(name: str) -> Optional[ShippedModel]:
+    """The registered model called ``name``, or None."""
+    _shipped()
+    return _MODELS.get(name)
 
 
 @dataclass(frozen=True)
@@ -168,6 +214,7 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
         if default is None:
             raise ValueError(f"{what}: no model given; pass a name ({', '.join(models())}) or a directory")
         model = default
+    _shipped()
     if isinstance(model, str) and model in _MODELS:
         m = _MODELS[model]
         return Resolved("pysynth", m.directory, m.name)
@@ -193,6 +240,54 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
                          "config.json with a model_type)")
     raise ValueError(f"{what}: {str(model)!r} is neither a shipped model ({', '.join(models()) or 'none'}) "
                      "nor an existing directory")
+
+
+def is_onnx_export(path: PathLike) -> bool:
+    """True when ``path`` is an ONNX export folder of a seq2seq model (``pysynth export onnx``'s
+    store, format ``pysynth.model.onnx``)."""
+    from pysynth import store
+    from pysynth.decoding.ort import ONNX_FORMAT
+
+    try:
+        store.read_meta(path, ONNX_FORMAT)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def onnx_export_of(model_dir: PathLike) -> Optional[Path]:
+    """The ONNX export of a pysynth model store: the folder itself when it is one, its ``onnx/``
+    subfolder, or the ``onnx/`` beside it in a training run folder; None when it has none."""
+    d = Path(model_dir)
+    if is_onnx_export(d):
+        return d
+    for p in (d / "onnx", d.parent / "onnx"):
+        if p.is_dir() and (p != d.parent / "onnx" or d.name == RUN_MODEL):
+            return p
+    return None
+
+
+def seq2seq_backend(model_dir: PathLike, backend: str = "auto") -> str:
+    """The one ``auto`` rule of the seq2seq models: ``"onnx"`` when onnxruntime is installed and
+    the model has an ONNX export (:func:`onnx_export_of`), else ``"torch"``; an export alone
+    (no torch weights) is always ``"onnx"``. An explicit ``"onnx"`` / ``"torch"`` is returned as is.
+
+    Raises
+    ------
+    ValueError
+        ``backend`` is not ``auto``, ``onnx`` or ``torch``.
+    """
+    if backend not in ("auto", "onnx", "torch"):
+        raise ValueError(f"backend: must be 'auto', 'onnx' or 'torch', got {backend!r}")
+    if backend != "auto":
+        return backend
+    import importlib.util
+
+    d = Path(model_dir)
+    if is_onnx_export(d):
+        return "onnx"
+    has_ort = importlib.util.find_spec("onnxruntime") is not None
+    return "onnx" if has_ort and onnx_export_of(d) is not None else "torch"
 
 
 def model_fingerprint(model: Optional[PathLike], default: Optional[str] = None) -> Dict[str, str]:
@@ -239,31 +334,8 @@ for _name, _attention, _copy in (("ednet", False, False), ("attnet", True, False
                                        "pysynth.models.seq2seq:Seq2Seq", _gru_onnx(_attention, _copy),
                                        {"attention": _attention, "copy": _copy}))
 
-register_model(ShippedModel("k2q-copynet-small", "copynet", ASSETS / "k2q-copynet-small",
-                            "CopyNet trained on pysynth's own K2Q synthetic pairs (Ding & Balog 2018)"))
-register_model(ShippedModel("mqr-copynet-small", "copynet", ASSETS / "mqr-copynet-small",
-                            "CopyNet question rewriter (Chu et al. 2020 task) trained on MQR dev, mined Stack Exchange "
-                            "title edits and noised questions"))
-register_model(ShippedModel("en-fr-copynet-small", "copynet", ASSETS / "en-fr-copynet-small",
-                            "CopyNet English->French, the forward pivot of pysynth paraphrase (Granstedt 2017), "
-                            "trained on Tatoeba"))
-register_model(ShippedModel("fr-en-copynet-small", "copynet", ASSETS / "fr-en-copynet-small",
-                            "CopyNet French->English, the backward pivot of pysynth paraphrase (Granstedt 2017), "
-                            "trained on Tatoeba"))
-register_model(ShippedModel("qagen-span-minilm", "span-encoder", ASSETS / "qagen-span-minilm",
-                            "MiniLM span model of pysynth qagen (Alberti et al. 2019): answer extraction (joint spans) "
-                            "and extractive QA with no-answer, trained on SQuAD; int8 ONNX"))
-register_model(ShippedModel("qagen-qg-copynet", "copynet", ASSETS / "qagen-qg-copynet",
-                            "CopyNet question generator of pysynth qagen (Alberti et al. 2019): answer sentence with the "
-                            "answer marked -> question, trained on SQuAD 1.1"))
-register_model(ShippedModel("dup-dqg-copynet", "copynet", ASSETS / "dup-dqg-copynet",
-                            "CopyNet duplicate question generator (Rücklé et al. 2019, DQG): question body -> title, "
-                            "trained on the shared Stack Exchange dumps; int8 ONNX"))
-register_model(ShippedModel("wellformed-minilm", "sequence-classifier", ASSETS / "wellformed-minilm",
-                            "MiniLM fine-tuned on query-wellformedness (Faruqui & Das 2018), int8 ONNX"))
-register_model(ShippedModel("dup-minilm-wstb", "bi-encoder", ASSETS / "dup-minilm-wstb",
-                            "duplicate-question detector of pysynth dup (Rücklé et al. 2019): MiniLM (pretrained on Stack "
-                            "Exchange and WikiAnswers pairs: not an unsupervised reference) tuned on WS-TB pairs, int8 ONNX"))
+# shipped models: each declares itself in a model.json beside its files (:data:`DECLARATION`),
+# found by :func:`register_models_in` over ASSETS on first use
 
 # ------------------------------------------------------------------------------ transformer / encoder families
 # (appended by the families branch: pysynth.models.transformer, pysynth.models.encoders)

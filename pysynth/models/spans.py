@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["best_spans", "best_joint_spans", "predict_spans", "wordpiece_tokenizer", "cosine", "MASK_NEG"]
+__all__ = ["best_spans", "best_joint_spans", "predict_spans", "wordpiece_tokenizer", "cosine", "MASK_NEG",
+           "check_k_len"]
 
 MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
 
@@ -46,7 +47,8 @@ def _check_mask(mask, T: int, what: str = "mask") -> np.ndarray:
     return m
 
 
-def _check_k_len(k, max_len) -> None:
+def check_k_len(k, max_len) -> None:
+    """ValueError unless ``k`` (spans wanted) and ``max_len`` (longest span) are positive integers."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k: must be a positive integer, got {k!r}")
     if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)) or max_len < 1:
@@ -86,7 +88,7 @@ def best_spans(start_logits, end_logits, max_len: int = 30, k: int = 1, mask=Non
     e = np.asarray(end_logits, dtype=np.float64)
     if s.ndim != 1 or e.shape != s.shape:
         raise ValueError(f"start_logits, end_logits: expected two [T] arrays, got {s.shape} and {e.shape}")
-    _check_k_len(k, max_len)
+    check_k_len(k, max_len)
     T = s.shape[0]
     m = _check_mask(mask, T)
     L = int(min(max_len, T))
@@ -108,7 +110,7 @@ def best_joint_spans(joint, k: int = 1, mask=None, max_len: Optional[int] = None
     if j.ndim != 2:
         raise ValueError(f"joint: expected [T, L], got shape {j.shape}")
     T, L = j.shape
-    _check_k_len(k, max_len if max_len is not None else max(L, 1))
+    check_k_len(k, max_len if max_len is not None else max(L, 1))
     m = _check_mask(mask, T)
     if max_len is not None:
         L = min(L, int(max_len))
@@ -154,7 +156,7 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         raise TypeError("contexts: must be a sequence of strings (wrap a single text in a list)")
     if questions is not None and (isinstance(questions, str) or len(questions) != len(contexts)):
         raise ValueError("questions: must be a sequence with one question per context")
-    _check_k_len(k, max_answer_len)
+    check_k_len(k, max_answer_len)
     if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length:
         raise ValueError(f"stride: must be an integer in [0, max_length={max_length}), got {stride!r}")
     results: List[List[Dict[str, Any]]] = []

@@ -21,10 +21,11 @@ from __future__ import annotations
 import gzip
 import json
 import random
-import re
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+from pysynth.models.postprocess import WORD as _WORD
+from pysynth.models.postprocess import respace, truecase  # noqa: F401 - re-exported (public API)
 from pysynth.mqr.mining import QUESTION_WORDS
 
 __all__ = ["DEFAULT_DECODING", "check_decoding", "choose", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
@@ -32,7 +33,6 @@ __all__ = ["DEFAULT_DECODING", "check_decoding", "choose", "rule_floor", "noise"
 DEFAULT_MODEL = "mqr-copynet-small"
 #: the decoding of ``pysynth mqr rewrite``, chosen on the held-out MQR dev pairs (:meth:`Rewriter.rewrite`)
 DEFAULT_DECODING = {"beam": 6, "coverage": 2.0, "wellformed": 0.5, "backoff": 0.7}
-_WORD = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
 _AUX = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "has", "have",
         "had", "may", "must", "might"}
 _ARTICLES = {"a", "an", "the"}
@@ -120,43 +120,6 @@ def noise(question: str, rng: random.Random, drop_q: float = 0.6, typo: float = 
     elif k < 0.4:
         toks[0] = (toks[0][0][:1].lower() + toks[0][0][1:], toks[0][1])
     return "".join((" " if g and i else "") + t for i, (t, g) in enumerate(toks))
-
-
-def respace(output: str, source: str) -> str:
-    """Glue the tokens of ``output`` that are glued in ``source``: the model reads and writes
-    tokens, so "/etc/default" and "console-setup" come out "/ etc / default", "console - setup"
-    (ROUGE's tokenizer then sees other words; on the MQR test 1.5 ROUGE-1 points)."""
-    found = list(_WORD.finditer(source))
-    glued = {(a.group().lower(), b.group().lower()) for a, b in zip(found, found[1:]) if a.end() == b.start()}
-    if not glued:
-        return output
-    pieces, pos, prev = [], 0, None
-    for m in _WORD.finditer(output):
-        gap = output[pos:m.start()]
-        if prev is not None and gap.isspace() and (prev, m.group().lower()) in glued:
-            gap = ""
-        pieces.append(gap + m.group())
-        pos, prev = m.end(), m.group().lower()
-    return "".join(pieces) + output[pos:]
-
-
-def truecase(output: str, source: str) -> str:
-    """Restore the spacing (:func:`respace`) and the case of the words of ``output`` (lower-cased by
-    the model) that occur in ``source`` (the pronoun "I" too), and capitalise the first letter
-    (every caller of a rewriting model, ``/v1/rewrite`` too, gets both). The source's first word,
-    when only its first letter is upper case, is taken as capitalised for starting the sentence,
-    unless the next word is capitalised too ("Sony Alpha 77", "Time Magazine")."""
-    output = respace(output, source)
-    cased = {}
-    words = _WORD.findall(source)
-    for i, w in enumerate(words):
-        if i == 0 and w[:1].isupper() and w[1:].islower() and not (len(words) > 1 and words[1][:1].isupper()):
-            continue  # capitalised only because it starts the sentence
-        cased.setdefault(w.lower(), w)
-    cased["i"] = "I"  # the pronoun, lower-cased by the model (and often by the asker)
-    parts = re.split(r"(\W+)", output)
-    out = "".join(cased.get(w.lower(), w) if w and w[0].isalnum() else w for w in parts)
-    return out[:1].upper() + out[1:]
 
 
 def _jsonl(path: Path) -> List[dict]:
@@ -306,18 +269,16 @@ class Rewriter:
     training run) on onnxruntime or torch, with :func:`truecase` on its outputs."""
 
     def __init__(self, model: Optional[str] = None, backend: str = "auto", threads: int = 0):
-        """``backend``: ``onnx``, ``torch``, or ``auto`` (onnx when the model has an ONNX export,
-        else torch: training runs, and the Transformer, which has no ONNX graphs)."""
-        from pysynth.models.generate import Generator
+        """``backend``: ``onnx``, ``torch``, or ``auto`` (onnx when onnxruntime is installed and
+        the model has an ONNX export, else torch: training runs, and the Transformer, which has no
+        ONNX graphs; :func:`pysynth.models.text2text.text2text`)."""
+        from pysynth.models.text2text import text2text
 
-        if backend == "auto":
-            try:
-                self.generator = Generator.load(model, backend="onnx", default=DEFAULT_MODEL, threads=threads)
-                return
-            except (FileNotFoundError, ValueError):
-                backend = "torch"
-        self.generator = Generator.load(model, backend=backend, default=DEFAULT_MODEL,
-                                        **({"threads": threads} if backend == "onnx" else {}))
+        self.model = text2text(model, backend, threads=threads, default=DEFAULT_MODEL)
+        if not hasattr(self.model, "gen"):
+            raise ValueError(f"model: {self.model.name} is a Hugging Face folder; the rewriter runs pysynth "
+                             "seq2seq models")
+        self.generator = self.model.gen
 
     @classmethod
     def from_generator(cls, generator) -> "Rewriter":
@@ -327,7 +288,7 @@ class Rewriter:
         return self
 
     def rewrite(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[str]:
+                wellformed: float = 0.0, backoff: float = 0.0, **decode) -> List[str]:
         """One rewrite per text. A text the model cannot read (no word in its vocabulary) is
         returned unchanged.
 
@@ -346,24 +307,14 @@ class Rewriter:
             :func:`rule_floor` of the question: losing that many words is a copy failure (a rare
             word replaced by a frequent one, "wiimote" -> "need") more often than a rewrite
             (chosen on held-out MQR dev pairs: 0.7; 0 never backs off).
-        scorer : callable ``scorer(texts) -> probabilities``, optional
-            The well-formedness model of ``wellformed`` (default :func:`pysynth.quality.wellformedness`).
         decode : more options of :meth:`pysynth.models.generate.Generator.generate`
             (``length_penalty``, ``alpha``).
         """
-        texts = list(texts)
-        outs = self.rewrite_each(texts, beam, batch_size, coverage, wellformed, backoff, scorer, **decode)
-        return [t if o is None else o for t, o in zip(texts, outs)]
-
-    def rewrite_each(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                     wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[Optional[str]]:
-        """:meth:`rewrite` (same parameters), with None for each text the model cannot read (no word in
-        its vocabulary) or gives no candidate for: ``POST /v1/rewrite`` answers those ``rewritten: false``."""
         from pysynth.models.generate import prepare_sources
 
         check_decoding(coverage, wellformed, backoff)
         texts = list(texts)
-        ok, out = [], [None] * len(texts)
+        ok, out = [], list(texts)
         for i, t in enumerate(texts):
             try:
                 prepare_sources([t], self.generator.vocab, self.generator.max_src_len, "texts")
@@ -380,9 +331,9 @@ class Rewriter:
         if wellformed and rerank:
             import numpy as np
 
-            if scorer is None:
-                from pysynth.quality import wellformedness as scorer
-            probs = np.log(scorer([c for cs in cands for c in cs]) + 1e-6).tolist()
+            from pysynth.quality import wellformedness
+
+            probs = np.log(wellformedness([c for cs in cands for c in cs]) + 1e-6).tolist()
             k = 0
             for j, cs in enumerate(cands):
                 logwf[j], k = probs[k:k + len(cs)], k + len(cs)

@@ -102,6 +102,10 @@ def score_system(hyps: Sequence[str], refs: Sequence[str], meteor: bool = True) 
     return out
 
 
+#: the round-trip baseline's models (the paraphrase pivot "fr")
+ROUND_TRIP_FR = ("en-fr-copynet-small", "fr-en-copynet-small")
+
+
 def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, beam: int = 4,
            wellformed: bool = True, limit: Optional[int] = None, meteor: bool = True,
            round_trip: Optional[str] = "fr", ablations: Optional[Dict[str, str]] = None,
@@ -113,8 +117,9 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
     models : ``{row name: model spec}`` rewriters (:func:`parse_step`; default: the shipped
         ``mqr-copynet-small`` at beam 4 and with ``pysynth mqr rewrite``'s decoding).
     limit : the first test rows only (for a quick check).
-    round_trip : the pivot of the round-trip translation baseline
-        (:func:`pysynth.paraphrase.pipeline.round_trip`; None: no such row).
+    round_trip : the pivot of the round-trip translation baseline, ``"fr"`` (the shipped en-fr and
+        fr-en models) or two models ``"FWD,BWD"`` (:func:`pysynth.models.text2text.round_trip`;
+        None: no such row).
     ablations : Table 7 rows, ``{row name: model}`` (rewriters trained on other data mixes).
     chains : Table 8 rows, ``{row name: [A, B, ...]}`` (:func:`run_chain`).
     paper_tables : with ``ablations`` or ``chains``, also re-score the paper's released Table 7/8
@@ -147,11 +152,15 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
         systems[name] = (None, run_chain([model], ill, beam, cache))
         timing[name] = time.perf_counter() - t0
     if round_trip:
-        from pysynth.paraphrase.pipeline import round_trip as _rt
+        from pysynth.models.text2text import round_trip as _rt
 
+        pair = ROUND_TRIP_FR if round_trip == "fr" else [p.strip() for p in round_trip.split(",")]
+        if len(pair) != 2 or not all(pair):
+            raise ValueError(f"round_trip: must be 'fr' or two models 'FWD,BWD', got {round_trip!r}")
+        fwd, bwd = pair
         t0 = time.perf_counter()
         name = f"round trip through French (pysynth en-fr/fr-en, beam {beam})"
-        systems[name] = ("nmt_fr", _rt(ill, pivot=round_trip, beam=beam))
+        systems[name] = ("nmt_fr", _rt(ill, fwd, bwd, beam=beam, backend="onnx"))
         timing[name] = time.perf_counter() - t0
     for sysname in ("transformer", "lstm", "GEC", "nmt_fr", "nmt_de"):
         systems[f"paper: {sysname} (released outputs)"] = (sysname, [released[r["row_idx"]][sysname] for r in test])

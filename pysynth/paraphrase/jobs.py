@@ -37,7 +37,7 @@ class _Kernel(pipelines.Kernel):
         st = store.load(context / "rows", _CONTEXT, (1,), mmap=True)
         kw = None
         if self.cfg.pivot == "keywords":
-            from pysynth.k2q.keywords import KeywordGenerator
+            from pysynth.sampling.keywords import KeywordGenerator
 
             kw = KeywordGenerator.load(context / "keywords", mmap=True)
         return {"rows": st.arrays, "p": Paraphraser(self.cfg, keywords=kw)}

@@ -21,9 +21,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import pysynth.paraphrase.filters as S
+from pysynth.decoding.config import SearchConfig, renamed
+from pysynth.models.postprocess import match_case
+from pysynth.models.text2text import HFTranslator, ModelTranslator, Text2Text, text2text
 
-__all__ = ["ParaphraseConfig", "Paraphraser", "Translator", "load_translator", "PIVOTS", "DECODES",
-           "paraphrase_rows", "round_trip"]
+__all__ = ["ParaphraseConfig", "Paraphraser", "Translator", "ModelTranslator", "HFTranslator", "load_translator",
+           "PIVOTS", "DECODES", "paraphrase_rows", "round_trip"]
 
 #: the shipped pivots: name -> (forward model, backward model); "keywords" has a generator forward
 PIVOTS = {"fr": ("en-fr-copynet-small", "fr-en-copynet-small"), "keywords": (None, "k2q-copynet-small")}
@@ -57,10 +60,13 @@ class ParaphraseConfig:
         fr-en model, trained on punctuated sentences, does not stop without it (on 4 VQA
         questions: mean candidate 22 words and 31 % cut at 40 tokens, vs 5 words and none).
     top_k, top_p, temperature : sampling settings (``decode="sample"``).
+        The search settings are checked, and handed to the models, as one
+        :class:`pysynth.decoding.SearchConfig` (:attr:`search`).
     keywords : int
         ``pivot="keywords"``: keyword queries per question (default: ``beams``).
-    backend : {"onnx", "torch"}
-        How pysynth models run (onnx needs no torch).
+    backend : {"onnx", "torch", "auto"}
+        How pysynth models run (onnx needs no torch; auto: onnx when onnxruntime is installed and
+        the model has an export).
     threads : int
         onnxruntime / torch threads (0: their default).
     batch_size : int
@@ -101,19 +107,23 @@ class ParaphraseConfig:
             raise ValueError(f"decode: must be one of {DECODES}, got {self.decode!r}")
         if self.mode not in S.MODES:
             raise ValueError(f"mode: must be one of {S.MODES}, got {self.mode!r}")
-        for name in ("beams", "groups", "top", "batch_size"):
+        for name in ("top", "batch_size"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {v!r}")
-        if self.decode == "dbs" and self.beams % self.groups:
-            raise ValueError(f"beams: must be a multiple of groups ({self.groups}) for diverse beam search, "
-                             f"got {self.beams}")
-        if not self.diversity >= 0:
-            raise ValueError(f"diversity: must be >= 0, got {self.diversity!r}")
-        if self.backend not in ("onnx", "torch"):
-            raise ValueError(f"backend: must be 'onnx' or 'torch', got {self.backend!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed: must be an integer >= 0, got {self.seed!r}")
+        if self.backend not in ("onnx", "torch", "auto"):
+            raise ValueError(f"backend: must be 'onnx', 'torch' or 'auto', got {self.backend!r}")
+        self.search  # noqa: B018 - validates the search settings
+
+    @property
+    def search(self) -> SearchConfig:
+        """Both stages' search: ``beams`` outputs per input (``groups`` of them for dbs)."""
+        try:
+            return SearchConfig(decode=self.decode, beam=self.beams, groups=self.groups, diversity=self.diversity,
+                                n=self.beams, top_k=self.top_k, top_p=self.top_p, temperature=self.temperature,
+                                ban_unk=self.ban_unk, seed=self.seed)
+        except ValueError as exc:
+            raise renamed(exc, {"beam": "beams"}) from None
 
     @property
     def models(self) -> Tuple[Optional[str], str]:
@@ -130,151 +140,17 @@ class ParaphraseConfig:
         return dataclasses.replace(self, **changes)
 
 
-class Translator:
-    """One direction of the pivot: ``translate(texts, cfg, seeds)`` -> per input, a list of
-    ``(text, logprob, group)`` in the search's order; ``valid(text)`` -> None or why the model
-    cannot take it. ``lowercases``: outputs come lower-cased (pysynth's tokenizer)."""
-
-    lowercases = False
-
-    def valid(self, text: str) -> Optional[str]:
-        return None
-
-    def translate(self, texts: Sequence[str], cfg: ParaphraseConfig, seeds: Sequence[int]):
-        raise NotImplementedError
-
-
-def _search_kwargs(cfg: ParaphraseConfig) -> Dict[str, Any]:
-    if cfg.decode == "dbs":
-        return dict(method="diverse", beam=cfg.beams, groups=cfg.groups, diversity=cfg.diversity)
-    if cfg.decode == "beam":
-        return dict(method="beam", beam=cfg.beams)
-    return dict(method="sample", beam=cfg.beams, top_k=cfg.top_k, top_p=cfg.top_p, temperature=cfg.temperature)
-
-
-class ModelTranslator(Translator):
-    """A pysynth model (:class:`pysynth.models.generate.Generator`, onnxruntime or torch)."""
-
-    lowercases = True
-
-    def __init__(self, model, backend: str = "onnx", threads: int = 0):
-        from pysynth.models.generate import Generator
-
-        self.gen = Generator.load(model, backend=backend, threads=threads)
-        self.name = str(model)
-
-    @classmethod
-    def wrap(cls, generator, name: str = "") -> "ModelTranslator":
-        """A translator over an already loaded :class:`~pysynth.models.generate.Generator`."""
-        self = cls.__new__(cls)
-        self.gen, self.name = generator, name
-        return self
-
-    def valid(self, text: str) -> Optional[str]:
-        from pysynth.models.generate import prepare_sources
-
-        try:
-            prepare_sources([text], self.gen.vocab, self.gen.max_src_len, argname="question")
-        except (TypeError, ValueError) as e:
-            return str(e).split(": ", 1)[-1]
-        return None
-
-    def translate(self, texts, cfg, seeds):
-        if not texts:
-            return []
-        kw = _search_kwargs(cfg)
-        res = self.gen.generate(list(texts), n=cfg.beams, dedupe=False, ban_unk=cfg.ban_unk,
-                                batch_size=cfg.batch_size, seeds=list(seeds) if kw["method"] == "sample" else None,
-                                **kw)
-        return [list(zip(g.texts, g.scores, g.groups or [0] * len(g.texts))) for g in res]
-
-
-class HFTranslator(Translator):
-    """A local Hugging Face encoder-decoder directory (e.g. a Marian en->X model) with its own
-    tokenizer, decoded by pysynth's searches (:class:`pysynth.decoding.hf.HFBackend`)."""
-
-    def __init__(self, path, device: Optional[str] = None):
-        from pysynth.decoding.hf import HFBackend, hf_specials
-        from pysynth.models.hf import load_seq2seq
-
-        model, self.tok = load_seq2seq(path, device=device)
-        unk = getattr(self.tok, "unk_token_id", None)
-        self.backend = HFBackend(model, specials=hf_specials(model.config, unk))
-        self.name = str(path)
-        gc = getattr(model, "generation_config", None)
-        pos = getattr(model.config, "max_position_embeddings", None) or 512
-        # outputs within the generation config's length and the decoder's positions
-        self.max_len = min(int(getattr(gc, "max_length", None) or 64), 128, pos - 1)
-        self.max_src = min(512, pos)
-
-    def valid(self, text: str) -> Optional[str]:
-        return None if text.strip() else "empty input"
-
-    def translate(self, texts, cfg, seeds):
-        from pysynth.decoding import search as D
-        from pysynth.decoding.protocol import SourceBatch
-
-        out = []
-        for b0 in range(0, len(texts), cfg.batch_size):
-            chunk = list(texts[b0 : b0 + cfg.batch_size])
-            ids = self.tok(chunk, truncation=True, max_length=self.max_src)["input_ids"]
-            batch = SourceBatch.from_ids(ids, self.backend.specials.pad)
-            if cfg.decode == "dbs":
-                res = D.diverse_beam_search(self.backend, batch, beam=cfg.beams, groups=cfg.groups,
-                                            diversity=cfg.diversity, max_len=self.max_len, ban_unk=cfg.ban_unk)
-            elif cfg.decode == "beam":
-                res = D.beam_search(self.backend, batch, beam=cfg.beams, max_len=self.max_len, ban_unk=cfg.ban_unk)
-            else:
-                res = D.sample_search(self.backend, batch, n=cfg.beams, top_k=cfg.top_k, top_p=cfg.top_p,
-                                      temperature=cfg.temperature, seed=list(seeds[b0 : b0 + len(chunk)]),
-                                      max_len=self.max_len, ban_unk=cfg.ban_unk)
-            for hyps in res:
-                out.append([(self.tok.decode(h.tokens, skip_special_tokens=True).strip(), h.score, h.group)
-                            for h in hyps])
-        return out
+#: one direction of the pivot: ``translate(texts, cfg, seeds)`` -> per input, a list of
+#: ``(text, logprob, group)`` in the search's order; ``valid(text)`` -> None or why the model
+#: cannot take it; ``lowercases``: outputs come lower-cased (pysynth's tokenizer)
+Translator = Text2Text
 
 
 def load_translator(model, backend: str = "onnx", threads: int = 0) -> Translator:
     """A :class:`Translator` for a pysynth model name/directory, an ONNX export folder (runs on
-    onnxruntime whatever ``backend``) or a local Hugging Face directory."""
-    from pathlib import Path
-
-    from pysynth import store
-    from pysynth.models.registry import resolve
-
-    if isinstance(model, (str, Path)) and store.is_store(model) and _is_onnx_export(model):
-        from pysynth.models.generate import Generator
-
-        return ModelTranslator.wrap(Generator.from_onnx(model, threads=threads), str(model))
-    r = resolve(model, what="pivot model")
-    if r.kind == "pysynth":
-        return ModelTranslator(r.path, backend=backend, threads=threads)
-    return HFTranslator(r.path)
-
-
-def _is_onnx_export(path) -> bool:
-    from pysynth import store
-    from pysynth.decoding.ort import ONNX_FORMAT
-
-    try:
-        store.read_meta(path, ONNX_FORMAT)
-    except ValueError:
-        return False
-    return True
-
-
-def _match_case(text: str, source: str) -> str:
-    """Give a lower-cased model output the source's casing: its first letter upper-case, and each
-    word that is in the source (case-insensitively) spelled as there ("paris" -> "Paris"); so the
-    case-sensitive score compares like with like."""
-    forms = {}
-    for j, w in enumerate(source.split()):
-        # the first word is capitalised for the sentence, not for itself ("Is this ...")
-        forms.setdefault(w.lower(), w if j or w == "I" else w.lower())
-    words = [forms.get(w.lower(), "I" if w == "i" else w) for w in text.split()]
-    if words and words[0][:1].islower():
-        words[0] = words[0][:1].upper() + words[0][1:]
-    return " ".join(words)
+    onnxruntime whatever ``backend``) or a local Hugging Face directory
+    (:func:`pysynth.models.text2text.text2text`)."""
+    return text2text(model, backend, threads=threads, what="pivot model")
 
 
 def _finish_text(text: str, source: str) -> str:
@@ -293,7 +169,7 @@ class Paraphraser:
     config : ParaphraseConfig
     forward, backward : Translator, optional
         Default: the pivot's models (:data:`PIVOTS`, or ``config.pivot``'s two models).
-    keywords : pysynth.k2q.keywords.KeywordGenerator, optional
+    keywords : pysynth.sampling.keywords.KeywordGenerator, optional
         ``pivot="keywords"``: the generator whose questions are the inputs (see :meth:`run`).
     """
 
@@ -313,7 +189,7 @@ class Paraphraser:
 
     def _keyword_pivots(self, rows: Sequence[int], index: Sequence[int],
                         cfg: ParaphraseConfig) -> List[List[Tuple[str, float, int]]]:
-        from pysynth.k2q.keywords import DEFAULT_CONFIG, make_model
+        from pysynth.sampling.keywords import DEFAULT_CONFIG, make_model
 
         gen = self.keywords
         if gen is None:
@@ -402,7 +278,7 @@ class Paraphraser:
                     continue
                 decoded.add(key)
                 for br, (text, lp, g) in enumerate(back.get(key, [])):
-                    t = _match_case(text, q) if self.backward.lowercases else text
+                    t = match_case(text, q) if self.backward.lowercases else text
                     cands.append(t)
                     meta.append({"pivot": key, "pivot_rank": r, "pivot_group": pg, "pivot_logprob": round(float(plp), 6),
                                  "rank": br, "group": g, "logprob": round(float(lp), 6)})
@@ -440,24 +316,16 @@ class Paraphraser:
 
 def round_trip(texts: Sequence[str], pivot: str = "fr", beam: int = 4, backend: str = "onnx",
                threads: int = 0) -> List[str]:
-    """Round-trip translation: each text through the pivot's forward then backward model, the best
-    beam-search output of each (the "NMT fr" baseline of Chu et al. 2020, Table 6). A text the
-    forward model cannot read, or whose round trip has no word, comes back unchanged."""
+    """Round-trip translation through the pivot's two models
+    (:func:`pysynth.models.text2text.round_trip`, where it lives)."""
+    from pysynth.models.text2text import round_trip as _round_trip
+
     cfg = ParaphraseConfig(pivot=pivot, decode="beam", beams=beam, groups=1, backend=backend, threads=threads)
     if cfg.pivot == "keywords":
         raise ValueError("pivot: round_trip needs two translation models ('fr' or 'FWD,BWD'), not 'keywords'")
-    fwd_m, bwd_m = cfg.models
-    fwd, bwd = load_translator(fwd_m, backend, threads), load_translator(bwd_m, backend, threads)
-    ok = [i for i, t in enumerate(texts) if not fwd.valid(t)]
-    mid = [h[0][0] if h else "" for h in fwd.translate([texts[i] for i in ok], cfg, [0] * len(ok))]
-    ok2 = [j for j, m in enumerate(mid) if m and not bwd.valid(m)]
-    back = bwd.translate([mid[j] for j in ok2], cfg, [0] * len(ok2))
-    out = list(texts)
-    for j, h in zip(ok2, back):
-        if h and any(c.isalnum() for c in h[0][0]):  # "." alone is no translation: keep the input
-            i = ok[j]
-            out[i] = _match_case(h[0][0], texts[i]) if bwd.lowercases else h[0][0]
-    return out
+    fwd, bwd = cfg.models
+    return _round_trip(texts, load_translator(fwd, backend, threads), load_translator(bwd, backend, threads), beam=beam,
+                       batch_size=cfg.batch_size)
 
 
 def paraphrase_rows(rows: Sequence[Dict[str, Any]], config: Optional[ParaphraseConfig] = None,
@@ -488,7 +356,7 @@ def _questions(rows: Sequence[Dict[str, Any]]) -> List[str]:
 
 
 def _keyword_generator(questions: Sequence[str], workers: int = 1):
-    from pysynth.k2q.keywords import KeywordGenerator
+    from pysynth.sampling.keywords import KeywordGenerator
 
     return KeywordGenerator([], list(questions), workers=workers)
 

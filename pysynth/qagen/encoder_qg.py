@@ -167,13 +167,13 @@ class EncoderQG:
         from transformers import BertConfig, BertModel
 
         from pysynth import store
-        from pysynth.models.encoders import _quiet_transformers, wordpiece_tokenizer
+        from pysynth.models.encoders import quiet_transformers, wordpiece_tokenizer
 
         st = store.load(directory, FORMAT, (FORMAT_VERSION,))
         bc = BertConfig.from_dict(json.loads(st.read("config.json")))
         bc._attn_implementation = "eager"
         st.read("vocab.txt")
-        with _quiet_transformers():
+        with quiet_transformers():
             bert = BertModel(bc, add_pooling_layer=False)
         bert.load_state_dict(load_bytes(st.read("model.safetensors")))
         tok = wordpiece_tokenizer(Path(directory) / "vocab.txt")
@@ -185,10 +185,10 @@ class EncoderQG:
         torch = _torch()
         from transformers import BertModel
 
-        from pysynth.models.encoders import _quiet_transformers, require_minilm, wordpiece_tokenizer
+        from pysynth.models.encoders import quiet_transformers, require_minilm, wordpiece_tokenizer
 
         d = require_minilm()
-        with _quiet_transformers():
+        with quiet_transformers():
             bert = BertModel.from_pretrained(str(d), local_files_only=True, add_pooling_layer=False,
                                              attn_implementation="eager")
         old = bert.embeddings.token_type_embeddings.weight.data

@@ -91,12 +91,13 @@ class QAGenConfig:
     min_wellformed: Optional[float] = None
 
     def __post_init__(self):
-        for k in ("top_k", "max_answer_len", "beam_size", "top_k_sample", "qa_max_answer_len"):
+        for k in ("top_k", "max_answer_len", "top_k_sample", "qa_max_answer_len"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{k}: must be a positive integer, got {v!r}")
         if self.decode not in _DECODES:
             raise ValueError(f"decode: must be one of {_DECODES}, got {self.decode!r}")
+        self.search  # noqa: B018 - validates the question decoding (beam_size ...)
         parse_match(self.match)
         if self.margin is not None and not np.isfinite(float(self.margin)):
             raise ValueError(f"margin: must be a finite number or None, got {self.margin!r}")
@@ -108,6 +109,18 @@ class QAGenConfig:
                                                 or not isinstance(self.min_wellformed, (int, float))
                                                 or not 0.0 <= self.min_wellformed <= 1.0):
             raise ValueError(f"min_wellformed: must be a probability in [0, 1] or None, got {self.min_wellformed!r}")
+
+    @property
+    def search(self):
+        """The question decoding as a :class:`pysynth.decoding.SearchConfig`
+        (:func:`pysynth.qagen.models.question_search`)."""
+        from pysynth.decoding.config import renamed
+        from pysynth.qagen.models import question_search
+
+        try:
+            return question_search(self.decode, self.beam_size, self.top_k_sample)
+        except ValueError as exc:
+            raise renamed(exc, {"method": "decode", "top_k": "top_k_sample"}) from None
 
     def as_dict(self) -> Dict[str, Any]:
         d = asdict(self)

@@ -287,8 +287,15 @@ class Rewriter:
         self.generator = generator
         return self
 
+    @classmethod
+    def from_generator(cls, generator) -> "Rewriter":
+        """A rewriter over a loaded :class:`~pysynth.models.generate.Generator` (``pysynth serve``'s)."""
+        self = cls.__new__(cls)
+        self.generator = generator
+        return self
+
     def rewrite(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                wellformed: float = 0.0, backoff: float = 0.0, **decode) -> List[str]:
+                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[str]:
         """One rewrite per text. A text the model cannot read (no word in its vocabulary) is
         returned unchanged.
 
@@ -307,14 +314,24 @@ class Rewriter:
             :func:`rule_floor` of the question: losing that many words is a copy failure (a rare
             word replaced by a frequent one, "wiimote" -> "need") more often than a rewrite
             (chosen on held-out MQR dev pairs: 0.7; 0 never backs off).
+        scorer : callable ``scorer(texts) -> probabilities``, optional
+            The well-formedness model of ``wellformed`` (default :func:`pysynth.quality.wellformedness`).
         decode : more options of :meth:`pysynth.models.generate.Generator.generate`
             (``length_penalty``, ``alpha``).
         """
+        texts = list(texts)
+        outs = self.rewrite_each(texts, beam, batch_size, coverage, wellformed, backoff, scorer, **decode)
+        return [t if o is None else o for t, o in zip(texts, outs)]
+
+    def rewrite_each(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
+                     wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[Optional[str]]:
+        """:meth:`rewrite` (same parameters), with None for each text the model cannot read (no word in
+        its vocabulary) or gives no candidate for: ``POST /v1/rewrite`` answers those ``rewritten: false``."""
         from pysynth.models.generate import prepare_sources
 
         check_decoding(coverage, wellformed, backoff)
         texts = list(texts)
-        ok, out = [], list(texts)
+        ok, out = [], [None] * len(texts)
         for i, t in enumerate(texts):
             try:
                 prepare_sources([t], self.generator.vocab, self.generator.max_src_len, "texts")
@@ -331,9 +348,9 @@ class Rewriter:
         if wellformed and rerank:
             import numpy as np
 
-            from pysynth.quality import wellformedness
-
-            probs = np.log(wellformedness([c for cs in cands for c in cs]) + 1e-6).tolist()
+            if scorer is None:
+                from pysynth.quality import wellformedness as scorer
+            probs = np.log(scorer([c for cs in cands for c in cs]) + 1e-6).tolist()
             k = 0
             for j, cs in enumerate(cands):
                 logwf[j], k = probs[k:k + len(cs)], k + len(cs)

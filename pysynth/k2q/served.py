@@ -1,0 +1,134 @@
+"""``POST /v1/k2q`` of ``pysynth serve``: questions for keyword queries (Ding & Balog 2018) from a
+pysynth seq2seq model's ONNX export (:class:`pysynth.models.generate.Generator` on onnxruntime),
+greedy, beam or diverse beam search; ``min_wellformed`` scores them with the served classifier."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Hashable, List, NamedTuple, Optional, Union
+
+from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
+
+__all__ = ["K2QAdapter", "DecodeKey", "load_onnx_generator"]
+
+DEFAULT_MODEL = "k2q-copynet-small"
+
+
+class DecodeKey(NamedTuple):
+    """The decoding settings requests must share to be decoded in one search."""
+
+    method: str
+    n: int
+    beam: int
+    groups: int
+    diversity: float
+    max_len: Optional[int]
+
+
+@dataclass(kw_only=True)
+class K2QRequest:
+    keywords: Union[str, List[str]] = param(description="one keyword query or a list of them",
+                                            examples=["honda crf 230 top speed"])
+    n: int = param(1, ge=1, le=10, description="questions per keyword query")
+    diverse: bool = param(False, description="diverse beam search (Vijayakumar et al. 2016): n groups of beam/n")
+    beam: Optional[int] = param(None, ge=1, le=32, description="beam size (default: 1 when n = 1 and not diverse, "
+                                "i.e. greedy; n for beam search; 2n for diverse)")
+    diversity: float = param(0.5, ge=0, le=100, description="Hamming diversity strength lambda (diverse only)")
+    max_len: Optional[int] = param(None, ge=1, le=128, description="most output tokens (default: the model's)")
+    min_wellformed: Optional[float] = param(None, ge=0, le=1, description="drop questions whose well-formedness "
+                                            "probability is below this (each question then carries its "
+                                            "'wellformed' score)")
+
+
+@dataclass(kw_only=True)
+class Question:
+    text: str
+    score: float = param(description="log-probability of the question under the model")
+    wellformed: Optional[float] = param(None, description="well-formedness probability (with min_wellformed)")
+
+
+@dataclass(kw_only=True)
+class K2QResult:
+    keywords: str
+    questions: List[Question]
+    truncated: bool = param(description="the input was cut to the model's max_src_len tokens")
+    dropped: int = param(0, description="questions under min_wellformed")
+
+
+@dataclass(kw_only=True)
+class K2QResponse:
+    model: str
+    method: str
+    results: List[K2QResult]
+
+
+def load_onnx_generator(spec: Optional[str], default: str, task: str, device: str = "cpu", threads: int = 0) -> Loaded:
+    """A pysynth seq2seq model (a name or directory; None: ``default``) on onnxruntime, as served:
+    ValueError for a Hugging Face folder, FileNotFoundError for a model without an ONNX export."""
+    from pysynth.models.generate import Generator
+    from pysynth.models.registry import resolve
+
+    r = resolve(spec or default, what=f"--model {task}")
+    if r.kind != "pysynth":
+        raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
+                         "models with an ONNX export (pysynth export onnx)")
+    gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
+    return Loaded(gen, r.name or str(r.path), list(gen.backend.providers))
+
+
+class K2QAdapter(Adapter):
+    name, route = "k2q", "/v1/k2q"
+    summary = "questions for keyword queries (Ding & Balog 2018)"
+    request, response, errors = K2QRequest, K2QResponse, (422, 503, 504)
+    default_model = DEFAULT_MODEL
+
+    def load(self, spec, *, device="cpu", threads=0) -> Loaded:
+        return load_onnx_generator(spec, DEFAULT_MODEL, self.name, device, threads)
+
+    def call(self, model, key: Hashable, inputs: List[Any]) -> List[Any]:
+        k: DecodeKey = key  # type: ignore[assignment]
+        return model.generate(inputs, method=k.method, n=k.n, beam=k.beam, groups=k.groups, diversity=k.diversity,
+                              max_len=k.max_len, batch_size=max(1, len(inputs)))
+
+    def warmup(self, model) -> None:
+        word = next(w for w in model.vocab.itos if w.isalpha())
+        model.generate([word], method="greedy", beam=1, n=1)
+        model.generate([word], method="diverse", beam=4, groups=4, n=4)
+
+    async def handle(self, req: K2QRequest, ctx: Context):
+        from pysynth.models.generate import prepare_sources
+
+        g = ctx.model(self.name)
+        kws = ctx.texts(req.keywords, "keywords")
+        if req.diverse:
+            beam = req.beam or 2 * req.n  # two beams per group: n distinct questions survive de-duplication
+            if beam % req.n:
+                raise RequestError(422, f"beam: with diverse, beam={beam} must be a multiple of n={req.n} (n groups)")
+            key = DecodeKey("diverse", req.n, beam, req.n, float(req.diversity), req.max_len)
+        else:
+            beam = req.beam or req.n
+            if beam < req.n:
+                raise RequestError(422, f"beam: {beam} is smaller than n={req.n}")
+            key = DecodeKey("greedy" if beam == 1 else "beam", req.n, beam, 1, 0.0, req.max_len)
+        try:  # per request, before batching: one bad input never reaches a shared batch
+            prepare_sources(kws, g.model.vocab, g.model.max_src_len, "keywords")
+        except (ValueError, TypeError) as exc:
+            raise RequestError(422, str(exc)) from None
+        if req.min_wellformed is not None:
+            ctx.model("wellformed", "min_wellformed: ")
+        outs = await ctx.submit(self.name, key, kws)
+        results = [{"keywords": kw, "truncated": bool(o.truncated), "dropped": 0,
+                    "questions": [{"text": t, "score": round(s, 4)} for t, s in zip(o.texts, o.scores)]}
+                   for kw, o in zip(kws, outs)]
+        if req.min_wellformed is not None:
+            flat = [q for r in results for q in r["questions"]]
+            probs = await ctx.submit("wellformed", None, [q["text"] for q in flat]) if flat else []
+            for q, p in zip(flat, probs):
+                q["wellformed"] = round(p, 4)
+            for r in results:
+                keep = [q for q in r["questions"] if q["wellformed"] >= req.min_wellformed]
+                r["dropped"] = len(r["questions"]) - len(keep)
+                r["questions"] = keep
+        return {"model": g.name, "method": key.method, "results": results}
+
+
+ADAPTER = K2QAdapter()

@@ -287,13 +287,6 @@ class Rewriter:
         self.generator = generator
         return self
 
-    @classmethod
-    def from_generator(cls, generator) -> "Rewriter":
-        """A rewriter over a loaded :class:`~pysynth.models.generate.Generator` (``pysynth serve``'s)."""
-        self = cls.__new__(cls)
-        self.generator = generator
-        return self
-
     def rewrite(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
                 wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[str]:
         """One rewrite per text. A text the model cannot read (no word in its vocabulary) is

@@ -4,7 +4,10 @@ A method is a :class:`Stage` (``prepare`` once -> pure ``run_chunk`` per range -
 :func:`run` owns fingerprint checks, resume-or-refuse, atomic part files, progress, the merge;
 an executor (:class:`LocalExecutor`, :class:`RayExecutor`) decides where chunks run.  Output
 bytes do not depend on the executor, the chunk size, the worker count or interruptions.
-K2Q (:func:`pysynth.k2q.synthesize.synthesize`, Ding & Balog 2018) is the first stage.
+K2Q (:func:`pysynth.k2q.synthesize.synthesize`, Ding & Balog 2018) is the first stage; the
+methods whose items are rows (qagen, paraphrase, dup pairs, mqr rewrite) share one row stage,
+:class:`RowStage` / :class:`RowKernel` (:mod:`pysynth.pipelines.rowstage`), which also applies
+their row filters (``--min-wellformed``: :class:`ScoreFilter`) in one place.
 
 ``import pysynth.pipelines`` imports neither Ray nor tqdm (both load when used).
 
@@ -36,7 +39,9 @@ from pysynth.pipelines.executors import (
                                          executor_from_args,
                                          make_executor,
 )
+from pysynth.pipelines.rowstage import Chunk, RowKernel, RowStage, ScoreFilter, meta_path
 from pysynth.pipelines.runner import CONTEXT, STATE, Kernel, RunInfo, Stage, parts_dir, run
 
 __all__ = ["Stage", "Kernel", "RunInfo", "run", "parts_dir", "LocalExecutor", "RayExecutor",
-           "make_executor", "add_executor_arguments", "executor_from_args", "STATE", "CONTEXT"]
+           "make_executor", "add_executor_arguments", "executor_from_args", "STATE", "CONTEXT",
+           "RowStage", "RowKernel", "Chunk", "ScoreFilter", "meta_path"]

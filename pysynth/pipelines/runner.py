@@ -260,6 +260,9 @@ def run(stage: Stage, out: Union[str, os.PathLike], *, executor=None, chunk_size
     if not isinstance(stage, Stage):
         raise TypeError(f"stage must be a pysynth.pipelines.Stage, got {type(stage).__name__}")
     executor = executor if executor is not None else LocalExecutor()
+    if _stop_after_chunks is None and os.environ.get("PYSYNTH_TEST_STOP_AFTER_CHUNKS"):
+        # the same test hook for commands run as subprocesses (die like ``kill -9`` after N parts)
+        _stop_after_chunks = int(os.environ["PYSYNTH_TEST_STOP_AFTER_CHUNKS"])
     out = Path(out)
     run_dir = Path(run_dir) if run_dir is not None else parts_dir(out)
     log = (lambda msg: say(msg)) if progress else (lambda msg: None)

@@ -1,63 +1,76 @@
 """``pysynth qagen generate`` as a pipeline stage: resumable, signed, local or Ray, every context accounted for."""
 from __future__ import annotations
 
+import dataclasses
 import json
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from pysynth import io, pipelines, store
+from pysynth import io, pipelines
 from pysynth import signature as _signature
 from pysynth.models.registry import model_fingerprint
-from pysynth.pipelines.rows import check_rows, iter_rows, pack_rows
+from pysynth.pipelines.rows import iter_rows
 from pysynth.qagen.data import Context, read_contexts
-from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables
+from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables, judge_wellformed
 
 __all__ = ["run", "to_squad"]
 
 FORMAT = "pysynth.qagen"
 FORMAT_VERSION = 1
-_CONTEXT = "pysynth.qagen.Context"
 
 
-class _Kernel(pipelines.Kernel):
+class _Kernel(pipelines.RowKernel):
     """Roundtrip generation for contexts ``[start, stop)`` (picklable: the configuration only)."""
+
+    sides = ("negs",)
+    filter_field = "question"  # --min-wellformed: a consistent triple's question
 
     def __init__(self, cfg: QAGenConfig, models: Dict[str, Optional[str]], threads: int, batch_size: int):
         self.cfg, self.models, self.threads, self.batch_size = cfg, models, threads, batch_size
+        if cfg.min_wellformed is not None:
+            from pysynth.quality import wellformedness
 
-    def open(self, context: Path):
+            self.filters = (pipelines.ScoreFilter("wellformed", cfg.min_wellformed, wellformedness),)
+
+    def load(self, context: Path, rows):
         from pysynth.qagen.models import QuestionGenerator, SpanModel
 
-        st = store.load(context / "contexts", _CONTEXT, (1,), mmap=False)
-        pool = [Context(r["id"], r["title"], r["text"]) for r in iter_rows(st.arrays, "ctx")]
+        pool = [Context(r["id"], r["title"], r["text"]) for r in iter_rows(rows)]
         span = SpanModel(self.models["answer"], threads=self.threads, batch_size=self.batch_size)
         qa = span if self.models["qa"] == self.models["answer"] else SpanModel(
             self.models["qa"], threads=self.threads, batch_size=self.batch_size)
         qg = QuestionGenerator(self.models["question"], threads=self.threads)
-        return {"pool": pool, "index": {c.id: i for i, c in enumerate(pool)},
-                "gen": QAGenerator(self.cfg, span, qg, qa)}
+        # the filter runs in the row stage (RowKernel.run_chunk), not inside the generator
+        gen = QAGenerator(dataclasses.replace(self.cfg, min_wellformed=None), span, qg, qa)
+        return {"pool": pool, "index": {c.id: i for i, c in enumerate(pool)}, "gen": gen}
 
-    def run_chunk(self, ctx, start: int, stop: int, workers: int = 1) -> Dict[str, np.ndarray]:
-        rows = ctx["gen"].run(ctx["pool"][start:stop], first_index=start)
-        negs, skipped = add_unanswerables(rows, ctx["pool"], ctx["index"], self.cfg.neg_fraction, self.cfg.seed)
-        return {**pack_rows(rows), **pack_rows(negs, "negs"),
-                "skipped_negatives": np.asarray([skipped], dtype=np.int64)}
+    def generate(self, ctx, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
+        return pipelines.Chunk(ctx["gen"].run(ctx["pool"][start:start + len(rows)], first_index=start))
 
-    def check(self, d, n: int) -> bool:
-        return check_rows(d, n) and "negs" in d and "skipped_negatives" in d
+    def filter_when(self, row: dict) -> bool:
+        return bool(row["consistent"])
+
+    def judge(self, row: dict, keep: bool) -> None:
+        judge_wellformed(row, keep)
+
+    def after_filters(self, ctx, chunk: pipelines.Chunk, start: int) -> None:
+        # unanswerables are made from the triples the filters kept
+        negs, skipped = add_unanswerables(chunk.rows, ctx["pool"], ctx["index"], self.cfg.neg_fraction, self.cfg.seed)
+        chunk.sides["negs"] = negs
+        chunk.counts["skipped_negatives"] = skipped
 
 
-class _Stage(pipelines.Stage):
+class _Stage(pipelines.RowStage):
     name = "qagen"
     unit = "contexts"
 
     def __init__(self, cfg: QAGenConfig, contexts: List[Context], out: Path, models: Dict[str, Optional[str]],
                  keep_discarded: bool, squad_out: Optional[Path], threads: int, batch_size: int, input_sha: str):
-        self.cfg, self.contexts, self.out, self.models = cfg, contexts, out, models
+        super().__init__([{"id": c.id, "title": c.title, "text": c.text} for c in contexts], out)
+        self.cfg, self.contexts, self.models = cfg, contexts, models
         self.keep_discarded, self.squad_out, self.input_sha = keep_discarded, squad_out, input_sha
         self.kernel = _Kernel(cfg, models, threads, batch_size)
 
@@ -71,27 +84,21 @@ class _Stage(pipelines.Stage):
             extra_versions=("onnxruntime",),
             models={k: model_fingerprint(v, defaults[k]) for k, v in self.models.items()})
 
-    def prepare(self, context: Path, workers: int, log) -> int:
-        store.save(context / "contexts", _CONTEXT, 1,
-                   arrays=pack_rows([{"id": c.id, "title": c.title, "text": c.text} for c in self.contexts], "ctx"))
-        return len(self.contexts)
-
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         c = self.cfg
         return (f"{n_items:,} contexts: answer from the top {c.top_k} {'joint' if c.joint else 'independent'} spans, "
                 f"question by {c.decode}, roundtrip match {c.match}; {n_chunks} chunk{'s' if n_chunks > 1 else ''} "
                 f"of {chunk_size:,}")
 
-    def finish(self, context: Path, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
+    def write(self, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
         reasons: Counter = Counter()
-        kept = negs = skipped = 0
-        for p in parts:
-            for r in iter_rows(p):
-                kept += bool(r["consistent"])
-                if r["reason"]:
-                    reasons[r["reason"]] += 1
-            negs += int(np.asarray(p["negs_off"]).shape[0] - 1)
-            skipped += int(np.asarray(p["skipped_negatives"])[0])
+        kept = 0
+        for r in self.iter_rows(parts):
+            kept += bool(r["consistent"])
+            if r["reason"]:
+                reasons[r["reason"]] += 1
+        negs = sum(int(np.asarray(p["negs_off"]).shape[0] - 1) for p in parts)
+        skipped = int(self.counts(parts)["skipped_negatives"])
 
         def rows():  # each context's row, then its unanswerable: the order does not depend on chunking
             for p in parts:
@@ -155,14 +162,9 @@ def run(inp, out, config: Optional[QAGenConfig] = None, *, answer_model: Optiona
     dup = [k for k, v in ids.items() if v > 1]
     if dup:
         raise ValueError(f"contexts: id {dup[0]!r} occurs {ids[dup[0]]} times; ids must be unique")
-    if isinstance(executor, str):
-        executor = pipelines.make_executor(executor, workers=workers, ray_address=ray_address)
     sha = _signature.fingerprint([[c.id, c.title, c.text] for c in contexts])
     models = {"answer": answer_model, "question": question_model, "qa": qa_model if qa_model else answer_model}
     stage = _Stage(cfg, contexts, Path(out), models, keep_discarded, Path(squad_out) if squad_out else None,
                    threads, batch_size, sha)
-    t = time.perf_counter()
-    summary = pipelines.run(stage, out, executor=executor, chunk_size=chunk_size, resume=resume, progress=progress,
-                            _stop_after_chunks=_stop_after_chunks)
-    summary["timings"]["total_s"] = round(time.perf_counter() - t, 3)
-    return summary
+    return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
+                     resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

@@ -240,15 +240,18 @@ class QAGenerator:
                            roundtrip_f1=round(f1, 4), qa_score=round(float(p["score"]), 4),
                            null_score=round(float(p["null_score"]), 4), reason=reason)
         if c.min_wellformed is not None:  # the --min-wellformed filter of every generating command
+            from pysynth.pipelines import ScoreFilter
             from pysynth.quality import wellformedness
 
-            kept = [r for r in rows if r["consistent"]]
-            probs = wellformedness([r["question"] for r in kept]) if kept else []
-            for r, p in zip(kept, probs):
-                r["wellformed"] = round(float(p), 4)
-                if p < c.min_wellformed:
-                    r.update(consistent=False, reason="not_wellformed")
+            ScoreFilter("wellformed", c.min_wellformed, wellformedness).apply(
+                rows, "question", when=lambda r: r["consistent"], judge=judge_wellformed)
         return rows
+
+
+def judge_wellformed(row: Dict[str, Any], keep: bool) -> None:
+    """A consistent triple whose question is under ``--min-wellformed`` is discarded (``not_wellformed``)."""
+    if not keep:
+        row.update(consistent=False, reason="not_wellformed")
 
 
 def add_unanswerables(rows: List[Dict[str, Any]], pool: Sequence[Context], index_of: Dict[str, int],

@@ -1,0 +1,214 @@
+"""``pysynth mqr rewrite`` as a pipeline stage: resumable, signed, atomic, local or Ray.
+
+:func:`rewrite_file` rewrites ill-formed questions (Chu et al. 2020) with a :class:`~pysynth.mqr.rewrite.Rewriter`
+on the row stage of :mod:`pysynth.pipelines` (:class:`~pysynth.pipelines.RowStage`): the input is read
+through :mod:`pysynth.io`, chunks run in-process or on Ray actors, a killed run resumes after its last
+finished chunk (``OUT.parts``), the output is written atomically and ``OUT.meta.json`` holds the run's
+signature (decoding, model fingerprint, input hash, versions) and counts. ``--min-wellformed`` is the
+row stage's filter (:class:`~pysynth.pipelines.ScoreFilter`): a rewrite under it gives the input back.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from pysynth import io, pipelines
+from pysynth import signature as _signature
+from pysynth.mqr.rewrite import DEFAULT_DECODING, DEFAULT_MODEL, check_decoding
+
+__all__ = ["read_questions", "rewrite_file", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "pysynth.mqr.rewrite"
+FORMAT_VERSION = 1
+_ROW_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
+
+
+def read_questions(path, flag: str = "--in") -> Tuple[List[str], Optional[List[dict]]]:
+    """``(texts, rows)`` of a rewrite input: JSONL/Parquet rows with a string ``question``
+    (:func:`pysynth.io.read_rows`; rows kept), or plain text, one question per line (rows None).
+    ``-`` (stdin) is sniffed: JSON objects or text."""
+    name = str(path).lower()
+    if name.endswith(_ROW_SUFFIXES):
+        rows = list(io.read_rows(path, flag))
+    else:
+        if str(path) == "-":
+            lines = [line.removesuffix("\n") for line in sys.stdin]
+        else:
+            if not os.path.exists(path):
+                raise ValueError(f"{flag}: no such file {str(path)!r}")
+            with open(path, encoding="utf-8", newline="") as f:
+                lines = [line.removesuffix("\n") for line in f]
+        if str(path) != "-" or not (lines and lines[0].lstrip().startswith("{")):
+            return lines, None
+        rows = [json.loads(x) for x in lines if x.strip()]
+    rows = _check_rows(rows, flag)
+    return [r["question"] for r in rows], rows
+
+
+def _check_rows(rows: List[dict], flag: str) -> List[dict]:
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("question"), str):
+            raise ValueError(f"{flag} row {i + 1}: needs a string field 'question'")
+    return rows
+
+
+class _Kernel(pipelines.RowKernel):
+    """Rewrites of questions ``[start, stop)`` (picklable: the configuration only)."""
+
+    filter_field = "rewrite"  # --min-wellformed: the rewrite (under it: the input comes back)
+
+    def __init__(self, model: Optional[str], backend: str, threads: int, decoding: Dict[str, Any],
+                 batch_size: int, filters: tuple = ()):
+        self.model, self.backend, self.threads, self.decoding = model, backend, threads, decoding
+        self.batch_size, self.filters = batch_size, filters
+
+    def load(self, context: Path, rows):
+        from pysynth.mqr.rewrite import Rewriter
+
+        return Rewriter(self.model, backend=self.backend, threads=self.threads)
+
+    def generate(self, rw, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
+        d = self.decoding
+        out = rw.rewrite([r["question"] for r in rows], beam=d["beam"], batch_size=self.batch_size,
+                         coverage=d["coverage"], wellformed=d["wellformed"], backoff=d["backoff"])
+        return pipelines.Chunk([{**r, "rewrite": o} for r, o in zip(rows, out)])
+
+    def judge(self, row: dict, keep: bool) -> None:
+        row["rewritten"] = keep
+        if not keep:
+            row["rewrite"] = row["question"]
+
+
+class _Stage(pipelines.RowStage):
+    name = "mqr rewrite"
+    unit = "questions"
+
+    def __init__(self, rows: List[dict], text: bool, out, model: Optional[str], backend: str, threads: int,
+                 decoding: Dict[str, Any], batch_size: int, min_wellformed: Optional[float]):
+        super().__init__(rows, out)
+        self.text, self.model, self.backend, self.decoding = text, model, backend, decoding
+        self.min_wellformed = min_wellformed
+        filters = ()
+        if min_wellformed is not None:
+            from pysynth.quality import wellformedness
+
+            filters = (pipelines.ScoreFilter("wellformed", min_wellformed, wellformedness, digits=6),)
+        self.kernel = _Kernel(model, backend, threads, decoding, batch_size, filters)
+
+    def signature(self) -> Dict[str, Any]:
+        from pysynth.models.registry import model_fingerprint
+
+        cfg = {"input": "text" if self.text else "rows", **self.decoding, "backend": self.backend,
+               **({"min_wellformed": self.min_wellformed} if self.min_wellformed is not None else {})}
+        return _signature.signature(FORMAT, FORMAT_VERSION, cfg, self.input_fingerprint(),
+                                    extra_versions=("onnxruntime",),
+                                    models={"rewriter": model_fingerprint(self.model, DEFAULT_MODEL)})
+
+    def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
+        d = self.decoding
+        return (f"{n_items:,} questions, beam {d['beam']}, coverage {d['coverage']}, wellformed {d['wellformed']}, "
+                f"backoff {d['backoff']}; {n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
+
+    def write(self, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
+        changed = 0
+
+        def rows():
+            nonlocal changed
+            for r in self.iter_rows(parts):
+                changed += r["rewrite"] != r["question"]
+                yield r
+
+        if self.text:
+            n_out = _write_text(self.out, (r["rewrite"] for r in rows()))
+        else:
+            n_out = io.write_rows(self.out, rows())
+        counts = self.counts(parts)
+        summary = {"questions": info.n_items, "changed": changed, "unchanged": info.n_items - changed,
+                   "dropped_wellformed": int(counts.get("dropped_wellformed", 0)), "rows_written": n_out,
+                   "chunks_resumed": info.chunks_resumed, "timings": {k: round(v, 3) for k, v in info.timings.items()}}
+        info.log(f"      done: {changed:,} of {info.n_items:,} questions rewritten"
+                 + (f", {summary['dropped_wellformed']:,} rewrites under --min-wellformed" if self.kernel.filters
+                    else ""))
+        return summary
+
+
+def _write_text(out: Path, texts) -> int:
+    """One text per line (a newline inside becomes a space): ``-`` is stdout, a FIFO or device is
+    written directly, a file atomically (``.gz``: gzip, no name or time in the header)."""
+    n = 0
+
+    def write(f):
+        nonlocal n
+        for t in texts:
+            f.write((t.replace("\n", " ") + "\n").encode("utf-8"))
+            n += 1
+
+    if str(out) == "-":
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    elif out.exists() and not stat.S_ISREG(out.stat().st_mode):
+        with open(out, "wb") as f:
+            write(f)
+    elif out.suffix == ".gz":
+        def write_gz(raw):
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+                write(gz)
+
+        io.atomic_write(out, write_gz)
+    else:
+        io.atomic_write(out, write)
+    return n
+
+
+def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "onnx", threads: int = 0,
+                 beam: int = DEFAULT_DECODING["beam"], coverage: float = DEFAULT_DECODING["coverage"],
+                 wellformed: float = DEFAULT_DECODING["wellformed"], backoff: float = DEFAULT_DECODING["backoff"],
+                 min_wellformed: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
+                 ray_address: Optional[str] = None, chunk_size: int = 512, resume: bool = True,
+                 progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
+    """Rewrite the questions of ``inp`` into ``out`` (``pysynth mqr rewrite``).
+
+    Parameters
+    ----------
+    inp : path, ``-`` or a list of str / of row dicts
+        Plain text (one question per line) gives plain text out, line for line; JSONL/Parquet rows
+        ``{"question", ...}`` (:func:`read_questions`) get a ``rewrite`` field.
+    out : path or ``-``
+        The output, the same kind as the input (``-``: stdout, not resumable, no metadata); beside
+        a file, ``OUT.meta.json`` (signature and counts) and, while it runs, ``OUT.parts``.
+    model, backend, threads : the rewriter (:class:`~pysynth.mqr.rewrite.Rewriter`; default the shipped
+        ``mqr-copynet-small`` on onnxruntime).
+    beam, coverage, wellformed, backoff : the decoding of :meth:`~pysynth.mqr.rewrite.Rewriter.rewrite`
+        (defaults: :data:`~pysynth.mqr.rewrite.DEFAULT_DECODING`, chosen on held-out MQR dev pairs).
+    min_wellformed : float or None
+        A rewrite whose well-formedness (:mod:`pysynth.quality`) is below it gives the input back;
+        rows get ``wellformed`` and ``rewritten``.
+    executor, workers, ray_address, chunk_size, resume, progress : the run
+        (:meth:`pysynth.pipelines.RowStage.run`); the output bytes do not depend on them.
+
+    Returns
+    -------
+    dict : the summary (questions, changed, unchanged, dropped_wellformed, rows_written, ...).
+    """
+    check_decoding(coverage, wellformed, backoff)
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ValueError(f"beam: must be a positive integer, got {beam!r}")
+    if isinstance(inp, (str, os.PathLike)):
+        texts, rows = read_questions(inp)
+    elif all(isinstance(x, str) for x in inp):
+        texts, rows = list(inp), None
+    else:
+        rows = _check_rows(list(inp), "inp")
+    text = rows is None
+    decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff}
+    stage = _Stage([{"question": t} for t in texts] if text else rows, text, out, model, backend, threads,
+                   decoding, batch_size, min_wellformed)
+    return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
+                     resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

@@ -16,6 +16,9 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
   ``GET /metrics`` (Prometheus text).
 
+Each ``POST /v1/...`` endpoint is its method's served adapter (``pysynth/<method>/served.py``;
+:data:`pysynth.serve.models.ADAPTERS`), mounted by :func:`create_app` as it is.
+
 Errors are JSON ``{"error": message}``: 400 malformed JSON, 404 a task with no model loaded, 413
 a body over ``max_body_bytes``, 422 a request that does not fit the schema or the model (the
 message names the field), 503 a full queue (``Retry-After``), 504 a request past its timeout,

@@ -44,7 +44,6 @@ import json
 import math
 import os
 import random
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -102,9 +101,16 @@ class RNNEncoder(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.pooling = pooling
 
+    #: output names of the ONNX graph (:func:`pysynth.models.encoders.onnx_spec`)
+    onnx_outputs = ("embeddings",)
+
     @property
     def dim(self) -> int:
         return 2 * self.settings["hidden"]
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.settings["vocab_size"])
 
     def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         m = attention_mask.to(torch.int64)
@@ -371,31 +377,12 @@ def _settings(model) -> Dict[str, Any]:
 
 def export_onnx(model, path: PathLike, opset: int = 18) -> Path:
     """The encoder as one ONNX graph (inputs ``input_ids``, ``attention_mask``,
-    ``token_type_ids`` int64 [batch, seq]; output ``embeddings`` [batch, dim], unit length).
-    A :class:`~pysynth.models.encoders.BiEncoder` goes through
-    :func:`pysynth.models.encoders.export_onnx`."""
-    import warnings
+    ``token_type_ids`` int64 [batch, seq]; output ``embeddings`` [batch, dim], unit length):
+    :func:`pysynth.models.encoders.export_onnx`, which exports an :class:`RNNEncoder` by its
+    ``onnx_outputs``."""
+    from pysynth.models.encoders import export_onnx as encoder_export
 
-    if not isinstance(model, RNNEncoder):
-        from pysynth.models.encoders import export_onnx as bert_export
-
-        return bert_export(model, path, opset=opset)
-    was = model.training
-    model.eval()
-    ids = torch.tensor([[2, 5, 6, 7, 3], [2, 8, 3, 0, 0]]) % model.settings["vocab_size"]
-    am = (ids != model.settings["pad_id"]).to(torch.int64)
-    am[:, 0] = 1
-    tt = torch.zeros_like(ids)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {k: {0: "batch", 1: "seq"} for k in names} | {"embeddings": {0: "batch"}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (ids, am, tt), str(out), input_names=names, output_names=["embeddings"],
-                          dynamic_axes=axes, opset_version=opset, dynamo=False)
-    model.train(was)
-    return out
+    return encoder_export(model, path, opset=opset)
 
 
 def save(model, vocab_file: PathLike, out: PathLike, info: Optional[Dict[str, Any]] = None, quantize: bool = True,
@@ -404,28 +391,23 @@ def save(model, vocab_file: PathLike, out: PathLike, info: Optional[Dict[str, An
     arithmetic); ``torch_weights``: also ``model.safetensors`` for :func:`load_torch`."""
     from safetensors.torch import save as st_save
 
-    from pysynth import store
-    from pysynth.export.onnx import quantize_weights
+    from pysynth.export.encoder import save_encoder_store
 
     settings = _settings(model)
     vf = Path(vocab_file)
-    with tempfile.TemporaryDirectory() as tmp:
-        graph = export_onnx(model, Path(tmp) / "model.onnx").read_bytes()
-    if quantize:
-        graph = quantize_weights(graph)
     dim = model.dim
     arch = (info or {}).get("arch") or ("minilm" if settings["kind"] == "bi-encoder" else
                                          "bilstm" if settings["cell"] == "lstm" else "bigru")
     cfg = {"task": "duplicates", "arch": arch, "model": settings, "dim": int(dim), "max_length": int(max_length),
            "quantized": bool(quantize), "train": info or {}}
-    files = {"config.json": json.dumps(cfg, indent=1).encode(), "vocab.txt": vf.read_bytes(), "model.onnx": graph}
+    files = {}
     if torch_weights:
         files["model.safetensors"] = st_save({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()})
     if readme is not None:
         files["README.md"] = readme.encode()
-    store.save(out, FORMAT, FORMAT_VERSION, files=files,
-               meta={"arch": arch, "task": "duplicates", "dim": int(dim), "quantized": bool(quantize)})
-    return Path(out)
+    return save_encoder_store(model, out, FORMAT, FORMAT_VERSION, vocab=vf.read_bytes(), config=cfg,
+                              meta={"arch": arch, "task": "duplicates", "dim": int(dim), "quantized": bool(quantize)},
+                              quantize=quantize, files=files)
 
 
 def load_torch(directory: PathLike):

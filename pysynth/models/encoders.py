@@ -54,7 +54,7 @@ from pysynth.models.spans import (  # noqa: F401  (re-exported: torch-free homes
 
 __all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SequenceClassifier", "SpanScores", "best_spans", "best_joint_spans",
            "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
-           "export_onnx", "minilm_dir", "require_minilm", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
+           "export_onnx", "onnx_spec", "minilm_dir", "require_minilm", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _ACTS = ("gelu", "relu", "gelu_new", "silu")
@@ -517,22 +517,33 @@ ONNX_GRAPHS = {
 }
 
 
+def onnx_spec(model) -> Dict[str, list]:
+    """``{"inputs", "outputs"}`` names of ``model``'s ONNX graph: :data:`ONNX_GRAPHS` for the
+    families here, else the module's own ``onnx_outputs`` (any encoder with the BERT signature
+    ``forward(input_ids, attention_mask, token_type_ids)``, such as a duplicate detector's RNN)."""
+    outputs = getattr(model, "onnx_outputs", None)
+    if type(model) not in ARCHS.values() and outputs is not None:
+        return {"inputs": list(_IN), "outputs": list(outputs)}
+    return ONNX_GRAPHS[_arch_of(model)]["model"]
+
+
 def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) -> Path:
-    """Export a :class:`SpanEncoder` or :class:`BiEncoder` to one ONNX file at ``path``.
+    """Export a :class:`SpanEncoder`, :class:`BiEncoder` or :class:`SequenceClassifier` (or a
+    module with ``onnx_outputs``: :func:`onnx_spec`) to one ONNX file at ``path``.
 
     Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64 [batch, seq], dynamic);
     outputs as :data:`ONNX_GRAPHS`. ``dynamo=False`` (default) uses the TorchScript exporter
     (about a second); ``dynamo=True`` the ``torch.export`` one (onnxscript; ~10 s for a tiny
-    BERT). Both are checked against torch in the tests.
+    BERT). Both are checked against torch in the tests. Stores of these graphs (int8 weights,
+    vocabulary, config) are written by :func:`pysynth.export.encoder.save_encoder_store`.
     """
     import warnings
 
     import torch.export as te
 
-    arch = _arch_of(model)
+    spec = onnx_spec(model)
     was_training = model.training
     model = model.eval().cpu()
-    spec = ONNX_GRAPHS[arch]["model"]
 
     class _Wrap(nn.Module):
         def __init__(self, m):
@@ -563,9 +574,8 @@ def export_onnx(model, path: PathLike, opset: int = 18, dynamo: bool = False) ->
             prog.save(str(out))
         else:
             axes = {k: {0: "batch", 1: "seq"} for k in spec["inputs"] + spec["outputs"]}
-            axes.get("null_score", {}).pop(1, None)
-            axes.get("embeddings", {}).pop(1, None)
-            axes.get("logits", {}).pop(1, None)
+            for name in ("null_score", "embeddings", "logits"):  # [batch] or [batch, dim]
+                axes.get(name, {}).pop(1, None)
             torch.onnx.export(wrap, (ids, am, tt), str(out), input_names=spec["inputs"],
                               output_names=spec["outputs"], dynamic_axes=axes, opset_version=opset, dynamo=False)
     model.train(was_training)

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple, Union
@@ -159,23 +158,13 @@ def export_span(model, tok, out: PathLike, quantize: bool = True, info: Dict = N
     """Write the span model as a ``pysynth.spans.onnx`` store (:class:`pysynth.qagen.models.SpanModel`
     loads it with onnxruntime alone): ``model.onnx`` (int8 weights with ``quantize``: float32
     arithmetic, 4x smaller), ``vocab.txt``, ``config.json``."""
-    from pysynth import store
-    from pysynth.export.onnx import quantize_weights
-    from pysynth.models.encoders import export_onnx
+    from pysynth.export.encoder import save_encoder_store, vocab_tokens
     from pysynth.qagen.models import SPAN_FORMAT, SPAN_FORMAT_VERSION
 
-    vocab = tok.get_vocab()
-    itos = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-    with tempfile.TemporaryDirectory() as tmp:
-        graph = export_onnx(model, Path(tmp) / "model.onnx").read_bytes()
-    if quantize:
-        graph = quantize_weights(graph)
     cfg = {"max_answer_len": model.config.max_answer_len, "joint": model.config.joint, "do_lower_case": True,
            "quantized": bool(quantize), **(info or {})}
-    store.save(out, SPAN_FORMAT, SPAN_FORMAT_VERSION, files={
-        "model.onnx": graph, "vocab.txt": store.lines_to_bytes(itos, "token"),
-        "config.json": json.dumps(cfg, indent=1).encode()}, meta={"arch": "span-encoder"})
-    return Path(out)
+    return save_encoder_store(model, out, SPAN_FORMAT, SPAN_FORMAT_VERSION, vocab=vocab_tokens(tok), config=cfg,
+                              meta={"arch": "span-encoder"}, quantize=quantize)
 
 
 def qg_pairs(contexts: Sequence[Context], max_words: int = 60) -> List[Tuple[str, str]]:

@@ -17,7 +17,6 @@ import argparse
 import gzip
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
@@ -116,22 +115,13 @@ def export(model, tok, out: PathLike, max_length: int = 64, quantize: bool = Tru
     """Write the classifier as a ``pysynth.classifier.onnx`` store that
     :class:`pysynth.quality.WellformednessModel` loads: ``model.onnx`` (int8 matrix products with
     ``quantize``), ``vocab.txt``, ``config.json`` (``max_length``, the label definition, ``info``)."""
-    from pysynth import store
-    from pysynth.export.onnx import quantize_weights
-    from pysynth.models.encoders import export_onnx
+    from pysynth.export.encoder import save_encoder_store, vocab_tokens
 
-    vocab = tok.get_vocab()
-    itos = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = export_onnx(model, Path(tmp) / "model.onnx")
-        graph = quantize_weights(fp32.read_bytes()) if quantize else fp32.read_bytes()
     cfg = {"task": "wellformedness", "max_length": int(max_length), "label": f"mean rating >= {THRESHOLD}",
            "source": "Faruqui & Das 2018 query-wellformedness (CC BY-SA 4.0)", "quantized": bool(quantize),
            **(info or {})}
-    store.save(out, FORMAT, FORMAT_VERSION, files={
-        "model.onnx": graph, "vocab.txt": store.lines_to_bytes(itos, "token"),
-        "config.json": json.dumps(cfg, indent=1).encode()}, meta={"arch": "sequence-classifier", "task": "wellformedness"})
-    return Path(out)
+    return save_encoder_store(model, out, FORMAT, FORMAT_VERSION, vocab=vocab_tokens(tok), config=cfg,
+                              meta={"arch": "sequence-classifier", "task": "wellformedness"}, quantize=quantize)
 
 
 def main(argv=None) -> int:

@@ -158,7 +158,7 @@ def run_search(backend, batch, config: SearchConfig, max_len: int, seeds: Option
     -------
     list of list of :class:`~pysynth.decoding.search.Hypothesis`, one n-best list per source.
     """
-    from pysynth.decoding import search as S
+    import pysynth.decoding.search as S
 
     c = config
     max_len = c.max_len or max_len

@@ -68,8 +68,8 @@ def _bm25_pick(queries: List[str], pool: List[str], exclude: List[set], n: int) 
 
 def _site_questions(dump) -> Tuple[str, Dict[str, str], List[Tuple[str, str]], Dict[str, int]]:
     """``(site, {post id: title + body text}, duplicate links, counts)`` of one dump."""
+    from pysynth.datasets.stackexchange import duplicate_links, open_dump
     from pysynth.dup.prep import html_to_text
-    from pysynth.stackexchange import open_dump
 
     d = open_dump(dump)
     texts: Dict[str, str] = {}
@@ -81,20 +81,16 @@ def _site_questions(dump) -> Tuple[str, Dict[str, str], List[Tuple[str, str]], D
         if title:
             texts[r.get("Id", "")] = f"{title} {body}".strip()
     links, counts = [], {"links": 0, "missing_post": 0, "self_link": 0}
-    if d.has("PostLinks"):
-        seen = set()
-        for r in d.rows("PostLinks"):
-            if r.get("LinkTypeId") != "3":
-                continue
-            counts["links"] += 1
-            a, b = r.get("PostId", ""), r.get("RelatedPostId", "")
-            if a == b:
-                counts["self_link"] += 1
-            elif a not in texts or b not in texts:
-                counts["missing_post"] += 1
-            elif (a, b) not in seen:
-                seen.add((a, b))
-                links.append((a, b))
+    seen = set()
+    for a, b in duplicate_links(d):
+        counts["links"] += 1
+        if a == b:
+            counts["self_link"] += 1
+        elif a not in texts or b not in texts:
+            counts["missing_post"] += 1
+        elif (a, b) not in seen:
+            seen.add((a, b))
+            links.append((a, b))
     return d.site, texts, links, counts
 
 

@@ -116,16 +116,12 @@ class Questions:
 def linked_duplicates(dump) -> Dict[str, Set[str]]:
     """post id -> the ids linked to it as duplicates (PostLinks, LinkTypeId 3, both directions);
     empty when the dump has no PostLinks table."""
-    from pysynth.stackexchange import open_dump
+    from pysynth.datasets.stackexchange import duplicate_links
 
-    d = open_dump(dump)
     dups: Dict[str, Set[str]] = {}
-    if d.has("PostLinks"):
-        for r in d.rows("PostLinks"):
-            if r.get("LinkTypeId") == "3":
-                a, b = r.get("PostId", ""), r.get("RelatedPostId", "")
-                dups.setdefault(a, set()).add(b)
-                dups.setdefault(b, set()).add(a)
+    for a, b in duplicate_links(dump):
+        dups.setdefault(a, set()).add(b)
+        dups.setdefault(b, set()).add(a)
     return dups
 
 
@@ -150,7 +146,7 @@ def questions(dump, min_words: int = 10, select: str = "tfidf", min_score: Optio
 
     Parameters
     ----------
-    dump : a dump folder or archive (:class:`pysynth.stackexchange.Dump`).
+    dump : a dump folder or archive (:class:`pysynth.datasets.stackexchange.Dump`).
     min_words : paragraphs with fewer words are dropped; a question left without one is
         counted as ``short_body``.
     select : ``"tfidf"`` (the paragraph with the highest TF-IDF cosine to the title) or
@@ -161,7 +157,7 @@ def questions(dump, min_words: int = 10, select: str = "tfidf", min_score: Optio
     holdout_linked : leave out every question with a PostLinks duplicate (``eval_holdout``):
         they are the evaluation items of the dumps' duplicate sets.
     """
-    from pysynth.stackexchange import open_dump
+    from pysynth.datasets.stackexchange import open_dump
 
     if select not in ("tfidf", "all"):
         raise ValueError(f"select: must be 'tfidf' or 'all', got {select!r}")

@@ -11,13 +11,12 @@ points; nothing is downloaded.
 """
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from pysynth.datasets import squad, vqa
 from pysynth.io import read_jsonl  # noqa: F401  (re-exported: the loaders' JSONL reader)
 
 __all__ = ["SeedPair", "QuestionSet", "data_dir", "load_seed_pairs", "load_question_set", "read_jsonl"]
@@ -112,15 +111,11 @@ def load_question_set(
             for r in read_jsonl(d / "mqr" / f"{split}.jsonl.gz"):
                 add(r["well_formed"], "mqr")
     if "squad" in sources:
-        with gzip.open(d / "squad2_dev_subset" / "dev-v2.0.subset.json.gz", "rt", encoding="utf-8") as f:
-            squad = json.load(f)
-        for art in squad["data"]:
-            for p in art["paragraphs"]:
-                for qa in p["qas"]:
-                    add(qa["question"], "squad")
+        for q in squad.questions(squad.load(d / "squad2_dev_subset" / "dev-v2.0.subset.json.gz")):
+            add(q, "squad")
     if "vqa" in sources:
-        for split in ("train", "valid"):
-            for r in read_jsonl(d / "vqa_v2_subset" / f"{split}.jsonl.gz"):
+        for split in vqa.SPLITS:
+            for r in vqa.read_split(d, split):
                 add(r["question"], "vqa")
     return qs
 

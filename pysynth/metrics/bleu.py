@@ -8,9 +8,9 @@ from typing import Dict, List, Optional, Union
 
 import numpy as np
 
+import pysynth.metrics._formulas as _formulas
 from pysynth import _validate as _v
 from pysynth._dispatch import backend
-from pysynth.metrics import _formulas
 from pysynth.metrics._reference import tokenize_intl
 from pysynth.metrics.inputs import (
     TokenIds,

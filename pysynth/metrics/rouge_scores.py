@@ -7,9 +7,9 @@ from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
+import pysynth.metrics._formulas as _formulas
 from pysynth import _validate as _v
 from pysynth._dispatch import backend
-from pysynth.metrics import _formulas
 from pysynth.metrics.inputs import _check_hyps, _check_workers, _flatten, _ref_streams, _stats
 
 ROUGE_FLAVORS = ("rouge-score", "pltrdy")

@@ -31,7 +31,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Un
 
 import numpy as np
 
-from pysynth.stackexchange import Dump, open_dump
+from pysynth.datasets.stackexchange import Dump, open_dump
 
 __all__ = ["QUESTION_WORDS", "VALID_CHARS", "MODES", "FILTERS", "MineResult", "mine", "title_pairs",
            "check_pair", "valid_char_fraction", "same_title", "split_bleu", "statistics"]
@@ -180,7 +180,7 @@ def mine(dumps: Iterable[Union[str, Dump]], mode: str = "initial", splits: bool 
 
     Parameters
     ----------
-    dumps : dump directories or archives (or :class:`pysynth.stackexchange.Dump`), one per site.
+    dumps : dump directories or archives (or :class:`pysynth.datasets.stackexchange.Dump`), one per site.
     mode : see :func:`title_pairs`.
     splits : add ``bleu`` (:func:`split_bleu`) and ``split``: ``devtest`` for pairs with BLEU
         below ``bleu_max`` (the paper's dev/test candidates), ``train`` otherwise.

@@ -2,7 +2,8 @@
 
 * :func:`read_contexts` -- the passages to generate from: SQuAD JSON (v1.1 / v2.0; its questions
   are ignored), JSONL rows ``{id?, title?, context}`` or plain text (blank-line separated).
-* :func:`read_squad` -- SQuAD JSON with its questions (training and evaluation).
+* :func:`read_squad` -- SQuAD JSON with its questions (training and evaluation); the format is
+  read by :mod:`pysynth.datasets.squad`.
 * :func:`split_articles` -- a seeded split by article, never by question.
 * :func:`normalize_answer`, :func:`exact_match`, :func:`f1_score` -- the official SQuAD
   evaluation script's answer normalisation (lower case, punctuation and the articles a/an/the
@@ -13,7 +14,6 @@
 """
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import random
@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
+
+from pysynth.datasets import squad
 
 __all__ = ["Context", "read_contexts", "read_squad", "split_articles", "normalize_answer",
            "exact_match", "f1_score", "qg_source", "iter_answers", "ANSWER_OPEN", "ANSWER_CLOSE",
@@ -47,43 +49,8 @@ class Context:
     qas: List[Dict[str, Any]] = field(default_factory=list)
 
 
-def _open_text(path: Path) -> str:
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise ValueError(f"{path}: not a readable gzip file ({e})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); re-encode the file as UTF-8") from None
-
-
 def _squad_contexts(path: Path, doc: Any) -> List[Context]:
-    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-        raise ValueError(f"{path}: not SQuAD JSON (expected an object with a 'data' list of articles)")
-    out = []
-    for a_i, art in enumerate(doc["data"]):
-        if not isinstance(art, dict) or not isinstance(art.get("paragraphs"), list):
-            raise ValueError(f"{path}: data[{a_i}]: expected an article with a 'paragraphs' list")
-        title = art.get("title", "")
-        for p_i, par in enumerate(art["paragraphs"]):
-            ctx = par.get("context") if isinstance(par, dict) else None
-            where = f"{path}: data[{a_i}].paragraphs[{p_i}]"
-            if not isinstance(ctx, str):
-                raise ValueError(f"{where}: no 'context' string")
-            qas = par.get("qas", [])
-            if not isinstance(qas, list):
-                raise ValueError(f"{where}: 'qas' must be a list")
-            for q in qas:
-                for ans in (q.get("answers") or []) if isinstance(q, dict) else []:
-                    s, t = ans.get("answer_start"), ans.get("text")
-                    if not isinstance(s, int) or not isinstance(t, str) or ctx[s:s + len(t)] != t:
-                        raise ValueError(f"{where}: question {q.get('id')!r}: answer {t!r} is not at "
-                                         f"answer_start={s!r} of its context (fix the offset or the text)")
-            out.append(Context(f"{a_i}-{p_i}", str(title), ctx, qas))
-    return out
+    return [Context(f"{p.article}-{p.index}", p.title, p.context, p.qas) for p in squad.paragraphs(doc, path)]
 
 
 def read_contexts(path: PathLike) -> List[Context]:
@@ -98,7 +65,7 @@ def read_contexts(path: PathLike) -> List[Context]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"contexts: {str(p)!r} does not exist")
-    text = _open_text(p)
+    text = squad.read_text(p)
     head = text.lstrip()[:1]
     out: List[Context]
     if head == "{" and not _looks_jsonl(text):
@@ -145,11 +112,7 @@ def read_squad(path: PathLike) -> List[Context]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"path: {str(p)!r} does not exist")
-    try:
-        doc = json.loads(_open_text(p))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{p}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    return _squad_contexts(p, doc)
+    return _squad_contexts(p, squad.load(p))
 
 
 def split_articles(contexts: Sequence[Context], fraction: float, seed: int = 0) -> Tuple[List[Context], List[Context]]:

@@ -20,6 +20,13 @@ def _impl():
     return backend("text")
 
 
+class _PhraseModel:
+    """Base of :class:`~pysynth.text.Phrases` and :class:`~pysynth.text.FrozenPhrases`, so that
+    :meth:`~pysynth.text.Corpus.apply_phrases` knows them without importing their module."""
+
+    __slots__ = ()
+
+
 # --------------------------------------------------------------------- validation
 
 

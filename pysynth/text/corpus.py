@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -17,11 +17,9 @@ from pysynth.text._common import (
     _impl,
     _lines,
     _load,
+    _PhraseModel,
     _texts,
 )
-
-if TYPE_CHECKING:
-    from pysynth.text.phrases import FrozenPhrases, Phrases
 
 
 class Corpus:
@@ -215,11 +213,10 @@ class Corpus:
         return cls(ids, offsets, cf, df, vocab, tokenizer="pretokenized", validate=False)
 
     # -- phrases
-    def apply_phrases(self, phrases: Union["Phrases", "FrozenPhrases"], workers: int = 1) -> "Corpus":
-        """This corpus with phrases joined (same as ``phrases.apply(self)``)."""
-        from pysynth.text.phrases import FrozenPhrases, Phrases  # phrases imports this module
-
-        if not isinstance(phrases, (Phrases, FrozenPhrases)):
+    def apply_phrases(self, phrases: _PhraseModel, workers: int = 1) -> "Corpus":
+        """This corpus with phrases joined (same as ``phrases.apply(self)``; ``phrases``: a
+        :class:`~pysynth.text.Phrases` or :class:`~pysynth.text.FrozenPhrases`)."""
+        if not isinstance(phrases, _PhraseModel):
             raise TypeError(f"phrases must be a Phrases or FrozenPhrases, got {type(phrases).__name__}")
         return phrases.apply(self, workers=workers)
 

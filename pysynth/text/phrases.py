@@ -18,6 +18,7 @@ from pysynth.text._common import (
     _lines,
     _load,
     _meta_params,
+    _PhraseModel,
 )
 from pysynth.text.corpus import Corpus
 
@@ -86,7 +87,7 @@ def _as_corpus(corpus, workers: int) -> Corpus:
     return Corpus.from_tokens(corpus, workers=workers)
 
 
-class Phrases:
+class Phrases(_PhraseModel):
     """Phrase detection of gensim 4.4 ``gensim.models.phrases.Phrases``, on a :class:`Corpus`.
 
     Mikolov et al. 2013 (Sect. 4, Eq. 6) score a bigram "a b" by
@@ -327,7 +328,7 @@ class Phrases:
         return model
 
 
-class FrozenPhrases:
+class FrozenPhrases(_PhraseModel):
     """A phrase table: gensim 4.4 ``FrozenPhrases`` (what ``Phrases.freeze()`` returns).
 
     A candidate (token, connector words, token) is joined when its joined string is in
@@ -452,9 +453,9 @@ def _getitem(model, sentence):
     for t in tokens:
         if not isinstance(t, str):
             raise TypeError(f"sentence tokens must be str, got {type(t).__name__}")
-    from pysynth.text import _reference
+    from pysynth.text._reference import _analyze
 
-    return _reference._analyze(tokens, model.connector_words, model._decider())
+    return _analyze(tokens, model.connector_words, model._decider())
 
 
 def phrase_passes(

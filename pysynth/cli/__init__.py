@@ -3,25 +3,30 @@
     pysynth score | demo                                         (:mod:`.score`)
     pysynth k2q keywords|synthesize|make-corpus|train|generate|table1|table2   (:mod:`.k2q`)
     pysynth index build|search      (``pysynth search``: alias)  (:mod:`.index`)
-    pysynth mqr mine                                             (:mod:`.mqr`)
-    pysynth quality wellformed                                   (:mod:`.quality`)
-    pysynth paraphrase                                           (:mod:`.paraphrase`)
-    pysynth qagen generate|evaluate                              (:mod:`.qagen`)
-    pysynth dup pairs|train|eval|eval-data|index|search          (:mod:`.dup`)
+    pysynth mqr mine|rewrite|train|evaluate                      (:mod:`.mqr`)
+    pysynth quality wellformed|train                             (:mod:`.quality`)
+    pysynth paraphrase generate|train-pivot                      (:mod:`.paraphrase`)
+    pysynth qagen generate|evaluate|train-span|train-qg|train-encoder-qg   (:mod:`.qagen`)
+    pysynth dup pairs|train|evaluate|eval-data|index|search|train-dqg|export-dqg|evaluate-dqg   (:mod:`.dup`)
     pysynth export onnx                                          (:mod:`.export`)
     pysynth serve                                                (:mod:`.serve`)
 
-``--in`` / ``--out`` take ``-`` for stdin / stdout; ``--model`` always names a model (a registry
-name or a folder).  Errors: one line ``pysynth: error: ...``, exit 2 for usage, 1 for a failed
-run (see :mod:`._common`).
+Every row input is ``--in`` and every output ``--out`` (``-``: stdin / stdout); ``--model`` always
+names a model (a registry name or a folder); the decoding, backend, threads and job flags come from
+the shared groups of :mod:`._common`, one spelling each.  Old spellings work for one release with a
+``pysynth: warning: ... is deprecated`` line (``docs/cli.md`` lists them).  Errors: one line
+``pysynth: error: ...``, exit 2 for usage, 1 for a failed run (see :mod:`._common`).
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from pysynth.cli import _common
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "verbs", "deprecated_module"]
+
+deprecated_module = _common.deprecated_module  # the old ``python -m`` trainer entry points call it
 
 
 def build_parser() -> _common.Parser:
@@ -46,6 +51,23 @@ def build_parser() -> _common.Parser:
     return p
 
 
+def verbs(parser: argparse.ArgumentParser) -> dict:
+    """``{command: [verbs]}`` of the parser (commands without verbs map to ``[]``)."""
+    out = {}
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sp in a.choices.items():
+                out[name] = [v for s in sp._actions if isinstance(s, argparse._SubParsersAction) for v in s.choices]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``pysynth`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    return _common.run(build_parser(), argv)
+    """Run ``pysynth`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    A deprecated verb spelling (``pysynth paraphrase --in F``, ``pysynth dup eval``, ``pysynth mqr
+    table6``) is rewritten to the current one with a one-line note on stderr."""
+    import sys
+
+    parser = build_parser()
+    argv = _common.upgrade_argv(sys.argv[1:] if argv is None else argv, verbs(parser))
+    return _common.run(parser, argv)

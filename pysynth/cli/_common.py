@@ -28,11 +28,108 @@ class UsageError(Exception):
     """Bad command-line input: exit status 2."""
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Leaves deprecated spellings (see :func:`deprecate`) out of ``--help``."""
+
+    def _format_action_invocation(self, action):
+        old = getattr(action, "deprecated", None)
+        if not old:
+            return super()._format_action_invocation(action)
+        strings = action.option_strings
+        action.option_strings = [s for s in strings if s not in old]
+        try:
+            return super()._format_action_invocation(action)
+        finally:
+            action.option_strings = strings
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage dump): they become :class:`UsageError`."""
 
+    def __init__(self, *args, **kw):
+        kw.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kw)
+
     def error(self, message: str):  # type: ignore[override]
+        for a in self._actions:  # "required: --in/--contexts" names the current spelling only
+            old = getattr(a, "deprecated", None)
+            if old:
+                message = message.replace("/".join(a.option_strings),
+                                          "/".join(s for s in a.option_strings if s not in old))
         raise UsageError(message)
+
+
+def deprecate(action: argparse.Action, **old: str) -> argparse.Action:
+    """Mark option strings of ``action`` as deprecated spellings (kept for one release).
+
+    ``old`` maps each old spelling (``--beams``; the key spelt with ``_`` for ``-``) to what to write
+    instead (``--beam``); using it prints one ``pysynth: warning:`` line and works as before.  The
+    old strings must already be option strings of ``action`` (``p.add_argument("--beam", "--beams")``)."""
+    names = {k if k.startswith("-") else "--" + k.replace("_", "-"): v for k, v in old.items()}
+    missing = set(names) - set(action.option_strings)
+    if missing:
+        raise ValueError(f"deprecate: {sorted(missing)} are not option strings of {action.option_strings}")
+    base = type(action)
+    if not getattr(base, "_warns", False):
+        action.__class__ = type(base.__name__, (_Warns, base), {})
+    action.deprecated = {**getattr(action, "deprecated", {}), **names}  # type: ignore[attr-defined]
+    return action
+
+
+class _Warns:
+    _warns = True
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        new = self.deprecated.get(option_string)  # type: ignore[attr-defined]
+        if new is not None:
+            say(f"warning: {option_string} is deprecated; use {new}")
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+
+
+def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, const) -> None:
+    """A hidden deprecated flag ``old`` that stores ``const`` in ``dest`` (``--hybrid`` for
+    ``--retrieval hybrid``)."""
+    deprecate(p.add_argument(old, dest=dest, action="store_const", const=const, default=argparse.SUPPRESS,
+                             help=argparse.SUPPRESS), **{old: new})
+
+
+# Renamed verbs and the verb-less ``pysynth paraphrase``: (method, old verb or None) -> new verb.
+RENAMED_VERBS = {("paraphrase", None): "generate", ("dup", "eval"): "evaluate", ("mqr", "table6"): "evaluate"}
+
+
+def upgrade_argv(argv: Sequence[str], verbs: Mapping[str, Sequence[str]]) -> list:
+    """``argv`` with a deprecated verb spelling replaced (and one warning line on stderr).
+
+    ``verbs``: each method's current verbs, so that ``pysynth paraphrase --in F`` (no verb) becomes
+    ``pysynth paraphrase generate --in F`` while ``pysynth paraphrase --help`` lists the verbs."""
+    argv = list(argv)
+    if len(argv) < 2 or argv[0] not in verbs:
+        return argv
+    method, second = argv[0], argv[1]
+    if (method, second) in RENAMED_VERBS:
+        new = RENAMED_VERBS[method, second]
+        say(f"warning: `pysynth {method} {second}` is deprecated; use `pysynth {method} {new}`")
+        return [method, new, *argv[2:]]
+    if (method, None) in RENAMED_VERBS and second not in verbs[method] and second not in ("-h", "--help"):
+        new = RENAMED_VERBS[method, None]
+        say(f"warning: `pysynth {method}` without a verb is deprecated; use `pysynth {method} {new}`")
+        return [method, new, *argv[1:]]
+    return argv
+
+
+def deprecated_module(module: str, argv: Sequence[str] | None, prefix: Sequence[str],
+                      verbs: Mapping[str, str] | None = None) -> int:
+    """The old ``python -m MODULE`` entry point of a trainer: a note, then the CLI.
+
+    ``prefix``: the command it now is (``["quality", "train"]``); ``verbs`` maps the module's own
+    first argument to the verb (``{"span": "train-span"}``) when it had subcommands."""
+    from pysynth.cli import main
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if verbs is not None and argv and argv[0] in verbs:
+        prefix, argv = [*prefix, verbs[argv[0]]], argv[1:]
+    say(f"warning: python -m {module} is deprecated; use `pysynth {' '.join(prefix)}`")
+    return main([*prefix, *argv])
 
 
 def say(msg: str) -> None:
@@ -107,13 +204,43 @@ def positive_int(s: str) -> int:
     return v
 
 
+def _max_threads() -> int:
+    return 4 * (os.cpu_count() or 1)
+
+
 def workers(s: str) -> int:
+    """``--workers``: -1 (all cores) or 1 .. 4 x the cores."""
     try:
         v = int(s)
     except ValueError:
         v = 0
-    if v != -1 and v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1 or -1 (all cores), got {s!r}")
+    if v != -1 and not 1 <= v <= _max_threads():
+        raise argparse.ArgumentTypeError(f"must be an integer in 1..{_max_threads()} (4 x the cores) or -1 "
+                                         f"(all cores), got {s!r}")
+    return v
+
+
+def threads(s: str) -> int:
+    """``--threads`` (a runtime's threads): 0 (the runtime's default), -1 (all cores, returned as
+    the core count) or 1 .. 4 x the cores."""
+    try:
+        v = int(s)
+    except ValueError:
+        v = -2
+    if v not in (-1, 0) and not 1 <= v <= _max_threads():
+        raise argparse.ArgumentTypeError(f"must be an integer in 1..{_max_threads()} (4 x the cores), 0 (the "
+                                         f"runtime's default) or -1 (all cores), got {s!r}")
+    return os.cpu_count() or 1 if v == -1 else v
+
+
+def count(s: str) -> int:
+    """An integer >= 0."""
+    try:
+        v = int(s)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {s!r}")
     return v
 
 
@@ -159,10 +286,109 @@ def input_dir(what: str) -> Callable[[str], str]:
     return parse
 
 
-def add_in(p: argparse.ArgumentParser, *aliases: str, required: bool = True, help: str, **kw) -> None:
-    """``--in`` (``-`` reads stdin), with old spellings as ``aliases``."""
-    p.add_argument("--in", *aliases, dest="inp", required=required, type=input_file, metavar="IN",
-                   help=f"{help}; - reads stdin", **kw)
+# ------------------------------------------------------------------------- shared argument groups
+
+def add_in(p: argparse.ArgumentParser, *aliases: str, required: bool = True, help: str, type=input_file,
+           stdin: bool = True, **kw) -> argparse.Action:
+    """``--in``, where every command reads its rows (``-`` reads stdin); ``aliases``: old spellings,
+    accepted with a deprecation note."""
+    a = p.add_argument("--in", *aliases, dest="inp", required=required, type=type, metavar=kw.pop("metavar", "IN"),
+                       help=f"{help}; - reads stdin" if stdin else help, **kw)
+    return deprecate(a, **{o: "--in" for o in aliases}) if aliases else a
+
+
+def add_out(p: argparse.ArgumentParser, help: str, *, required: bool = True, **kw) -> argparse.Action:
+    """``--out``, where every command writes."""
+    return p.add_argument("--out", required=required, help=help, **kw)
+
+
+def add_data_dir(p: argparse.ArgumentParser) -> None:
+    """``--data DIR``: the shared data folder (``--shared``: deprecated)."""
+    deprecate(p.add_argument("--data", "--shared", dest="data", default=None, type=input_dir("data"), metavar="DIR",
+                             help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)"), shared="--data")
+
+
+def add_model(p: argparse.ArgumentParser, default: str | None, what: str, **kw) -> argparse.Action:
+    """``--model``: a model only (a shipped name or a folder), never a method."""
+    note = f"default: the shipped {default}" if default else kw.pop("default_note", "required")
+    return p.add_argument("--model", default=kw.pop("value", None), metavar=kw.pop("metavar", "MODEL"),
+                          help=f"{what} ({note})", **kw)
+
+
+def add_decoding(p: argparse.ArgumentParser, *, beam: int | None = None, beam_aliases: Sequence[str] = (),
+                 groups: int | None = None, diversity: float | None = None, sampling: bool = False,
+                 seed: bool = True) -> None:
+    """The decoding flags, one spelling each: ``--beam`` (old: ``--beams``, ``--beam-size``),
+    ``--groups``, ``--diversity``, ``--top-k``/``--top-p`` (sampling only) and ``--seed``."""
+    g = p.add_argument_group("decoding")
+    if beam is not None:
+        a = g.add_argument("--beam", *beam_aliases, type=positive_int, default=beam, metavar="B",
+                           help=f"beam size: hypotheses kept per input ({beam})")
+        if beam_aliases:
+            deprecate(a, **{o: "--beam" for o in beam_aliases})
+    if groups is not None:
+        g.add_argument("--groups", type=positive_int, default=groups, metavar="G",
+                       help=f"diverse beam search groups ({groups})")
+    if diversity is not None:
+        g.add_argument("--diversity", type=float_in(0, False, None, "a number >= 0"), default=diversity,
+                       metavar="LAMBDA", help=f"diverse beam search: Hamming diversity penalty ({diversity})")
+    if sampling:
+        g.add_argument("--top-k", type=count, default=0, metavar="K", help="sampling: the K most likely tokens (0: off)")
+        g.add_argument("--top-p", type=float_in(0, True, 1, "a probability in (0, 1]"), default=1.0, metavar="P",
+                       help="sampling: nucleus mass (1: off)")
+    if seed:
+        g.add_argument("--seed", type=int, default=0, help="random seed (0)")
+
+
+BACKENDS = ("auto", "onnx", "torch")
+
+
+def add_backend(p: argparse.ArgumentParser) -> None:
+    """``--backend auto|onnx|torch`` (default auto: see :func:`backend`)."""
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="auto (default): onnx when onnxruntime is installed (and the model has an ONNX export), "
+                        "else torch")
+
+
+def backend(value: str, model: str | os.PathLike | None = None) -> str:
+    """``auto`` -> ``onnx`` when onnxruntime is installed (and ``model``, a model folder, has an
+    ONNX export: an ``onnx/`` store beside it, or is one), else ``torch``; other values unchanged."""
+    if value != "auto":
+        return value
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "torch"
+    if model is None:
+        return "onnx"
+    from pysynth.decoding.ort import ONNX_FORMAT
+    from pysynth.store import format_of
+
+    d = Path(model)
+    try:
+        exported = format_of(d) == ONNX_FORMAT
+    except (OSError, ValueError):
+        exported = False
+    # a model store with its export in onnx/, or a training run's model/ beside the run's onnx/
+    return "onnx" if exported or (d / "onnx").is_dir() or (d.name == "model" and (d.parent / "onnx").is_dir()) \
+        else "torch"
+
+
+def add_threads(p: argparse.ArgumentParser, default: int = 0, help: str = "onnxruntime / torch threads") -> None:
+    """``--threads N`` (validated by :func:`threads`)."""
+    p.add_argument("--threads", type=threads, default=default, metavar="N",
+                   help=f"{help} (default {default}; 0: the runtime's default, -1: all cores)")
+
+
+def add_job(p: argparse.ArgumentParser, chunk_size: int, what: str = "rows") -> None:
+    """A resumable job's flags: ``--chunk-size``, ``--restart``, ``--executor``, ``--ray-address``."""
+    from pysynth.pipelines import add_executor_arguments
+
+    g = p.add_argument_group("job (resumable, signed, atomic)")
+    g.add_argument("--chunk-size", dest="chunk_size", type=positive_int, default=chunk_size,
+                   help=f"{what} per resumable chunk ({chunk_size:,})")
+    g.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
+    add_executor_arguments(g)
 
 
 def add_min_wellformed(p: argparse.ArgumentParser) -> None:
@@ -174,7 +400,9 @@ def add_min_wellformed(p: argparse.ArgumentParser) -> None:
 
 
 def add_workers(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=workers, default=1, help="threads (-1: all cores); results do not depend on it")
+    """``--workers N`` (validated by :func:`workers`)."""
+    p.add_argument("--workers", type=workers, default=1, metavar="N",
+                   help="threads (default 1; -1: all cores); results do not depend on it")
 
 
 # ------------------------------------------------------------------------- rows in and out

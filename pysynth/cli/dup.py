@@ -1,17 +1,44 @@
-"""``pysynth dup pairs | train | eval | eval-data | index | search``: duplicate-question detection
-(Rücklé et al. 2019)."""
+"""``pysynth dup pairs | train | evaluate | eval-data | index | search | train-dqg | export-dqg |
+evaluate-dqg``: duplicate-question detection (Rücklé et al. 2019).
+
+Every verb that scores with a detector defaults to the shipped one (``dup-minilm-wstb``);
+``dup evaluate --retrieval bm25|sdm`` scores with a sparse retrieval model instead."""
 from __future__ import annotations
 
 import json
 
 from pysynth.cli import _common as C
 
+RETRIEVAL = ("dense", "hybrid", "bm25", "sdm")
+SPARSE = ("bm25", "sdm")
+
+
+def _retrieval_and_model(args) -> tuple:
+    """(retrieval, model) of ``dup evaluate``; the old ``--model bm25|sdm`` means ``--retrieval``."""
+    retrieval, model = args.retrieval, args.model
+    if model in SPARSE:
+        C.say(f"warning: --model {model} is deprecated here; use --retrieval {model}")
+        if retrieval not in (None, model):
+            raise C.UsageError(f"argument --model: conflicts with --retrieval {retrieval} (--model {model} is the "
+                               f"deprecated spelling of --retrieval {model})")
+        retrieval, model = model, None
+    retrieval = retrieval or "dense"
+    if retrieval in SPARSE:
+        if model is not None:
+            raise C.UsageError(f"argument --model: --retrieval {retrieval} scores without a model; leave out --model "
+                               "or use --retrieval dense|hybrid")
+        return retrieval, retrieval
+    from pysynth.dup.search import DEFAULT_DETECTOR
+
+    return retrieval, model or DEFAULT_DETECTOR
+
 
 def _cmd_eval(args) -> int:
     from pysynth.dup.evaluate import evaluate
 
-    rows = list(C.read_rows(args.data, "--data"))
-    print(json.dumps(evaluate(rows, args.model, workers=args.workers, hybrid=args.hybrid, alpha=args.alpha)))
+    retrieval, model = _retrieval_and_model(args)
+    rows = list(C.read_rows(args.inp))
+    print(json.dumps(evaluate(rows, model, workers=args.workers, hybrid=retrieval == "hybrid", alpha=args.alpha)))
     return 0
 
 
@@ -22,7 +49,7 @@ def _cmd_eval_data(args) -> int:
 
     C.check_output(args.out)
     counts: dict = {}
-    rows = eval_rows(shared_dir(args.shared), args.source, args.split, args.negatives, args.seed,
+    rows = eval_rows(shared_dir(args.data), args.source, args.split, args.negatives, args.seed,
                      args.negatives_from, counts=counts)
     n = write_rows(args.out, rows)
     if counts:
@@ -44,11 +71,11 @@ def _cmd_pairs(args) -> int:
         from pysynth.dup.dqg import DEFAULT_MODEL
 
         model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None
-    summary = make_pairs(args.dump, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
+    summary = make_pairs(args.inp, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
                          select=args.select, min_score=args.min_score, exclude=exclude,
                          holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
-                         threads=args.threads, executor=executor_from_args(args), chunk_size=args.chunk_size,
-                         resume=not args.restart)
+                         threads=args.threads, min_wellformed=args.min_wellformed,
+                         executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
     print(json.dumps(summary))
     return 0
 
@@ -57,8 +84,8 @@ def _cmd_train(args) -> int:
     from pysynth.dup.data import read_pairs
 
     C.check_out_dir(args.out)
-    rows = list(C.read_rows(args.pairs, "--pairs"))
-    read_pairs(rows, "--pairs")  # bad rows: one line before torch is imported
+    rows = list(C.read_rows(args.inp))
+    read_pairs(rows, "--in")  # bad rows: one line before torch is imported
 
     from pysynth.dup.train import save, train
 
@@ -88,29 +115,65 @@ def _cmd_search(args) -> int:
 
     C.check_output(args.out)
     qs = []
-    for n, r in enumerate(C.read_rows(args.queries, "--queries"), 1):
+    for n, r in enumerate(C.read_rows(args.inp), 1):
         q = r.get(args.field) if isinstance(r, dict) else None
         if not isinstance(q, str) or not q.strip():
-            raise ValueError(f"--queries row {n}: no non-empty {args.field!r} string")
+            raise ValueError(f"--in row {n}: no non-empty {args.field!r} string")
         qs.append(q)
-    res = search(args.index, qs, k=args.k, hybrid=args.hybrid, alpha=args.alpha, workers=args.workers)
+    res = search(args.index, qs, k=args.k, hybrid=args.retrieval == "hybrid", alpha=args.alpha, workers=args.workers)
     n = write_rows(args.out, res)
     C.say(f"{n:,} queries -> {args.out}")
     return 0
 
 
+def _cmd_train_dqg(args) -> int:
+    from pysynth.dup.dqg import train
+
+    print(json.dumps(train(args.inp, args.out, args.arch, args.minutes, args.steps, args.threads, args.seed,
+                           args.dev_fraction, args.vocab_size, holdout_linked=not args.keep_linked)))
+    return 0
+
+
+def _cmd_export_dqg(args) -> int:
+    from pysynth.dup.dqg import export
+
+    print(export(str(C.resolve_model(args.model).path), args.out, quantize=not args.float32))
+    return 0
+
+
+def _cmd_evaluate_dqg(args) -> int:
+    from pysynth.dup.dqg import DEFAULT_MODEL, evaluate
+
+    model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path)
+    res = evaluate(model, args.inp, C.backend(args.backend, model), args.beam, args.limit, args.subset, args.threads,
+                   args.dev_fraction, args.seed)
+    print(json.dumps(res, ensure_ascii=False))
+    return 0
+
+
+def _dumps(p) -> None:
+    C.add_in(p, "--dump", action="append", type=C.input_dir("dump"), metavar="DUMP", stdin=False,
+             help="a site's dump folder (Posts.xml[.gz], PostLinks.xml[.gz]) or .7z archive; repeatable")
+
+
+def _alpha(p) -> None:
+    p.add_argument("--alpha", type=C.float_in(0, False, 1, "a number in [0, 1]"), default=0.5,
+                   help="--retrieval hybrid: weight of the dense score (0.5)")
+
+
 def add_commands(sub) -> None:
+    from pysynth.dup.search import DEFAULT_DETECTOR
+
     d = sub.add_parser("dup", help="duplicate question detection (Rücklé et al. 2019)")
     ds = d.add_subparsers(dest="dup_command", required=True, metavar="VERB")
     p = ds.add_parser("pairs", help="weakly supervised training pairs from Stack Exchange dumps (WS-TB, DQG or both)")
-    p.add_argument("--dump", action="append", required=True, type=C.input_dir("dump"),
-                   help="a site's dump folder (Posts.xml[.gz], PostLinks.xml[.gz]) or .7z archive; repeatable")
-    p.add_argument("--out", required=True, help="output JSONL/Parquet: {site, post_id, method, title, body, label[, "
-                                                "neg_post_id]} (dqg rows: body = a generated title)")
+    _dumps(p)
+    C.add_out(p, help="output JSONL/Parquet: {site, post_id, method, title, body, label[, neg_post_id]} (dqg rows: "
+                      "body = a generated title)")
     p.add_argument("--method", choices=("ws-tb", "dqg", "both"), default="ws-tb",
                    help="ws-tb: (title, body); dqg: (title, title generated from the body); both: the union")
-    p.add_argument("--negatives", type=int, default=1, help="random other questions per question (never itself, a "
-                                                            "known duplicate or an excluded id)")
+    p.add_argument("--negatives", type=C.count, default=1, help="random other questions per question (never itself, "
+                                                                "a known duplicate or an excluded id)")
     p.add_argument("--min-words", type=C.positive_int, default=10, help="paragraphs shorter than this are dropped")
     p.add_argument("--select", choices=("tfidf", "all"), default="tfidf",
                    help="the body: the paragraph closest to the title (TF-IDF), or all paragraphs")
@@ -121,19 +184,15 @@ def add_commands(sub) -> None:
                    help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
     p.add_argument("--model", default=None, help="dqg/both: the title generator (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
-    p.add_argument("--beam", type=C.positive_int, default=1, help="dqg/both: beam size (1: greedy, the default)")
-    p.add_argument("--threads", type=int, default=1, help="dqg/both: onnxruntime threads")
-    p.add_argument("--chunk-size", type=C.positive_int, default=256, help="questions per resumable chunk")
-    p.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
-    p.add_argument("--seed", type=int, default=0)
-    from pysynth.pipelines import add_executor_arguments
-
-    add_executor_arguments(p)
+    C.add_decoding(p, beam=1)
+    C.add_threads(p, default=1, help="dqg/both: onnxruntime threads")
+    C.add_min_wellformed(p)  # dqg/both: a generated title under it gives no pair (dqg_not_wellformed)
+    C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_pairs)
+
     t = ds.add_parser("train", help="train a duplicate detector (BiLSTM / BiGRU / MiniLM) on weak pairs")
-    t.add_argument("--pairs", required=True, type=C.input_file,
-                   help="JSONL/Parquet rows of pysynth dup pairs: {title, body, label, site?, post_id?}")
-    t.add_argument("--out", required=True, help="detector folder to write (a store; --model DIR elsewhere)")
+    C.add_in(t, "--pairs", help="JSONL/Parquet rows of pysynth dup pairs: {title, body, label, site?, post_id?}")
+    C.add_out(t, help="detector folder to write (a store; --model DIR elsewhere)")
     t.add_argument("--arch", choices=("bilstm", "bigru", "minilm"), default="bilstm",
                    help="minilm: all-MiniLM-L6-v2 fine-tuned (pretrained on Stack Exchange and WikiAnswers pairs: "
                         "not an unsupervised reference)")
@@ -151,48 +210,53 @@ def add_commands(sub) -> None:
                                                                           "in the file)")
     t.add_argument("--fraction", type=C.float_in(0, True, 1, "a number in (0, 1]"), default=1.0,
                    help="use this seeded share of the questions")
-    t.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
+    t.add_argument("--max-steps", type=C.count, default=0, help="stop after this many updates (0: no limit)")
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's default)")
+    C.add_threads(t, default=1, help="torch threads")
     t.add_argument("--no-quantize", action="store_true", help="keep the ONNX weights float32")
     t.add_argument("--onnx-only", action="store_true", help="leave out model.safetensors (a shipped detector: "
                                                             "encoding needs only the ONNX graph)")
     t.set_defaults(func=_cmd_train)
-    e = ds.add_parser("eval", help="P@1, P@5, MAP, MRR, AUC(0.05) of a scorer on eval rows")
-    e.add_argument("--data", required=True, type=C.input_file,
-                   help='JSONL/Parquet rows {"query", "positives": [...], "negatives": [...]}; - reads stdin')
-    e.add_argument("--model", default="bm25",
-                   help="bm25 or sdm (pysynth.retrieval over the candidates), minilm (the offline MiniLM, "
-                        "cosine), a trained detector (a shipped name or a pysynth dup train folder), or a local "
-                        "Hugging Face encoder folder")
-    e.add_argument("--hybrid", action="store_true", help="fuse the dense --model with BM25 (min-max per query)")
-    e.add_argument("--alpha", type=C.float_in(0, False, 1, "a number in [0, 1]"), default=0.5,
-                   help="--hybrid: weight of the dense score")
+
+    e = ds.add_parser("evaluate", help="P@1, P@5, MAP, MRR, AUC(0.05) of a detector or a retrieval model on eval "
+                                       "rows (`dup eval`: deprecated)")
+    C.add_in(e, "--data", help='JSONL/Parquet rows {"query", "positives": [...], "negatives": [...]}')
+    e.add_argument("--retrieval", choices=RETRIEVAL, default=None,
+                   help="dense (default): the --model's cosine; hybrid: fused with BM25 (min-max per query); bm25 "
+                        "or sdm: pysynth.retrieval over the candidates (no model)")
+    C.alias(e, "--hybrid", "--retrieval hybrid", "retrieval", "hybrid")
+    C.add_model(e, DEFAULT_DETECTOR, "--retrieval dense|hybrid: a trained detector (a shipped name or a pysynth dup "
+                                     "train folder), minilm (the offline MiniLM) or a local Hugging Face encoder")
+    _alpha(e)
     C.add_workers(e)
     e.set_defaults(func=_cmd_eval)
-    x = ds.add_parser("index", help="embed a forum's questions into a faiss index (+ BM25 for --hybrid search)")
+
+    x = ds.add_parser("index", help="embed a forum's questions into a faiss index (+ BM25 for --retrieval hybrid "
+                                    "search)")
     C.add_in(x, help='JSONL/Parquet rows {"id"?, "question"}')
-    x.add_argument("--out", required=True, help="index folder to write")
-    x.add_argument("--model", default="dup-minilm-wstb", help="a trained detector (a shipped name or a pysynth dup "
-                                                              "train folder; default: the shipped dup-minilm-wstb), "
-                                                              "minilm (the offline MiniLM, needs torch) or a local "
-                                                              "Hugging Face encoder")
+    C.add_out(x, help="index folder to write")
+    C.add_model(x, DEFAULT_DETECTOR, "a trained detector (a shipped name or a pysynth dup train folder), minilm "
+                                     "(the offline MiniLM, needs torch) or a local Hugging Face encoder",
+                value=DEFAULT_DETECTOR)
     x.add_argument("--kind", choices=("flat", "hnsw", "ivf"), default="flat", help="faiss index (flat: exact)")
     x.add_argument("--field", default="question", help="the rows' text field")
     C.add_workers(x)
     x.set_defaults(func=_cmd_index)
-    s = ds.add_parser("search", help="the indexed questions closest to each query (dense, or --hybrid with BM25)")
+
+    s = ds.add_parser("search", help="the indexed questions closest to each query (dense, or --retrieval hybrid "
+                                     "with BM25)")
     s.add_argument("--index", required=True, type=C.input_dir("index"), help="a folder from pysynth dup index")
-    s.add_argument("--queries", required=True, type=C.input_file, help='JSONL/Parquet rows {"question", ...}')
-    s.add_argument("--out", required=True, help='output JSONL/Parquet: {"query", "results": [{"id", "question", '
-                                                '"score"}]}')
+    C.add_in(s, "--queries", help='JSONL/Parquet rows {"question", ...}')
+    C.add_out(s, help='output JSONL/Parquet: {"query", "results": [{"id", "question", "score"}]}')
     s.add_argument("--k", type=C.positive_int, default=10)
-    s.add_argument("--hybrid", action="store_true", help="fuse min-max scaled dense and BM25 scores")
-    s.add_argument("--alpha", type=C.float_in(0, False, 1, "a number in [0, 1]"), default=0.5,
-                   help="--hybrid: weight of the dense score")
+    s.add_argument("--retrieval", choices=("dense", "hybrid"), default="dense",
+                   help="dense: the index's detector; hybrid: min-max scaled dense and BM25 scores fused")
+    C.alias(s, "--hybrid", "--retrieval hybrid", "retrieval", "hybrid")
+    _alpha(s)
     s.add_argument("--field", default="question", help="the query rows' text field")
     C.add_workers(s)
     s.set_defaults(func=_cmd_search)
+
     m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates, ComQA clusters "
                                         "or the dumps' PostLinks duplicates")
     m.add_argument("--source", choices=("mqr", "comqa", "postlinks"), default="mqr")
@@ -201,7 +265,45 @@ def add_commands(sub) -> None:
     m.add_argument("--negatives-from", choices=("bm25", "random"), default="bm25",
                    help="bm25: the pool's questions BM25 ranks highest (hard); random: seeded draws (easy)")
     m.add_argument("--seed", type=int, default=0)
-    m.add_argument("--shared", default=None, type=C.input_dir("shared"),
-                   help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    m.add_argument("--out", required=True, help="output JSONL/Parquet")
+    C.add_data_dir(m)
+    C.add_out(m, help="output JSONL/Parquet")
     m.set_defaults(func=_cmd_eval_data)
+    _dqg_commands(ds)
+
+
+def _dqg_commands(ds) -> None:
+    """Duplicate question generation (the title generator of ``dup pairs --method dqg``); was
+    ``python -m pysynth.dup.dqg train|export|eval``."""
+    t = ds.add_parser("train-dqg", help="train a body -> title generator (DQG) on dumps (torch)")
+    _dumps(t)
+    C.add_out(t, help="training run folder (resumed when it holds a checkpoint)")
+    t.add_argument("--arch", choices=("copynet", "attnet"), default="copynet", help="copynet: copy; attnet: no copy")
+    t.add_argument("--minutes", type=C.float_in(0, False, None, "a number >= 0"), default=20.0,
+                   help="stop after this many minutes (0: no limit)")
+    t.add_argument("--steps", type=C.count, default=0, help="stop after this many steps (0: no limit)")
+    C.add_threads(t, default=1, help="torch threads")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--dev-fraction", type=C.float_in(0, True, 1, "a number in (0, 1)"), default=0.05)
+    t.add_argument("--vocab-size", type=C.positive_int, default=8000)
+    t.add_argument("--keep-linked", action="store_true",
+                   help="train on the questions with a PostLinks duplicate too (default: held out for evaluation)")
+    t.set_defaults(func=_cmd_train_dqg)
+
+    x = ds.add_parser("export-dqg", help="ONNX export (int8 weights) of a trained title generator")
+    x.add_argument("--model", required=True, help="a training run folder or model directory")
+    C.add_out(x, help="the export folder (an asset directory)")
+    x.add_argument("--float32", action="store_true", help="keep float32 weights")
+    x.set_defaults(func=_cmd_export_dqg)
+
+    v = ds.add_parser("evaluate-dqg", help="BLEU/ROUGE of generated titles against the real ones")
+    C.add_model(v, "dup-dqg-copynet", "the title generator: a name or folder")
+    _dumps(v)
+    C.add_backend(v)
+    C.add_decoding(v, beam=1)
+    C.add_threads(v, default=1, help="onnxruntime threads")
+    v.add_argument("--limit", type=C.count, default=0, help="first N questions per dump (0: all)")
+    v.add_argument("--subset", choices=("all", "linked", "dev"), default="all",
+                   help="linked: the questions with a PostLinks duplicate (held out of training); dev: the "
+                        "training run's dev split of these dumps (--seed, --dev-fraction)")
+    v.add_argument("--dev-fraction", type=C.float_in(0, True, 1, "a number in (0, 1)"), default=0.05)
+    v.set_defaults(func=_cmd_evaluate_dqg)

@@ -172,7 +172,11 @@ def _cmd_generate(args) -> int:
         raise C.UsageError(f"argument --model: {str(model.path)!r} is a Hugging Face model; k2q generate runs "
                            f"pysynth seq2seq models ({DEFAULT_MODEL} or a `pysynth k2q train` folder)")
     kws = [r["keywords"] for r in _rows_with(args.inp, "keywords")]
-    gen = Generator.load(str(model.path), backend=args.backend, device=args.device, kernels=args.kernels)
+    backend = args.backend
+    if backend == "auto" and (args.device not in (None, "cpu") or args.kernels == "triton"):
+        backend = "torch"  # a GPU or the Triton kernels: the torch backend's
+    gen = Generator.load(str(model.path), backend=C.backend(backend, model.path), device=args.device,
+                         kernels=args.kernels)
     groups = args.groups if args.diverse else 1
     beam = max(args.beam, args.groups) if args.diverse and args.groups else args.beam
     res = gen.generate(kws, beam=beam, n=args.n, groups=groups, diversity=args.diversity,
@@ -215,8 +219,11 @@ def _cmd_table2(args) -> int:
 
     models = {name: str(C.resolve_model(m).path) for name, m in (args.model or [])}
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip() and b.strip() != "none"]
+    # auto: onnx only when every model has an ONNX export (a training run folder has none)
+    backend = "onnx" if all(C.backend(args.backend, m) == "onnx" for m in models.values()) \
+        and C.backend(args.backend) == "onnx" else "torch"
     run_table2(args.inp, models, data=args.data, out_dir=args.out, beam=args.beam, baselines=baselines,
-               limit=args.limit, workers=args.workers, seed=args.seed, backend=args.backend)
+               limit=args.limit, workers=args.workers, seed=args.seed, backend=backend)
     print(f"wrote {args.out}/table2.md, table2.json, table2_outputs.jsonl", file=sys.stderr)
     return 0
 
@@ -242,7 +249,7 @@ def add_commands(sub) -> None:
 
     kw = ks.add_parser("keywords", help="generate keyword queries for questions (Ding & Balog 2018, Sect. 3.1)")
     C.add_in(kw, help='JSONL/Parquet rows {"question": ..., "cluster_id": optional}')
-    kw.add_argument("--out", required=True, help='JSONL/Parquet output: input rows plus "keywords": [m strings]; - for stdout')
+    C.add_out(kw, help='JSONL/Parquet output: input rows plus "keywords": [m strings]; - for stdout')
     kw.add_argument("--corpus", type=C.input_file,
                     help="JSONL question corpus for the statistics (default: the bundled 18k questions)")
     _kqgm_args(kw, "default paraphrase", "discriminative")
@@ -258,7 +265,7 @@ def add_commands(sub) -> None:
     C.add_in(sy, required=False, default=None,
              help='questions: JSONL (.gz) or Parquet rows {"question", "id"?, "cluster_id"?} '
                   "(default: the bundled 22k CC BY-SA demo questions)")
-    sy.add_argument("--out", required=True, help="output .jsonl (+ .meta.json) or .parquet")
+    C.add_out(sy, help="output .jsonl (+ .meta.json) or .parquet")
     sy.add_argument("--clusters", type=C.input_file, help='paraphrase clusters: JSONL rows {"cluster_id", "ids": [question ids]}')
     sy.add_argument("--corpus", type=C.input_file, help="extra questions for the statistics and the retrieval corpus only")
     sy.add_argument("--preset", choices=["baseline", "par", "par-ph", "par-ph-kqf", "par-ph-kqf-tdf"],
@@ -278,32 +285,26 @@ def add_commands(sub) -> None:
     sy.add_argument("--weights", type=C.sdm_weights, default=None, help="SDM weights, e.g. 0.85,0.10,0.05")
     sy.add_argument("--seed", type=int, default=None)
     C.add_workers(sy)
-    sy.add_argument("--chunk-size", dest="chunk_size", type=C.positive_int, default=20_000)
-    sy.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
-    sy.add_argument("--keep-parts", dest="keep_parts", action="store_true")
-    sy.add_argument("--quiet", action="store_true")
-    from pysynth.pipelines import add_executor_arguments
-
-    add_executor_arguments(sy)  # --executor local|ray, --ray-address
+    sy.add_argument("--keep-parts", dest="keep_parts", action="store_true", help="keep the finished chunks' parts")
+    sy.add_argument("--quiet", action="store_true", help="no progress lines")
+    C.add_job(sy, chunk_size=20_000, what="questions")
     sy.set_defaults(func=_cmd_synthesize)
 
     mc = ks.add_parser("make-corpus", help="generate a synthetic question corpus with paraphrase clusters")
     mc.add_argument("--n", type=int, required=True, help="number of questions")
-    mc.add_argument("--out", required=True, help='JSONL(.gz) rows {"id", "question", "cluster_id"}; - for stdout')
+    C.add_out(mc, help='JSONL(.gz) rows {"id", "question", "cluster_id"}; - for stdout')
     mc.add_argument("--seed", type=int, default=0)
     mc.add_argument("--profile", type=C.input_file, default=None, help="profile JSON (default: the shipped one)")
     mc.set_defaults(func=_cmd_make_corpus)
 
     t = ks.add_parser("train", help="train EDNet/AttNet/CopyNet on keyword-question pairs")
-    t.add_argument("--in", "--pairs", dest="inp", required=True, metavar="IN",
-                   type=lambda s: s if s == "synthetic" else C.input_file(s),
-                   help="JSONL with 'keywords' and 'question' fields (- reads stdin), or 'synthetic' "
-                        "(stand-in pairs from Q minus T0)")
+    C.add_in(t, "--pairs", metavar="IN|synthetic", type=lambda s: s if s == "synthetic" else C.input_file(s),
+             help="JSONL with 'keywords' and 'question' fields, or --in synthetic (stand-in pairs from Q minus T0)")
     from pysynth.models.config import ARCHS  # the registry's GRU seq2seq names
 
     t.add_argument("--arch", choices=ARCHS, default=None, help="architecture (default copynet)")
     C.add_model_alias(t, "arch", "--arch", ARCHS)
-    t.add_argument("--out", required=True, help="run folder (resumes from its checkpoint.pt)")
+    C.add_out(t, help="run folder (resumes from its checkpoint.pt)")
     t.add_argument("--dev", type=C.input_file, help="JSONL dev pairs for early stopping (default: 2%% of --in)")
     t.add_argument("--source-field", default="keywords")
     t.add_argument("--target-field", default="question")
@@ -329,26 +330,24 @@ def add_commands(sub) -> None:
     t.add_argument("--log-every", type=int, default=100)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    t.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: default)")
+    C.add_threads(t, help="torch intra-op threads")
     t.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out")
     t.set_defaults(func=_cmd_train)
 
     g = ks.add_parser("generate", help="questions for keyword queries (JSONL rows {'keywords'})")
-    g.add_argument("--model", default=None, help=f"a model name or folder (default: the shipped {DEFAULT_MODEL})")
+    C.add_model(g, DEFAULT_MODEL, "a K2Q seq2seq model: a name or folder")
     C.add_in(g, help="JSONL/Parquet rows {'keywords': str}")
-    g.add_argument("--out", required=True, help="output JSONL/Parquet (- for stdout)")
-    g.add_argument("--beam", type=C.positive_int, default=5)
-    g.add_argument("--diverse", action="store_true", help="diverse beam search")
-    g.add_argument("--groups", type=C.positive_int, default=5)
-    g.add_argument("--diversity", type=float, default=0.5)
-    g.add_argument("--n", type=C.positive_int, default=5)
-    g.add_argument("--backend", choices=("torch", "onnx"), default="torch")
-    g.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"))
+    C.add_out(g, help="output JSONL/Parquet (- for stdout)")
+    C.add_decoding(g, beam=5, groups=5, diversity=0.5, seed=False)
+    g.add_argument("--diverse", action="store_true", help="diverse beam search (--groups, --diversity)")
+    g.add_argument("--n", type=C.positive_int, default=5, help="questions per keyword query (5)")
+    C.add_backend(g)
+    g.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"), help="torch backend: the device")
     g.add_argument("--kernels", default="auto", choices=("auto", "triton", "torch"),
                    help="torch backend: fused Triton decode-step kernels (auto: on CUDA when triton is installed)")
     g.add_argument("--batch-size", type=C.positive_int, default=32)
     g.add_argument("--length-penalty", choices=("none", "average", "gnmt"), default="none")
-    g.add_argument("--alpha", type=float, default=0.6)
+    g.add_argument("--alpha", type=float, default=0.6, help="--length-penalty gnmt: alpha (0.6)")
     g.add_argument("--max-len", type=C.positive_int, default=None)
     C.add_min_wellformed(g)
     g.set_defaults(func=_cmd_generate)
@@ -358,21 +357,21 @@ def add_commands(sub) -> None:
     t1.add_argument("--folds", type=C.positive_int, default=5)
     t1.add_argument("--seed", type=int, default=0)
     C.add_workers(t1)
-    t1.add_argument("--data", default=None, type=C.input_dir("data"), help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    t1.add_argument("--out", default="results/k2q_table1", help="output folder")
+    C.add_data_dir(t1)
+    C.add_out(t1, required=False, default="results/k2q_table1", help="output folder (results/k2q_table1)")
     t1.set_defaults(func=_cmd_table1)
 
     t2 = ks.add_parser("table2", help="reproduce Table 2 of Ding & Balog 2018: SDM, TBM and neural K2Q models on T0")
-    t2.add_argument("--in", "--pairs", dest="inp", required=True, type=C.input_file, metavar="IN",
-                    help='JSONL keyword-question pairs {"keywords": str, "question": str} the baselines learn from (.gz ok)')
+    C.add_in(t2, "--pairs", stdin=False,
+             help='JSONL keyword-question pairs {"keywords": str, "question": str} the baselines learn from (.gz ok)')
     t2.add_argument("--model", action="append", type=_table2_model, metavar="[NAME=]MODEL",
                     help="a trained model (folder or name), e.g. copynet=runs/copynet (repeatable)")
-    t2.add_argument("--out", default="results/k2q_table2", help="output folder")
-    t2.add_argument("--data", default=None, type=C.input_dir("data"), help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    t2.add_argument("--beam", type=C.positive_int, default=5)
+    C.add_out(t2, required=False, default="results/k2q_table2", help="output folder (results/k2q_table2)")
+    C.add_data_dir(t2)
+    C.add_decoding(t2, beam=5, seed=False)
     t2.add_argument("--baselines", default="sdm,tbm", help="comma-separated subset of sdm,tbm, or none")
     t2.add_argument("--limit", type=C.positive_int, default=None, help="score only the first N T0 pairs")
     C.add_workers(t2)
     t2.add_argument("--seed", type=int, default=0, help="TBM word2vec seed")
-    t2.add_argument("--backend", default="torch", choices=["torch", "onnx"])
+    C.add_backend(t2)
     t2.set_defaults(func=_cmd_table2)

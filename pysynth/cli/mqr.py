@@ -1,6 +1,7 @@
 """``pysynth mqr mine``: question-rewriting pairs from Stack Exchange dumps (Chu et al. 2020)."""
 from __future__ import annotations
 
+import json
 import sys
 
 from pysynth.cli import _common as C
@@ -29,12 +30,12 @@ def _count(s: str) -> int:
 
 def _cmd_mine(args) -> int:
     from pysynth import signature
+    from pysynth.datasets.stackexchange import Dump
     from pysynth.io import write_json, write_rows
     from pysynth.mqr import mine
-    from pysynth.stackexchange import Dump
 
     C.check_output(args.out)
-    dumps = [Dump(d) for d in args.dump]
+    dumps = [Dump(d) for d in args.inp]
     res = mine(dumps, mode=args.mode, splits=args.splits, min_valid=args.min_valid)
     write_rows(args.out, res.rows)  # the data first, the metadata last
     meta = {
@@ -51,49 +52,19 @@ def _cmd_mine(args) -> int:
     return 0
 
 
-def _read_questions(path: str):
-    """``(texts, rows)``: JSONL/Parquet rows with a ``question`` (rows kept), or plain text, one
-    question per line (rows None). ``-`` is sniffed: JSON objects or text."""
-    import json
-
-    name = path.lower()
-    if name.endswith((".jsonl", ".jsonl.gz", ".parquet", ".json")):
-        rows = list(C.read_rows(path))
-    else:
-        lines = C.read_lines(path, "--in")
-        if path == "-" and lines and lines[0].lstrip().startswith("{"):
-            rows = [json.loads(x) for x in lines if x.strip()]
-        else:
-            return lines, None
-    for i, r in enumerate(rows):
-        if not isinstance(r.get("question"), str):
-            raise ValueError(f"--in row {i + 1}: needs a string field 'question'")
-    return [r["question"] for r in rows], rows
-
-
 def _cmd_rewrite(args) -> int:
-    from pysynth.mqr.rewrite import Rewriter
+    from pysynth.mqr.jobs import rewrite_file
+    from pysynth.pipelines import executor_from_args
 
     C.check_output(args.out)
-    texts, rows = _read_questions(args.inp)
     model = C.resolve_model(args.model, default="mqr-copynet-small")
-    out = Rewriter(str(model.path), backend=args.backend, threads=args.threads).rewrite(
-        texts, beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed, backoff=args.backoff)
-    probs = None
-    if args.min_wellformed is not None:
-        from pysynth.quality import wellformedness
-
-        probs = wellformedness(out).tolist()
-        out = [o if p >= args.min_wellformed else t for o, t, p in zip(out, texts, probs)]
-    if rows is None:
-        with C.output(args.out) as f:
-            f.write("".join(o.replace("\n", " ") + "\n" for o in out).encode("utf-8"))
-        return 0
-    from pysynth.io import write_rows
-
-    extra = [{} if probs is None else {"wellformed": round(p, 6), "rewritten": p >= args.min_wellformed}
-             for p in (probs or [None] * len(out))]
-    write_rows(args.out, ({**r, "rewrite": o, **e} for r, o, e in zip(rows, out, extra)))
+    summary = rewrite_file(args.inp, args.out, model=str(model.path), backend=args.backend, threads=args.threads,
+                           beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
+                           backoff=args.backoff, min_wellformed=args.min_wellformed,
+                           executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
+                           progress=args.out != "-")
+    if args.out != "-":  # stdout may be the output: the summary goes there only when it is not
+        print(json.dumps(summary))
     return 0
 
 
@@ -169,7 +140,7 @@ def _cmd_table6(args) -> int:
                   ablations=ablations, chains=chains or None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    md = markdown(rows, "pysynth mqr table6 " + " ".join(sys.argv[3:]))
+    md = markdown(rows, "pysynth mqr evaluate " + " ".join(sys.argv[3:]))
     (out / "table6.md").write_text(md, encoding="utf-8")
     write_json(out / "table6.json", [{k: v for k, v in r.items() if k != "outputs"} for r in rows])
     with open(out / "rewrites.jsonl", "w", encoding="utf-8") as f:
@@ -195,14 +166,14 @@ def _summary(res, f) -> None:
 
 def add_commands(sub) -> None:
     m = sub.add_parser("mqr", help="question rewriting, MQR (Chu et al. 2020)")
-    ms = m.add_subparsers(dest="mqr_command", required=True, metavar="VERB")
+    ms = m.add_subparsers(dest="mqr_command", required=True, metavar="VERB")  # table6: now evaluate
     mi = ms.add_parser("mine", help="ill-formed -> well-formed title pairs from Stack Exchange dumps",
                        description="Mine question-rewriting pairs from Stack Exchange title edits with the filters of "
                                    "Chu et al. 2020; writes rows {site, post_id, ill_formed, well_formed[, bleu, "
                                    "split]} and OUT.meta.json (counts per filter and site, statistics, signature).")
-    mi.add_argument("--dump", required=True, action="append", type=_dump, metavar="DIR",
-                    help="a site's dump: a directory of Posts.xml[.gz] + PostHistory.xml[.gz], or a .7z (repeatable)")
-    mi.add_argument("--out", required=True, help="output JSONL/Parquet (- for stdout)")
+    C.add_in(mi, "--dump", action="append", type=_dump, metavar="DUMP", stdin=False,
+             help="a site's dump: a directory of Posts.xml[.gz] + PostHistory.xml[.gz], or a .7z (repeatable)")
+    C.add_out(mi, help="output JSONL/Parquet (- for stdout)")
     mi.add_argument("--mode", default="initial", choices=("initial", "last-edit", "all-edits"),
                     help="initial: first title -> current title (the paper); last-edit: the title before the last "
                          "edit; all-edits: every consecutive pair")
@@ -217,26 +188,25 @@ def add_commands(sub) -> None:
                                    "Parquet rows {'question', ...} get a 'rewrite' field.")
     C.add_in(rw, help="questions: a text file (one per line) or JSONL/Parquet rows with 'question'")
     rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
-    rw.add_argument("--model", default=None, help="a rewriter name or folder (default: the shipped mqr-copynet-small)")
+    C.add_model(rw, "mqr-copynet-small", "the rewriter: a name or folder")
     # the decoding defaults were chosen on held-out MQR dev pairs (pysynth.mqr.rewrite.DEFAULT_DECODING)
-    rw.add_argument("--beam", type=C.positive_int, default=6)
+    C.add_decoding(rw, beam=6, seed=False)
     rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=2.0,
                     help="rerank the beam: mean log-probability + COVERAGE x the share of the question's words kept")
     rw.add_argument("--rerank-wellformed", type=C.float_in(0, False, None, "a number >= 0"), default=0.5,
                     metavar="W", help="rerank the beam: + W x log P(well-formed) of pysynth.quality's classifier")
     rw.add_argument("--backoff", type=C.float_in(0, False, 1, "a share in [0, 1]"), default=0.7, metavar="F",
                     help="the rule floor instead of a rewrite that keeps less than F of the question's words")
-    rw.add_argument("--backend", choices=("onnx", "torch", "auto"), default="onnx",
-                    help="auto: onnx when the model has an ONNX export, else torch")
-    rw.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: default)")
+    C.add_backend(rw)
+    C.add_threads(rw, help="onnxruntime threads")
     rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                     metavar="P", help="keep a rewrite only when its well-formedness is >= P (else the input)")
+    C.add_job(rw, chunk_size=512, what="questions")
     rw.set_defaults(func=_cmd_rewrite)
 
     tr = ms.add_parser("train", help="train a rewriter on the offline data (MQR dev, mined, identity, noised SQuAD)")
-    tr.add_argument("--out", required=True, help="training run folder")
-    tr.add_argument("--data", default=None, type=C.input_dir("data"),
-                    help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    C.add_out(tr, help="training run folder")
+    C.add_data_dir(tr)
     tr.add_argument("--arch", default="copynet", choices=("copynet", "attnet", "ednet", "transformer-seq2seq"),
                     help="GRU seq2seq (copynet: attention + copying) or a small pre-LN Transformer with a copy head")
     tr.add_argument("--steps", type=C.positive_int, default=2300,
@@ -265,16 +235,16 @@ def add_commands(sub) -> None:
     tr.add_argument("--d-model", type=C.positive_int, default=256, help="transformer-seq2seq: model width")
     tr.add_argument("--layers", type=C.positive_int, default=2, help="transformer-seq2seq: encoder = decoder layers")
     tr.add_argument("--lr", type=float, default=2e-3)
-    tr.add_argument("--threads", type=int, default=2)
+    C.add_threads(tr, default=2, help="torch threads")
     tr.add_argument("--seed", type=int, default=0)
     tr.set_defaults(func=_cmd_train)
 
-    t6 = ms.add_parser("table6", help="Table 6 of Chu et al. 2020 on the MQR test with pysynth's rewriters")
-    t6.add_argument("--data", default=None, type=C.input_dir("data"),
-                    help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
+    t6 = ms.add_parser("evaluate", help="Table 6 of Chu et al. 2020 on the MQR test with pysynth's rewriters "
+                                        "(`mqr table6`: deprecated)")
+    C.add_data_dir(t6)
     t6.add_argument("--model", action="append", metavar="[NAME=]MODEL[@OPTS]",
                     help="rewriters (default: mqr-copynet-small); OPTS: beam=B,coverage=C,wellformed=W,backoff=F")
-    t6.add_argument("--beam", type=C.positive_int, default=4)
+    C.add_decoding(t6, beam=4, seed=False)
     t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
                     help="the round-trip translation row's pivot: fr (the shipped English<->French models of "
                          "pysynth paraphrase), FWD,BWD (two models) or none")
@@ -282,5 +252,5 @@ def add_commands(sub) -> None:
                     help="a Table 7 row: a rewriter trained on another data mix (e.g. --no-identity, --paralex)")
     t6.add_argument("--chain", action="append", metavar="[NAME=]A>B",
                     help="a Table 8 row: run B on A's output; A, B: rule (the rule floor) or a rewriter")
-    t6.add_argument("--out", default="results/mqr_table6", help="output folder")
+    C.add_out(t6, required=False, default="results/mqr_table6", help="output folder (results/mqr_table6)")
     t6.set_defaults(func=_cmd_table6)

@@ -14,11 +14,11 @@ def _cmd_paraphrase(args) -> int:
     C.check_output(args.out)
     if args.candidates_out:
         C.check_output(args.candidates_out, "--candidates-out")
-    cfg = ParaphraseConfig(pivot=args.pivot, decode=args.decode, beams=args.beams, groups=args.groups,
+    cfg = ParaphraseConfig(pivot=args.pivot, decode=args.decode, beams=args.beam, groups=args.groups,
                            diversity=args.diversity, mode=args.mode, top=args.top, top_k=args.top_k, top_p=args.top_p,
                            unknown_penalty=args.unknown_penalty, length_penalty=args.length_penalty,
                            ban_unk=not args.allow_unk, strip_question=args.strip_question,
-                           backend=args.backend, threads=args.workers,
+                           backend=C.backend(args.backend), threads=args.workers,
                            batch_size=args.batch_size, seed=args.seed)
     summary = run(args.inp, args.out, cfg, candidates_out=args.candidates_out, flat=args.flat,
                   min_wellformed=args.min_wellformed,
@@ -27,28 +27,32 @@ def _cmd_paraphrase(args) -> int:
     return 0
 
 
-def add_commands(sub) -> None:
-    from pysynth.pipelines import add_executor_arguments
+def _cmd_train_pivot(args) -> int:
+    from pysynth.data import shared_dir
+    from pysynth.paraphrase.pivots import train_pivot
 
-    p = sub.add_parser("paraphrase", help="paraphrases by pivoting through two seq2seq models with diverse beam "
-                                          "search (Granstedt 2017)")
+    print(json.dumps(train_pivot(shared_dir(args.data), args.out, args.direction, steps=args.steps,
+                                 minutes=args.minutes, threads=args.threads, seed=args.seed)))
+    return 0
+
+
+def add_commands(sub) -> None:
+    pp = sub.add_parser("paraphrase", help="paraphrases by pivoting through two seq2seq models with diverse beam "
+                                           "search (Granstedt 2017)")
+    ps = pp.add_subparsers(dest="verb", required=True, metavar="VERB")
+    p = ps.add_parser("generate", help="paraphrase questions (`pysynth paraphrase --in ...` without the verb: "
+                                       "deprecated)")
     C.add_in(p, help='JSONL/Parquet rows {"id"?, "question", ...}; other fields are carried to the paraphrases')
-    p.add_argument("--out", required=True, help='output JSONL/Parquet: rows {"id", "question", "paraphrases", ...}')
+    C.add_out(p, help='output JSONL/Parquet: rows {"id", "question", "paraphrases", ...}')
     p.add_argument("--pivot", default="fr",
                    help="fr (the shipped English<->French models), keywords (keyword queries and the K2Q model), "
                         "or FWD,BWD: two pysynth models or local Hugging Face translation model folders")
     p.add_argument("--decode", choices=("dbs", "beam", "sample"), default="dbs",
                    help="diverse beam search (default), beam search, or top-k/top-p sampling")
-    p.add_argument("--beams", type=C.positive_int, default=16, help="B: outputs per input in each stage")
-    p.add_argument("--groups", type=C.positive_int, default=4, help="G: diverse beam search groups")
-    p.add_argument("--diversity", type=C.float_in(0, False, None, "a number >= 0"), default=0.5,
-                   help="lambda: Hamming diversity penalty")
+    C.add_decoding(p, beam=16, beam_aliases=("--beams",), groups=4, diversity=0.5, sampling=True)
     p.add_argument("--mode", choices=("augmented", "diverse"), default="augmented",
                    help="augmented: the top scores > 0; diverse: unknowns cost 10, chosen paraphrases count as overlap")
     p.add_argument("--top", type=C.positive_int, default=3, help="paraphrases per question at most")
-    p.add_argument("--top-k", type=int, default=0, help="--decode sample: top-k (0: off)")
-    p.add_argument("--top-p", type=C.float_in(0, True, 1, "a probability in (0, 1]"), default=1.0,
-                   help="--decode sample: nucleus mass")
     p.add_argument("--unknown-penalty", type=float, default=None, help="per <unk> (default: 1 augmented, 10 diverse)")
     p.add_argument("--length-penalty", type=float, default=10.0, help="for a candidate > 2 words shorter (default 10)")
     p.add_argument("--allow-unk", action="store_true", help="let the models generate <unk> (the thesis's setting)")
@@ -58,12 +62,23 @@ def add_commands(sub) -> None:
     p.add_argument("--candidates-out", default=None,
                    help="also write every candidate (pivot, search scores, score components) and rejected pivot")
     p.add_argument("--flat", action="store_true", help="write the augmented dataset: one row per original and paraphrase")
-    p.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    C.add_backend(p)
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="inputs per decoding batch")
-    p.add_argument("--chunk-size", type=C.positive_int, default=256, help="questions per resumable chunk")
-    p.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
-    p.add_argument("--seed", type=int, default=0)
     C.add_min_wellformed(p)
     C.add_workers(p)
-    add_executor_arguments(p)
+    C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_paraphrase)
+
+    t = ps.add_parser("train-pivot", help="train one pivot translation model (en-fr or fr-en) on the shared data "
+                                          "(was python -m pysynth.paraphrase.pivots)")
+    from pysynth.paraphrase.pivots import DIRECTIONS
+
+    t.add_argument("--direction", required=True, choices=sorted(DIRECTIONS))
+    C.add_out(t, help="training run folder (resumed when it holds a checkpoint)")
+    C.add_data_dir(t)
+    t.add_argument("--steps", type=C.positive_int, default=5000, help="training steps (5000)")
+    t.add_argument("--minutes", type=C.float_in(0, False, None, "a number >= 0"), default=26.0,
+                   help="also stop after this many minutes (0: no limit)")
+    C.add_threads(t, default=2, help="torch threads")
+    t.add_argument("--seed", type=int, default=0)
+    t.set_defaults(func=_cmd_train_pivot)

@@ -1,4 +1,5 @@
-"""``pysynth qagen generate | evaluate``: roundtrip-consistent synthetic QA (Alberti et al. 2019)."""
+"""``pysynth qagen generate | evaluate | train-span | train-qg | train-encoder-qg``: roundtrip-consistent
+synthetic QA (Alberti et al. 2019)."""
 from __future__ import annotations
 
 import json
@@ -14,14 +15,14 @@ def _cmd_generate(args) -> int:
     C.check_output(args.out)
     if args.squad_out:
         C.check_output(args.squad_out, "--squad-out")
-    if args.contexts == "sample":
+    if args.inp == "sample":
         from pysynth.data import qagen_sample_path
 
-        args.contexts = str(qagen_sample_path())
-    cfg = QAGenConfig(top_k=args.top_k, joint=not args.independent, decode=args.decode, beam_size=args.beam_size,
+        args.inp = str(qagen_sample_path())
+    cfg = QAGenConfig(top_k=args.spans, joint=not args.independent, decode=args.decode, beam_size=args.beam,
                       match=args.match, margin=args.margin, neg_fraction=args.neg_fraction, seed=args.seed,
                       min_wellformed=args.min_wellformed)
-    summary = run(args.contexts, args.out, cfg, answer_model=args.answer_model, question_model=args.question_model,
+    summary = run(args.inp, args.out, cfg, answer_model=args.answer_model, question_model=args.question_model,
                   qa_model=args.qa_model, keep_discarded=args.keep_discarded, squad_out=args.squad_out,
                   executor=executor_from_args(args), chunk_size=args.chunk_size, threads=args.threads,
                   batch_size=args.batch_size, resume=not args.restart)
@@ -32,9 +33,38 @@ def _cmd_generate(args) -> int:
 def _cmd_evaluate(args) -> int:
     from pysynth.qagen.evaluate import evaluate
 
-    res = evaluate(args.squad, args.out, answer_model=args.answer_model, question_model=args.question_model,
+    res = evaluate(args.inp, args.out, answer_model=args.answer_model, question_model=args.question_model,
                    qa_model=args.qa_model, limit=args.limit, seed=args.seed, threads=args.threads)
     print(json.dumps(res))
+    return 0
+
+
+def _cmd_train_span(args) -> int:
+    from pysynth.models.encoders import save_pretrained
+    from pysynth.qagen.train import export_span, train_span
+
+    model, tok, info = train_span(args.squad11, args.squad2, args.n_qa, args.n_ae, args.n_qa2, args.epochs, args.lr,
+                                  args.batch_size, args.max_length, args.seed, args.threads, args.init)
+    save_pretrained(model, tok, str(args.out) + ".torch")
+    info["train"] = {k: getattr(args, k) for k in ("n_qa", "n_ae", "n_qa2", "epochs", "lr", "batch_size",
+                                                   "max_length", "seed", "init")}
+    export_span(model, tok, args.out, info=info)
+    print(json.dumps(info))
+    return 0
+
+
+def _cmd_train_qg(args) -> int:
+    from pysynth.qagen.train import train_qg
+
+    print(json.dumps(train_qg(args.squad11, args.out, args.minutes, args.threads, args.seed), default=str))
+    return 0
+
+
+def _cmd_train_encoder_qg(args) -> int:
+    from pysynth.qagen.encoder_qg import train_encoder_qg
+
+    print(json.dumps(train_encoder_qg(args.squad11, args.out, args.n, lr=args.lr, batch_size=args.batch_size,
+                                      seed=args.seed, threads=args.threads)))
     return 0
 
 
@@ -63,26 +93,25 @@ def _models(p) -> None:
     p.add_argument("--qa-model", default=None, metavar="M",
                    help="question answering: a span model or a local Hugging Face extractive-QA folder "
                         "(default: the answer model)")
-    p.add_argument("--threads", type=int, default=0, help="onnxruntime / torch threads per worker (0: default)")
+    C.add_threads(p, help="onnxruntime / torch threads per worker")
 
 
 def add_commands(sub) -> None:
-    from pysynth.pipelines import add_executor_arguments
-
     q = sub.add_parser("qagen", help="roundtrip-consistent synthetic QA generation (Alberti et al. 2019)")
     qs = q.add_subparsers(dest="verb", required=True, metavar="VERB")
     p = qs.add_parser("generate", help="contexts -> answer -> question -> roundtrip answer; keep consistent triples")
-    p.add_argument("--contexts", required=True, type=_contexts,
-                   help="SQuAD JSON (v1.1/v2.0; its questions are ignored), JSONL {id?, title?, context} or plain "
-                        "text (blank-line separated passages); .gz allowed; 'sample': the bundled SQuAD sample")
-    p.add_argument("--out", required=True, help="output JSONL/Parquet: one row per kept triple or unanswerable")
+    C.add_in(p, "--contexts", type=_contexts, metavar="IN|sample",
+             help="contexts: SQuAD JSON (v1.1/v2.0; its questions are ignored), JSONL {id?, title?, context} or plain "
+                  "text (blank-line separated passages); .gz allowed; --in sample: the bundled SQuAD sample")
+    C.add_out(p, help="output JSONL/Parquet: one row per kept triple or unanswerable")
     _models(p)
-    p.add_argument("--top-k", type=C.positive_int, default=10, help="answers are drawn from the top K spans (10)")
+    C.deprecate(p.add_argument("--spans", "--top-k", dest="spans", type=C.positive_int, default=10, metavar="K",
+                               help="answers are drawn from the top K spans (10)"), top_k="--spans")
     p.add_argument("--independent", action="store_true",
                    help="score answer spans by independent start/end (the paper's joint scoring is the default)")
     p.add_argument("--decode", choices=("greedy", "beam", "dbs", "sample"), default="greedy",
                    help="question decoding (greedy: the paper)")
-    p.add_argument("--beam-size", type=C.positive_int, default=4)
+    C.add_decoding(p, beam=4, beam_aliases=("--beam-size",))
     p.add_argument("--match", type=_match, default="exact",
                    help="roundtrip test: exact (SQuAD-normalised exact match) or f1:TAU (token F1 >= TAU)")
     p.add_argument("--margin", type=float, default=None,
@@ -95,18 +124,57 @@ def add_commands(sub) -> None:
     p.add_argument("--keep-discarded", action="store_true", help="also write discarded triples (consistent=false)")
     p.add_argument("--squad-out", default=None, help="also write the kept set as SQuAD 2.0 JSON")
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="contexts per model call")
-    p.add_argument("--chunk-size", type=C.positive_int, default=64, help="contexts per resumable chunk")
-    p.add_argument("--restart", action="store_true", help="discard finished chunks of an earlier run")
-    p.add_argument("--seed", type=int, default=0)
     C.add_workers(p)
-    add_executor_arguments(p)
+    C.add_job(p, chunk_size=64, what="contexts")
     p.set_defaults(func=_cmd_generate)
 
     e = qs.add_parser("evaluate", help="kept vs discarded correctness, answer recall@10, keep rate, QA EM/F1 on "
                                        "held-out SQuAD articles")
-    e.add_argument("--squad", required=True, type=C.input_file, help="SQuAD JSON with gold questions (v1.1/v2.0)")
-    e.add_argument("--out", required=True, help="output folder: results.json and the blind labelling sheet")
+    C.add_in(e, "--squad", help="SQuAD JSON with gold questions (v1.1/v2.0)", stdin=False)
+    C.add_out(e, help="output folder: results.json and the blind labelling sheet")
     _models(e)
-    e.add_argument("--limit", type=int, default=0, help="paragraphs to use (0: all)")
+    e.add_argument("--limit", type=C.count, default=0, help="paragraphs to use (0: all)")
     e.add_argument("--seed", type=int, default=0)
     e.set_defaults(func=_cmd_evaluate)
+
+    s = qs.add_parser("train-span", help="train the answer-extraction + QA span model on SQuAD (torch + "
+                                         "transformers; was python -m pysynth.qagen.train span)")
+    _squad11(s)
+    s.add_argument("--squad2", required=True, type=C.input_file, help="SQuAD 2.0 JSON with unanswerable questions")
+    C.add_out(s, help="ONNX store to write (the torch weights go to OUT.torch)")
+    s.add_argument("--n-qa", type=C.count, default=7000, help="QA questions (7000)")
+    s.add_argument("--n-ae", type=C.count, default=4000, help="answer-extraction contexts (4000)")
+    s.add_argument("--n-qa2", type=C.count, default=0, help="SQuAD 2.0 questions (0: all)")
+    s.add_argument("--epochs", type=C.positive_int, default=1)
+    s.add_argument("--lr", type=C.float_in(0, True, None, "a positive number"), default=5e-5)
+    s.add_argument("--batch-size", type=C.positive_int, default=16)
+    s.add_argument("--max-length", type=C.positive_int, default=192)
+    s.add_argument("--seed", type=int, default=0)
+    C.add_threads(s, help="torch threads")
+    s.add_argument("--init", default=None, help="continue from a span-encoder folder (OUT.torch of a run)")
+    s.set_defaults(func=_cmd_train_span)
+
+    g = qs.add_parser("train-qg", help="train the CopyNet question generator on SQuAD (torch; was "
+                                       "python -m pysynth.qagen.train qg)")
+    _squad11(g)
+    C.add_out(g, help="training run folder (resumed when it holds a checkpoint)")
+    g.add_argument("--minutes", type=C.float_in(0, False, None, "a number >= 0"), default=45.0,
+                   help="stop after this many minutes (45)")
+    C.add_threads(g, help="torch threads")
+    g.add_argument("--seed", type=int, default=0)
+    g.set_defaults(func=_cmd_train_qg)
+
+    x = qs.add_parser("train-encoder-qg", help="fine-tune MiniLM as an encoder-only question generator (torch + "
+                                               "transformers; was python -m pysynth.qagen.encoder_qg)")
+    _squad11(x)
+    C.add_out(x, help="model folder to write")
+    x.add_argument("--n", type=C.positive_int, default=8000, help="SQuAD 1.1 train questions (8000)")
+    x.add_argument("--lr", type=C.float_in(0, True, None, "a positive number"), default=5e-5)
+    x.add_argument("--batch-size", type=C.positive_int, default=16)
+    x.add_argument("--seed", type=int, default=0)
+    C.add_threads(x, help="torch threads")
+    x.set_defaults(func=_cmd_train_encoder_qg)
+
+
+def _squad11(p) -> None:
+    p.add_argument("--squad11", required=True, type=C.input_file, help="SQuAD 1.1 train JSON")

@@ -90,7 +90,7 @@ def add_commands(sub) -> None:
                         "loaded at start-up)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000, help="0: any free port")
-    s.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads per model (0: default)")
+    C.add_threads(s, help="onnxruntime intra-op threads per model")
     s.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
                    help="cuda needs onnxruntime-gpu; without it the server falls back to the CPU with a warning")
     s.add_argument("--max-batch", type=C.positive_int, default=32, help="most inputs in one model call")

@@ -243,7 +243,10 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
     return info
 
 
-if __name__ == "__main__":  # python -m pysynth.qagen.encoder_qg SQUAD11 OUT [N] [THREADS]
+if __name__ == "__main__":  # deprecated: python -m pysynth.qagen.encoder_qg SQUAD11 OUT [N] [THREADS]
+    from pysynth.cli import deprecated_module
+
     a = sys.argv[1:]
-    print(json.dumps(train_encoder_qg(a[0], a[1], int(a[2]) if len(a) > 2 else 8000,
-                                      threads=int(a[3]) if len(a) > 3 else 0)))
+    opts = [f for f, v in zip(("--n", "--threads"), a[2:4]) for f in (f, v)]
+    raise SystemExit(deprecated_module("pysynth.qagen.encoder_qg", ["--squad11", *a[:1], "--out", *a[1:2], *opts],
+                                       ["qagen", "train-encoder-qg"]))

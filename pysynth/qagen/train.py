@@ -14,12 +14,11 @@ Two models, each trained once and shipped (see the assets' READMEs):
 * ``qg`` -- a CopyNet question generator (:mod:`pysynth.models.train`) from the sentence(s)
   holding the answer, the answer marked (:func:`pysynth.qagen.data.qg_source`), to the question.
 
-``python -m pysynth.qagen.train span --squad11 F --squad2 F --out DIR`` and
-``python -m pysynth.qagen.train qg --squad11 F --out DIR``.
+``pysynth qagen train-span --squad11 F --squad2 F --out DIR`` and
+``pysynth qagen train-qg --squad11 F --out DIR``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -191,42 +190,10 @@ def train_qg(squad11: PathLike, out: PathLike, minutes: float = 45.0, threads: i
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pysynth.qagen.train", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("span", help="the answer-extraction + QA span model")
-    s.add_argument("--squad11", required=True)
-    s.add_argument("--squad2", required=True, help="SQuAD 2.0 JSON with unanswerable questions")
-    s.add_argument("--out", required=True, help="ONNX store to write (the torch weights go to OUT.torch)")
-    s.add_argument("--n-qa", type=int, default=7000)
-    s.add_argument("--n-ae", type=int, default=4000)
-    s.add_argument("--n-qa2", type=int, default=0, help="SQuAD 2.0 questions (0: all)")
-    s.add_argument("--epochs", type=int, default=1)
-    s.add_argument("--lr", type=float, default=5e-5)
-    s.add_argument("--batch-size", type=int, default=16)
-    s.add_argument("--max-length", type=int, default=192)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--threads", type=int, default=0)
-    s.add_argument("--init", default=None, help="continue from a span-encoder folder (OUT.torch of a run)")
-    q = sub.add_parser("qg", help="the CopyNet question generator")
-    q.add_argument("--squad11", required=True)
-    q.add_argument("--out", required=True)
-    q.add_argument("--minutes", type=float, default=45.0)
-    q.add_argument("--threads", type=int, default=0)
-    q.add_argument("--seed", type=int, default=0)
-    a = p.parse_args(argv)
-    if a.what == "span":
-        from pysynth.models.encoders import save_pretrained
+    """Deprecated: ``python -m pysynth.qagen.train span|qg`` is now ``pysynth qagen train-span|train-qg``."""
+    from pysynth.cli import deprecated_module
 
-        model, tok, info = train_span(a.squad11, a.squad2, a.n_qa, a.n_ae, a.n_qa2, a.epochs, a.lr, a.batch_size,
-                                      a.max_length, a.seed, a.threads, a.init)
-        save_pretrained(model, tok, str(a.out) + ".torch")
-        info["train"] = {k: getattr(a, k) for k in ("n_qa", "n_ae", "n_qa2", "epochs", "lr", "batch_size", "max_length", "seed",
-                                                "init")}
-        export_span(model, tok, a.out, info=info)
-        print(json.dumps(info))
-    else:
-        print(json.dumps(train_qg(a.squad11, a.out, a.minutes, a.threads, a.seed), default=str))
-    return 0
+    return deprecated_module("pysynth.qagen.train", argv, ["qagen"], {"span": "train-span", "qg": "train-qg"})
 
 
 if __name__ == "__main__":

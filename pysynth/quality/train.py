@@ -8,12 +8,11 @@ fine-tuned with binary cross-entropy, AdamW, linear warm-up (6 %) and decay; see
 ONNX with int8 dynamic quantization of the matrix products (onnxruntime), the vocabulary and the
 configuration in a versioned store (``pysynth.classifier.onnx``).
 
-``python -m pysynth.quality.train --data ../shared/data/query_wellformedness --out DIR`` trains,
+``pysynth quality train --data ../shared/data/query_wellformedness --out DIR`` trains,
 evaluates on dev and test, and exports; ``bench/RESULTS_quality.md`` has the shipped run.
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -125,28 +124,10 @@ def export(model, tok, out: PathLike, max_length: int = 64, quantize: bool = Tru
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pysynth.quality.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True, help="the query_wellformedness folder ({train,dev,test}.jsonl.gz)")
-    p.add_argument("--out", required=True, help="output store")
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--lr", type=float, default=4e-5)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-length", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--no-quantize", action="store_true")
-    a = p.parse_args(argv)
-    model, tok, hist = train(a.data, a.epochs, a.lr, a.batch_size, a.max_length, a.seed, a.threads)
-    out = export(model, tok, a.out, a.max_length, not a.no_quantize,
-                 {"train": {k: getattr(a, k) for k in ("epochs", "lr", "batch_size", "seed")}, "history": hist})
-    from pysynth.quality import WellformednessModel
+    """Deprecated: ``python -m pysynth.quality.train`` is now ``pysynth quality train``."""
+    from pysynth.cli import deprecated_module
 
-    m = WellformednessModel(out)
-    te = load_split(a.data, "test")
-    dv = load_split(a.data, "dev")
-    print(json.dumps({"onnx_dev": accuracy(m([r["query"] for r in dv]), dv),
-                      "onnx_test": accuracy(m([r["query"] for r in te]), te), "bytes": os.path.getsize(out / "model.onnx")}))
-    return 0
+    return deprecated_module("pysynth.quality.train", argv, ["quality", "train"])
 
 
 if __name__ == "__main__":

@@ -32,15 +32,18 @@ COMMANDS = _commands()
 
 def test_grammar_lists_every_command():
     assert set(COMMANDS) == {
-        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",), ("quality", "wellformed"), ("paraphrase",),
-        ("qagen", "generate"), ("qagen", "evaluate"),
-        ("dup", "pairs"), ("dup", "train"), ("dup", "eval"), ("dup", "eval-data"), ("dup", "index"), ("dup", "search"),
-        *(("mqr", v) for v in ("mine", "rewrite", "train", "table6")),
+        ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",),
+        ("quality", "wellformed"), ("quality", "train"), ("paraphrase", "generate"), ("paraphrase", "train-pivot"),
+        *(("qagen", v) for v in ("generate", "evaluate", "train-span", "train-qg", "train-encoder-qg")),
+        *(("dup", v) for v in ("pairs", "train", "evaluate", "eval-data", "index", "search", "train-dqg", "export-dqg",
+                               "evaluate-dqg")),
+        *(("mqr", v) for v in ("mine", "rewrite", "train", "evaluate")),
         *(("k2q", v) for v in ("keywords", "synthesize", "make-corpus", "train", "generate", "table1", "table2")),
     }
 
 
-@pytest.mark.parametrize("path", [(), ("k2q",), ("index",), ("export",), ("mqr",), ("quality",), ("dup",), *COMMANDS],
+@pytest.mark.parametrize("path", [(), ("k2q",), ("index",), ("export",), ("mqr",), ("quality",), ("dup",), ("qagen",),
+                                  ("paraphrase",), *COMMANDS],
                          ids=" ".join)
 def test_help_of_every_command(cli, path):
     r = cli(*path, "--help")

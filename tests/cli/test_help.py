@@ -129,7 +129,7 @@ def test_bad_input_file_is_one_line(cmd, kind, cli, tmp_path):
 
 
 def test_file_commands_are_found():
-    assert {"score", "k2q generate", "index build", "paraphrase", "quality wellformed"} <= set(FILE_COMMANDS)
+    assert {"score", "k2q generate", "index build", "paraphrase generate", "quality wellformed"} <= set(FILE_COMMANDS)
 
 
 def test_usage_error_type_is_the_parsers():

@@ -78,11 +78,12 @@ def test_round_trip_equals_collection_search(cli, built, tmp_path, model):
     by = {r["qid"]: r["hits"] for r in runs}
     assert by["oov3"] == by["empty"] == by["punct"] == [] and by[99][0][0] == "caf\u00e9"
     assert sum(len(h) == 7 for h in by.values()) >= 4
-    # the old spellings still work: `pysynth search`, --queries, --model sdm|bm25 (one warning)
+    # the old spellings still work: `pysynth search`, --queries, --model sdm|bm25 (one warning each)
     old = tmp_path / "old.jsonl"
     r = cli("search", "--index", ix_dir, "--queries", queries, "--model", model, "--k", 7, *extra, "--out", old)
     assert r.code == 0 and old.read_bytes() == out.read_bytes()
-    assert r.err_lines[0] == f"pysynth: warning: --model {model} is deprecated here; use --retrieval {model}"
+    assert r.err_lines[:2] == ["pysynth: warning: --queries is deprecated; use --in",
+                               f"pysynth: warning: --model {model} is deprecated here; use --retrieval {model}"]
 
 
 def test_workers_and_batches_do_not_change_bytes(cli, built, tmp_path):
@@ -154,7 +155,7 @@ def test_output_to_fifo_symlink_and_progress(cli, built, tmp_path, monkeypatch):
 def test_subprocess_python_m_pysynth(cli, built, tmp_path, pysynth_cmd):
     _, ix_dir, queries = built
     py, env = pysynth_cmd
-    argv = ["search", "--queries", str(queries), "--retrieval", "bm25", "--k", "5", "--out"]
+    argv = ["search", "--in", str(queries), "--retrieval", "bm25", "--k", "5", "--out"]
     p = subprocess.run([*py, *argv, "-", "--index", str(ix_dir)], env=env, capture_output=True, check=False)
     assert p.returncode == 0, p.stderr
     cli(*argv, tmp_path / "inproc.jsonl", "--index", ix_dir)
@@ -273,7 +274,7 @@ def test_search_missing_inputs(fails, built, tmp_path):
     out = tmp_path / "r.jsonl"
     assert "argument --index: no such index directory" in fails(2, "search", "--index", tmp_path / "no", "--in", queries,
                                                                 "--out", out)
-    assert "argument --in/--queries: no such file" in fails(2, "search", "--index", ix_dir, "--in", tmp_path / "no",
+    assert "argument --in: no such file" in fails(2, "search", "--index", ix_dir, "--in", tmp_path / "no",
                                                             "--out", out)
     (tmp_path / "d").mkdir()
     assert "argument --out: " in fails(2, "search", "--index", ix_dir, "--in", queries, "--out", tmp_path / "d")

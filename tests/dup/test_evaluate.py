@@ -76,12 +76,12 @@ def test_cli(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "pysynth", "dup", *a], capture_output=True, text=True)  # noqa: E731
     r = run("eval-data", "--source", "comqa", "--split", "dev", "--negatives", "5", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    r = run("eval", "--data", str(out), "--model", "bm25")
+    r = run("evaluate", "--in", str(out), "--retrieval", "bm25")
     assert r.returncode == 0, r.stderr
     assert {"P@1", "P@5", "MAP", "MRR", "AUC(0.05)"} <= set(json.loads(r.stdout))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"positives": ["a"]}\n')
-    r = run("eval", "--data", str(bad))
+    r = run("evaluate", "--in", str(bad))
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "query" in r.stderr
 
 

@@ -178,18 +178,18 @@ def _cli(*args):
 def test_cli_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"title": "t", "body": "b", "label": "yes"}) + "\n")
-    r = _cli("train", "--pairs", str(bad), "--out", str(tmp_path / "m"))
+    r = _cli("train", "--in", str(bad), "--out", str(tmp_path / "m"))
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "label" in r.stderr
     assert not (tmp_path / "m").exists()
-    r = _cli("train", "--pairs", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "m"))
+    r = _cli("train", "--in", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "m"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     good = tmp_path / "p.jsonl"
     good.write_text("".join(json.dumps(x) + "\n" for x in _rows()))
-    r = _cli("train", "--pairs", str(good), "--out", str(tmp_path / "m"), "--arch", "cnn")
+    r = _cli("train", "--in", str(good), "--out", str(tmp_path / "m"), "--arch", "cnn")
     assert r.returncode == 2 and "--arch" in r.stderr and "Traceback" not in r.stderr
     notjson = tmp_path / "n.jsonl"
     notjson.write_text("{not json\n")
-    r = _cli("train", "--pairs", str(notjson), "--out", str(tmp_path / "m"))
+    r = _cli("train", "--in", str(notjson), "--out", str(tmp_path / "m"))
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "m").exists()
 
@@ -201,14 +201,14 @@ def test_cli_train_then_eval(tmp_path):
         pytest.skip("the offline MiniLM (its vocab.txt) is not installed")
     good = tmp_path / "p.jsonl"
     good.write_text("".join(json.dumps(x) + "\n" for x in _rows()))
-    r = _cli("train", "--pairs", str(good), "--out", str(tmp_path / "m"), "--embeddings", "random",
+    r = _cli("train", "--in", str(good), "--out", str(tmp_path / "m"), "--embeddings", "random",
              "--max-steps", "2", "--batch-size", "3", "--no-quantize", "--onnx-only")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["arch"] == "bilstm"
     data = tmp_path / "e.jsonl"
     data.write_text(json.dumps({"query": QUESTIONS[0][0], "positives": [QUESTIONS[0][1]],
                                 "negatives": [QUESTIONS[1][1]]}) + "\n")
-    r = _cli("eval", "--data", str(data), "--model", str(tmp_path / "m"))
+    r = _cli("evaluate", "--in", str(data), "--model", str(tmp_path / "m"))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"] == 1
 

@@ -220,16 +220,16 @@ def _cli(*args):
 
 def test_cli(dump, tmp_path):
     out = tmp_path / "pairs.jsonl"
-    r = _cli("--dump", str(dump), "--out", str(out), "--splits")
+    r = _cli("--in", str(dump), "--out", str(out), "--splits")
     assert r.returncode == 0, r.stderr
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [x["post_id"] for x in rows] == [1, 2] and rows[0]["site"] == "bikes"
     meta = json.loads((tmp_path / "pairs.jsonl.meta.json").read_text())
     assert meta["counts"]["bikes"]["kept"] == 2 and meta["signature"]["format"] == "pysynth.mqr.mine"
     assert "mined 2 pairs from 1 sites" in r.stderr
-    r = _cli("--dump", str(tmp_path / "none"), "--out", str(tmp_path / "x.jsonl"))
+    r = _cli("--in", str(tmp_path / "none"), "--out", str(tmp_path / "x.jsonl"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no such dump" in r.stderr
     (dump / "Posts.xml").write_text("<posts><row Id='1'")
-    r = _cli("--dump", str(dump), "--out", str(tmp_path / "y.jsonl"))
+    r = _cli("--in", str(dump), "--out", str(tmp_path / "y.jsonl"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "Posts.xml: truncated XML" in r.stderr
     assert not (tmp_path / "y.jsonl").exists()

@@ -214,7 +214,7 @@ def test_cli_rewrite(tmp_path):
 
 
 def test_cli_table6_bad_chain(tmp_path):
-    r = _cli("table6", "--chain", "rule", "--out", str(tmp_path / "t"))
+    r = _cli("evaluate", "--chain", "rule", "--out", str(tmp_path / "t"))
     assert r.returncode == 2 and "--chain: expected [NAME=]A>B" in r.stderr and "Traceback" not in r.stderr
 
 

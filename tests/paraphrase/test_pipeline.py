@@ -141,13 +141,13 @@ def test_bad_rows():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "pysynth", "paraphrase", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "pysynth", "paraphrase", "generate", *args], capture_output=True, text=True)
 
 
 def test_cli(tmp_path):
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(json.dumps(r) + "\n" for r in _rows(2)))
-    r = _cli("--in", str(inp), "--out", str(tmp_path / "o.jsonl"), "--pivot", "keywords", "--beams", "4",
+    r = _cli("--in", str(inp), "--out", str(tmp_path / "o.jsonl"), "--pivot", "keywords", "--beam", "4",
              "--groups", "2", "--mode", "diverse")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["questions"] == 2
@@ -156,7 +156,7 @@ def test_cli(tmp_path):
     r = _cli("--in", str(bad), "--out", str(tmp_path / "o2.jsonl"), "--pivot", "keywords")
     assert r.returncode != 0 and "Traceback" not in r.stderr and "question" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    r = _cli("--in", str(inp), "--out", str(tmp_path / "o3.jsonl"), "--beams", "6")
+    r = _cli("--in", str(inp), "--out", str(tmp_path / "o3.jsonl"), "--beam", "6")
     assert r.returncode != 0 and "multiple of groups" in r.stderr and "Traceback" not in r.stderr
 
 

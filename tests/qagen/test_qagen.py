@@ -334,13 +334,13 @@ def test_job_squad_out_and_errors(tmp_path, span_dirs):
 def test_cli_generate_clean_errors(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"data": [')
-    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--contexts", str(bad), "--out",
+    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--in", str(bad), "--out",
                         str(tmp_path / "o.jsonl")], capture_output=True, text=True)
     assert r.returncode == 1 and "malformed JSON" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--contexts", "sample", "--out",
+    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--in", "sample", "--out",
                         str(tmp_path / "o.jsonl"), "--match", "f1:2"], capture_output=True, text=True)
     assert r.returncode == 2 and "--match" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--contexts", "sample", "--out",
+    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--in", "sample", "--out",
                         str(tmp_path / "o.jsonl"), "--answer-model", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 1 and "not a model directory" in r.stderr and "Traceback" not in r.stderr
 

@@ -16,16 +16,13 @@ BLEU as in the paper (Sect. 4.1), the dev set being a seeded fraction of the que
 
 Command line (training needs torch; generation runs on onnxruntime)::
 
-    python -m pysynth.dup.dqg train --dump DIR [--dump DIR ...] --out RUN [--arch copynet|attnet]
-    python -m pysynth.dup.dqg export --model RUN --out ASSET_DIR        # int8 ONNX, no torch needed
-    python -m pysynth.dup.dqg eval --model M --dump DIR [--backend torch]   # BLEU/ROUGE vs real titles
+    pysynth dup train-dqg --in DUMP [--in DUMP ...] --out RUN [--arch copynet|attnet]
+    pysynth dup export-dqg --model RUN --out ASSET_DIR        # int8 ONNX, no torch needed
+    pysynth dup evaluate-dqg --model M --in DUMP [--backend torch]   # BLEU/ROUGE vs real titles
 """
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -240,53 +237,12 @@ def _title_retrieval(hyps: Sequence[str], rows: Sequence[dict]) -> Tuple[float, 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pysynth.dup.dqg", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="what", required=True)
-    t = sub.add_parser("train", help="train a body -> title generator on dumps (torch)")
-    t.add_argument("--dump", action="append", required=True, help="a site's dump folder or .7z (repeatable)")
-    t.add_argument("--out", required=True, help="training run folder (resumed when it holds a checkpoint)")
-    t.add_argument("--arch", choices=("copynet", "attnet"), default="copynet", help="copynet: copy; attnet: no copy")
-    t.add_argument("--minutes", type=float, default=20.0, help="stop after this many minutes (0: no limit)")
-    t.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: no limit)")
-    t.add_argument("--threads", type=int, default=1, help="torch threads")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--dev-fraction", type=float, default=0.05)
-    t.add_argument("--vocab-size", type=int, default=8000)
-    t.add_argument("--keep-linked", action="store_true",
-                   help="train on the questions with a PostLinks duplicate too (default: held out for evaluation)")
-    e = sub.add_parser("export", help="ONNX export (int8 weights) of a trained generator")
-    e.add_argument("--model", required=True, help="a training run folder or model directory")
-    e.add_argument("--out", required=True, help="the export folder (an asset directory)")
-    e.add_argument("--float32", action="store_true", help="keep float32 weights")
-    v = sub.add_parser("eval", help="BLEU/ROUGE of generated titles against the real ones")
-    v.add_argument("--model", default=None, help=f"generator (default: {DEFAULT_MODEL})")
-    v.add_argument("--dump", action="append", required=True)
-    v.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
-    v.add_argument("--beam", type=int, default=1, help="1: greedy")
-    v.add_argument("--limit", type=int, default=0, help="first N questions per dump (0: all)")
-    v.add_argument("--subset", choices=("all", "linked", "dev"), default="all",
-                   help="linked: the questions with a PostLinks duplicate (held out of training); dev: the "
-                        "training run's dev split of these dumps (--seed, --dev-fraction)")
-    v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--dev-fraction", type=float, default=0.05)
-    a = p.parse_args(argv)
-    try:
-        if a.what == "train":
-            print(json.dumps(train(a.dump, a.out, a.arch, a.minutes, a.steps, a.threads, a.seed, a.dev_fraction,
-                                   a.vocab_size, holdout_linked=not a.keep_linked)))
-        elif a.what == "export":
-            print(export(a.model, a.out, quantize=not a.float32))
-        else:
-            res = evaluate(a.model, a.dump, a.backend, a.beam, a.limit, a.subset, 1, a.dev_fraction, a.seed)
-            print(json.dumps(res, ensure_ascii=False))
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"pysynth: error: {exc}", file=sys.stderr)
-        return 2
-    except ImportError as exc:  # train/export need torch (and onnx): the dev extras
-        print(f"pysynth: error: {exc.name or exc} is not installed; training and export need torch and onnx "
-              "(pip install 'pysynth[torch]' onnx onnxscript)", file=sys.stderr)
-        return 2
-    return 0
+    """Deprecated: ``python -m pysynth.dup.dqg train|export|eval`` is now ``pysynth dup
+    train-dqg|export-dqg|evaluate-dqg``."""
+    from pysynth.cli import deprecated_module
+
+    return deprecated_module("pysynth.dup.dqg", argv, ["dup"],
+                             {"train": "train-dqg", "export": "export-dqg", "eval": "evaluate-dqg"})
 
 
 if __name__ == "__main__":

@@ -104,23 +104,10 @@ def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backen
 
 
 def main(argv=None) -> int:
-    """``python -m pysynth.paraphrase.pivots --direction en-fr --out DIR``: train one pivot model."""
-    import argparse
+    """Deprecated: ``python -m pysynth.paraphrase.pivots`` is now ``pysynth paraphrase train-pivot``."""
+    from pysynth.cli import deprecated_module
 
-    from pysynth.data import shared_dir
-
-    ap = argparse.ArgumentParser(prog="python -m pysynth.paraphrase.pivots", description=main.__doc__)
-    ap.add_argument("--direction", required=True, choices=sorted(DIRECTIONS))
-    ap.add_argument("--out", required=True, help="training run folder (resumed when it holds a checkpoint)")
-    ap.add_argument("--data", default=None, help="shared data folder (default: ../shared/data or $PYSYNTH_DATA)")
-    ap.add_argument("--steps", type=int, default=5000)
-    ap.add_argument("--minutes", type=float, default=26.0, help="also stop after this many minutes (0: no limit)")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args(argv)
-    print(json.dumps(train_pivot(shared_dir(a.data), a.out, a.direction, steps=a.steps, minutes=a.minutes,
-                                 threads=a.threads, seed=a.seed)))
-    return 0
+    return deprecated_module("pysynth.paraphrase.pivots", argv, ["paraphrase", "train-pivot"])
 
 
 if __name__ == "__main__":

@@ -216,7 +216,10 @@ def _import_targets(name: str, path: Path, known: Set[str]):
     """(resolved module, imported names) for each import statement of ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     is_pkg = path.name == "__init__.py"
+    script = _script_nodes(tree)
     for node in ast.walk(tree):
+        if id(node) in script:
+            continue
         if isinstance(node, ast.Import):
             for a in node.names:
                 r = _resolve(a.name, known)
@@ -237,6 +240,18 @@ def _import_targets(name: str, path: Path, known: Set[str]):
             r = _resolve(mod, known)
             if r is not None and r != name and (names or not subs):
                 yield r, names
+
+
+def _script_nodes(tree: ast.AST) -> Set[int]:
+    """Nodes under ``if __name__ == "__main__":``: a ``python -m`` entry point is a face (it may
+    call the CLI), never run on import."""
+    out: Set[int] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"
+                and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators)):
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
 
 
 def layer_of(module: str) -> int:

@@ -95,8 +95,8 @@ class SearchConfig:
         _int(self.beam, "beam", 1)
         _int(self.groups, "groups", 1)
         if decode == "dbs" and self.beam % self.groups:
-            raise ValueError(f"groups: the beam budget beam={self.beam} must be divisible by groups={self.groups} "
-                             f"(beam % groups = {self.beam % self.groups}); "
+            raise ValueError(f"groups: the beam budget beam={self.beam} must be a multiple of groups={self.groups} "
+                             f"for diverse beam search (beam % groups = {self.beam % self.groups}); "
                              f"e.g. beam={self.groups * max(1, self.beam // self.groups)}")
         _num(self.diversity, "diversity", lambda v: v >= 0, "a finite number >= 0")
         if self.n is not None:
@@ -122,6 +122,7 @@ class SearchConfig:
         return "diverse" if self.decode == "dbs" else self.decode
 
     def as_dict(self) -> Dict[str, Any]:
+        """The settings as a plain dict (JSON-ready)."""
         return dataclasses.asdict(self)
 
     def replace(self, **changes) -> "SearchConfig":

@@ -132,8 +132,6 @@ def onnxruntime():
     return onnxruntime
 
 
-_onnxruntime = onnxruntime  # the old private name, for code outside pysynth
-
 
 def choose_providers(device: Optional[str] = None) -> List[str]:
     """Execution providers to request, from those onnxruntime reports as available.

@@ -1,4 +1,4 @@
-"""JSON of ``paraphrase_vqa.py`` and ``paraphrase_speed.py`` (+ the pivots' test BLEU) ->
+"""JSON of ``experiments/paraphrase_vqa.py`` and ``paraphrase_speed.py`` (+ the pivots' test BLEU) ->
 ``bench/RESULTS_paraphrase.md``, beside Granstedt 2017's numbers.
 
     python bench/report_paraphrase.py
@@ -50,7 +50,7 @@ def main():
     speed = json.loads((HERE / "results" / "paraphrase_speed.json").read_text())
     piv = json.loads((HERE / "results" / "paraphrase_pivots.json").read_text())
     L = ["# Paraphrase augmentation by pivoting (Granstedt 2017) — reproduction and speed", ""]
-    L += ["Commands: `python bench/paraphrase_vqa.py --n %d --n-beam %d --write-results`, "
+    L += ["Commands: `python experiments/paraphrase_vqa.py --n %d --n-beam %d --write-results`, "
           "`python bench/paraphrase_speed.py --n %d --threads %d`, `python bench/report_paraphrase.py`; %s, %s."
           % (vqa["n"], vqa["n_beam"], speed["n"], speed["threads"], vqa["machine"], vqa["date"]), ""]
     L += ["## The pivot models (shipped)", "",

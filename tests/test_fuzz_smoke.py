@@ -1,9 +1,9 @@
-"""A bounded run of the binding fuzzer (``bench/fuzz``, issue 17): every binding of
+"""A bounded run of the binding fuzzer (``fuzz/`` at the top of the repository, issue 17): every binding of
 ``pysynth._core`` against its pure-Python twin on a few hundred seeded random inputs each, every
 target in its own process (a crash is reported with its input, not taken down with pytest).
 
 The long runs (atheris, coverage-guided, ~10^5-10^6 inputs per binding) live in
-``bench/fuzz/run.py``; their numbers are in ``bench/RESULTS_hardening.md``.
+``fuzz/run.py``; their numbers are in ``bench/RESULTS_hardening.md``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("pysynth._core")
 
-RUN = Path(__file__).resolve().parent.parent / "bench" / "fuzz" / "run.py"
+RUN = Path(__file__).resolve().parent.parent / "fuzz" / "run.py"
 sys.path.insert(0, str(RUN.parent))
 import targets  # noqa: E402
 

@@ -21,7 +21,7 @@ struct MeteorHolder {
 };
 
 // para[key]: a 1-d numpy array of exactly T (a cast would turn a float or a wrapped-around id
-// into an index silently). Found by bench/fuzz: the arrays were trusted, so an edited cache
+// into an index silently). Found by fuzz/: the arrays were trusted, so an edited cache
 // read out of bounds; make_resources now checks every index they hold.
 template <typename T>
 py::array_t<T, py::array::c_style | py::array::forcecast> array_of(const py::dict& para, const char* key,

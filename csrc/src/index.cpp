@@ -486,7 +486,7 @@ void validate_index(const IndexView& v, int workers) {
     }
     // 4. The counts themselves, recomputed from the documents as build_index does (one pass
     // over the tokens of the frequent terms): an edited count would rank differently from the
-    // twin, which counts windows at query time (found by bench/fuzz; issue 17).
+    // twin, which counts windows at query time (found by fuzz/; issue 17).
     IndexArrays r;
     r.indptr.assign(v.indptr, v.indptr + V + 1);
     r.doc_offsets.assign(v.doc_offsets, v.doc_offsets + N + 1);

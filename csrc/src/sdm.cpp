@@ -1511,7 +1511,7 @@ Model parse_model(const std::string& name) {
 
 void check_params(const ScoreParams& p) {
   if (p.model == Model::Sdm) {
-    // a normal double: a denormal mu underflows mu * P(t|C) to 0 and scores to -inf (bench/fuzz)
+    // a normal double: a denormal mu underflows mu * P(t|C) to 0 and scores to -inf (fuzz/)
     if (!(std::isfinite(p.mu) && p.mu >= std::numeric_limits<double>::min()))
       fail("mu must be a finite number > 0 (at least 2.2250738585072014e-308), got " + std::to_string(p.mu));
     const double w[3] = {p.w_unigram, p.w_ordered, p.w_unordered};

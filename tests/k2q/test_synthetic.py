@@ -11,13 +11,15 @@ import pytest
 
 from pysynth import text
 from pysynth.data import synthetic
-from pysynth.data.synthetic import fit, generate, write
 from pysynth.data.synthetic import (
     FUNCTION_WORDS,
     Profile,
     default_profile,
+    fit,
     fit_profile,
+    generate,
     generate_corpus,
+    write,
     write_corpus,
 )
 

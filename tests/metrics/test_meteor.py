@@ -282,7 +282,7 @@ def _broken(key, value):
     ("function_words", "the\nof", TypeError),
 ])
 def test_broken_resources_are_refused_alike(key, value, exc):
-    """Found by bench/fuzz: the compiled resources trusted the cache's indices (out-of-bounds
+    """Found by fuzz/ (the binding fuzzer): the compiled resources trusted the cache's indices (out-of-bounds
     reads on an edited cache) and the twin raised IndexError/KeyError or nothing."""
     import sys
 

@@ -31,7 +31,7 @@ inline int resolve_workers(int workers) {
     throw std::invalid_argument("workers must be >= 1 or -1 (all cores), got " + std::to_string(workers));
   }
   // results never depend on the thread count, and kernels keep per-thread state: workers=2**31-1
-  // would allocate until killed (found by bench/fuzz), so more than kMaxWorkers run as kMaxWorkers
+  // would allocate until killed (found by fuzz/), so more than kMaxWorkers run as kMaxWorkers
   constexpr int kMaxWorkers = 1024;
   return workers < kMaxWorkers ? workers : kMaxWorkers;
 }

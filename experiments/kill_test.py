@@ -14,7 +14,7 @@ directory on a tmpfs filled up to its last 1.4 MiB, then freeing space and rerun
 
 Usage::
 
-    python bench/kill_test.py --kills 8 --json bench/results/kill_test.json
+    python experiments/kill_test.py --kills 8 --json bench/results/kill_test.json
 
 Writes a JSON summary; ``bench/RESULTS_hardening.md`` records the numbers of a run.
 """

@@ -5,7 +5,7 @@ well-formed, SQuAD 2.0 dev) plus, for every MQR question, its ill-formed origina
 dev/test splits: the two form a paraphrase cluster (``cluster_id`` "mqr:<split>:<row_idx>"), the
 only CC BY-SA paraphrase clusters in the shared data. Run from the repository root:
 
-    python bench/data/make_k2q_demo.py [SHARED_DATA_DIR]
+    python tools/make_k2q_demo.py [SHARED_DATA_DIR]
 """
 import gzip
 import json

@@ -2,10 +2,10 @@
 
 Usage (from the repository root)::
 
-    python bench/fuzz/run.py --runs 1000000                       # every target, atheris if installed
-    python bench/fuzz/run.py --family retrieval --runs 20000 --engine random
-    python bench/fuzz/run.py --target retrieval.search --seconds 600
-    python bench/fuzz/run.py --replay /tmp/pysynth-fuzz/crash-retrieval.search-input.bin --target retrieval.search
+    python fuzz/run.py --runs 1000000                       # every target, atheris if installed
+    python fuzz/run.py --family retrieval --runs 20000 --engine random
+    python fuzz/run.py --target retrieval.search --seconds 600
+    python fuzz/run.py --replay /tmp/pysynth-fuzz/crash-retrieval.search-input.bin --target retrieval.search
 
 Engines: ``atheris`` (coverage-guided libFuzzer over the Python code of the twins and the
 argument builders; the C++ extension is not instrumented, so its branches guide the search only
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parent
 CUR_SIZE = 1 << 16  # the current-input file: 4-byte length + up to 64 KiB of input
 
 

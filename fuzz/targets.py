@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests")
+_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 

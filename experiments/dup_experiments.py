@@ -1,9 +1,9 @@
 """Rücklé et al. (2019) patterns on the data that exists here (bench/RESULTS_dup.md).
 
-    python bench/dup_experiments.py prep  OUT          # eval sets, exclusions, WS-TB pairs of all five dumps
-    python bench/dup_experiments.py eval  OUT NAME=MODEL [...]   # dense and hybrid rows -> OUT/results.jsonl
-    python bench/dup_experiments.py paired OUT SET A=MODEL B=MODEL   # bootstrap CI of the MAP difference
-    python bench/dup_experiments.py table OUT          # markdown of OUT/results.jsonl
+    python experiments/dup_experiments.py prep  OUT          # eval sets, exclusions, WS-TB pairs of all five dumps
+    python experiments/dup_experiments.py eval  OUT NAME=MODEL [...]   # dense and hybrid rows -> OUT/results.jsonl
+    python experiments/dup_experiments.py paired OUT SET A=MODEL B=MODEL   # bootstrap CI of the MAP difference
+    python experiments/dup_experiments.py table OUT          # markdown of OUT/results.jsonl
 
 Eval sets (``pysynth dup eval-data``, 20 BM25-hard negatives each): MQR test edit-duplicates, ComQA
 dev clusters, and the PostLinks duplicates of ``stackexchange_dumps``. Training pairs: ``pysynth dup

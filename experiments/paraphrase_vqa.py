@@ -2,7 +2,7 @@
 the Fig. 3.5/3.6 coverage/volume sweep, and a question-only answer classifier as the stand-in for
 Table 3.9's accuracy rows (no images here).
 
-    python bench/paraphrase_vqa.py --n 4000 --n-beam 1000 --write-results
+    python experiments/paraphrase_vqa.py --n 4000 --n-beam 1000 --write-results
 
 Writes ``bench/results/paraphrase_vqa/`` (outputs, candidates, summary.json) and, with
 ``--write-results``, ``bench/RESULTS_paraphrase.md``. Needs the shared data (``../shared/data``) and
@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent / "bench"  # results stay beside the other RESULTS files
 sys.path.insert(0, str(HERE.parent))
 
 from pysynth.data import shared_dir  # noqa: E402
@@ -139,7 +140,7 @@ def main(argv=None):
     ap.add_argument("--n-beam", type=int, default=1000, help="of those, paraphrased again with beam search")
     ap.add_argument("--pivot", default="fr")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default=str(HERE / "results" / "paraphrase_vqa"))
+    ap.add_argument("--out", default=str(BENCH / "results" / "paraphrase_vqa"))
     ap.add_argument("--write-results", action="store_true")
     a = ap.parse_args(argv)
     data = shared_dir(a.data)
@@ -189,7 +190,7 @@ def main(argv=None):
     (out / "summary.json").write_text(json.dumps(res, indent=1))
     print(json.dumps(res, indent=1))
     if a.write_results:
-        (HERE / "RESULTS_paraphrase_vqa.json").write_text(json.dumps(res, indent=1))
+        (BENCH / "RESULTS_paraphrase_vqa.json").write_text(json.dumps(res, indent=1))
     return res
 
 

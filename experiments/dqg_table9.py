@@ -6,7 +6,7 @@ or an ONNX export) and two references without a generator: the body paragraph's 
 ("lead-12", the headline-generation baseline) and the body paragraph itself (the WS-TB side: only
 its title P@1/MRR is meaningful). Scores from :func:`pysynth.dup.dqg.evaluate`.
 
-    python bench/dqg_table9.py --target D/ai --model copy=RUN1 --model no-copy=RUN2 --out results.json
+    python experiments/dqg_table9.py --target D/ai --model copy=RUN1 --model no-copy=RUN2 --out results.json
 """
 from __future__ import annotations
 

@@ -78,42 +78,6 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
     tmp_dir = tempfile.TemporaryDirectory(prefix="pysynth-onnx-")
     tmp = Path(tmp_dir.name)
 
-    class _Encoder(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, src, src_len):
-            e = self.m.encode(src, src_len)._asdict()
-            return tuple(e[k] for k in enc_out)
-
-    class _Step(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, *args):
-            kw = dict(zip(step_in + ["k_zeros"], args))
-            logp, h_new = self.m.step_tensors(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
-                                              kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
-                                              kw.get("src_ext"), kw.get("ext_zeros"))
-            # the best k candidates per row (ONNX TopK: ties go to the lower index); k = len(k_zeros)
-            top_vals, top_idx = torch.topk(logp, kw["k_zeros"].shape[0], dim=-1)
-            return logp, h_new, top_vals, top_idx
-
-
-    class _Parts(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, *args):
-            kw = dict(zip(parts_in, args))
-            ls, shift, touched, h_new = self.m.step_parts(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
-                                                          kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
-                                                          kw.get("src_ext"))
-            return (ls, shift, touched, h_new) if shift is not None else (ls, h_new)
-
     N, S, X = 3, 5, 2
     V = model.vocab_size
     src = torch.randint(4, V, (N, S))
@@ -138,6 +102,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             axes_step[k][1] = "n_ext"
     axes_step["k_zeros"] = {0: "k"}
     enc_path, step_path, parts_path = tmp / ENCODER_FILE, tmp / STEP_FILE, tmp / STEP_PARTS_FILE
+    enc_mod, step_mod, parts_mod = _graph_modules(model, enc_out, step_in, parts_in)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if dynamo:
@@ -151,25 +116,25 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
 
             # Dim objects need the forward signature names: wrap with named args
             enc_prog = torch.onnx.export(
-                _Encoder(model), (src, src_len), None, input_names=["src", "src_len"], output_names=enc_out,
+                enc_mod, (src, src_len), None, input_names=["src", "src_len"], output_names=enc_out,
                 dynamic_shapes=({0: dims["batch"], 1: dims["src_len"]}, {0: dims["batch"]}),
                 dynamo=True, opset_version=opset, verbose=False)
             enc_prog.save(str(enc_path))
             step_shapes = tuple({i: dims[a] for i, a in axes_step[k].items()} for k in step_in + ["k_zeros"])
             step_prog = torch.onnx.export(
-                _Step(model), step_args, None, input_names=step_in + ["k_zeros"],
+                step_mod, step_args, None, input_names=step_in + ["k_zeros"],
                 output_names=["logp", "h_new", "top_vals", "top_idx"],
                 dynamic_shapes=(step_shapes,), dynamo=True, opset_version=opset, verbose=False)
             step_prog.save(str(step_path))
             parts_prog = torch.onnx.export(
-                _Parts(model), parts_args, None, input_names=parts_in, output_names=parts_out,
+                parts_mod, parts_args, None, input_names=parts_in, output_names=parts_out,
                 dynamic_shapes=(tuple(step_shapes[step_in.index(k)] for k in parts_in),),
                 dynamo=True, opset_version=opset, verbose=False)
             parts_prog.save(str(parts_path))
         else:
-            torch.onnx.export(_Encoder(model), (src, src_len), str(enc_path), input_names=["src", "src_len"],
+            torch.onnx.export(enc_mod, (src, src_len), str(enc_path), input_names=["src", "src_len"],
                               output_names=enc_out, dynamic_axes=axes_enc, opset_version=opset, dynamo=False)
-            torch.onnx.export(_Step(model), step_args, str(step_path), input_names=step_in + ["k_zeros"],
+            torch.onnx.export(step_mod, step_args, str(step_path), input_names=step_in + ["k_zeros"],
                               output_names=["logp", "h_new", "top_vals", "top_idx"],
                               dynamic_axes={**axes_step, "logp": {0: "rows", 1: "vocab_ext"}, "h_new": {0: "rows"},
                                             "top_vals": {0: "rows", 1: "k"}, "top_idx": {0: "rows", 1: "k"}},
@@ -178,7 +143,7 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             parts_axes.update({"ls": {0: "rows"}, "h_new": {0: "rows"}})
             if "shift" in parts_out:
                 parts_axes.update({"shift": {0: "rows"}, "touched": {0: "rows", 1: "src_len"}})
-            torch.onnx.export(_Parts(model), parts_args, str(parts_path), input_names=parts_in,
+            torch.onnx.export(parts_mod, parts_args, str(parts_path), input_names=parts_in,
                               output_names=parts_out, dynamic_axes=parts_axes, opset_version=opset, dynamo=False)
     if check:
         for p in (enc_path, step_path, parts_path):
@@ -193,6 +158,48 @@ def export_onnx(model_dir, out_dir, dynamo: bool = True, opset: int = OPSET, che
             "exporter": "dynamo" if dynamo else "torchscript", "torch": torch.__version__,
             "onnx": onnx.__version__}
     return store.save(out, ONNX_FORMAT, ONNX_FORMAT_VERSION, files=files, meta=meta)
+
+
+def _graph_modules(model, enc_out, step_in, parts_in):
+    """The three exported graphs of ``model`` as torch modules: encoder, step, step parts."""
+    import torch
+
+    class _Encoder(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, src, src_len):
+            e = self.m.encode(src, src_len)._asdict()
+            return tuple(e[k] for k in enc_out)
+
+    class _Step(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args):
+            kw = dict(zip(step_in + ["k_zeros"], args))
+            logp, h_new = self.m.step_tensors(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
+                                              kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
+                                              kw.get("src_ext"), kw.get("ext_zeros"))
+            # the best k candidates per row (ONNX TopK: ties go to the lower index); k = len(k_zeros)
+            top_vals, top_idx = torch.topk(logp, kw["k_zeros"].shape[0], dim=-1)
+            return logp, h_new, top_vals, top_idx
+
+    class _Parts(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args):
+            kw = dict(zip(parts_in, args))
+            ls, shift, touched, h_new = self.m.step_parts(kw["tokens"], kw["h"], kw.get("memory"), kw.get("context"),
+                                                          kw.get("keys"), kw.get("copy_feats"), kw.get("mask"),
+                                                          kw.get("src_ext"))
+            return (ls, shift, touched, h_new) if shift is not None else (ls, h_new)
+
+    return _Encoder(model), _Step(model), _Parts(model)
 
 
 def quantize_weights(graph: bytes, min_elements: int = 4096) -> bytes:

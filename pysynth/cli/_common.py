@@ -93,6 +93,11 @@ def alias(p: argparse.ArgumentParser, old: str, new: str, dest: str, const) -> N
                              help=argparse.SUPPRESS), **{old: new})
 
 
+def note_deprecated(p: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Record an old spelling that the command itself recognises (for ``docs/cli.md``)."""
+    p.deprecated_notes = [*getattr(p, "deprecated_notes", []), (old, new)]  # type: ignore[attr-defined]
+
+
 # Renamed verbs and the verb-less ``pysynth paraphrase``: (method, old verb or None) -> new verb.
 RENAMED_VERBS = {("paraphrase", None): "generate", ("dup", "eval"): "evaluate", ("mqr", "table6"): "evaluate"}
 

@@ -227,6 +227,7 @@ def add_commands(sub) -> None:
     C.alias(e, "--hybrid", "--retrieval hybrid", "retrieval", "hybrid")
     C.add_model(e, DEFAULT_DETECTOR, "--retrieval dense|hybrid: a trained detector (a shipped name or a pysynth dup "
                                      "train folder), minilm (the offline MiniLM) or a local Hugging Face encoder")
+    C.note_deprecated(e, "--model {bm25,sdm}", "--retrieval {bm25,sdm}")  # see _retrieval_and_model
     _alpha(e)
     C.add_workers(e)
     e.set_defaults(func=_cmd_eval)

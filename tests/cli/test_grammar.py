@@ -263,3 +263,19 @@ def test_python_m_trainers_are_deprecated_shims(cli, capsys):
         out, err = capsys.readouterr()
         assert err.startswith(WARN + f"python -m {mod.__name__} is deprecated; use `pysynth {cmd.split()[0]}")
         assert out.startswith(f"usage: pysynth {cmd}"), out[:100]
+
+
+# ---------------------------------------------------------------- docs/cli.md
+
+def test_cli_reference_is_up_to_date():
+    """docs/cli.md is generated from the parser: rerun ``python tools/cli_reference.py`` after a CLI change."""
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    render = runpy.run_path(str(root / "tools" / "cli_reference.py"))["render"]
+    text = render()
+    for cmd in ("pysynth paraphrase generate", "pysynth qagen train-span", "pysynth dup evaluate", "--retrieval"):
+        assert cmd in text
+    assert (root / "docs" / "cli.md").read_text(encoding="utf-8") == text, \
+        "docs/cli.md is out of date: run python tools/cli_reference.py"

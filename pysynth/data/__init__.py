@@ -78,5 +78,5 @@ def questions_sample() -> List[str]:
 
 def qagen_sample_path() -> Path:
     """The bundled SQuAD 2.0 sample (16 paragraphs of two dev articles; CC BY-SA 4.0), the input of
-    ``pysynth qagen generate --contexts sample``."""
+    ``pysynth qagen generate --in sample``."""
     return Path(str(resources.files("pysynth.data") / "qagen_sample.json.gz"))

@@ -226,7 +226,7 @@ def read_pairs(rows: Iterable[Mapping[str, Any]], what: str = "pairs", fraction:
         (g["pos"] if label == 1 else g["neg"]).append(r["body"])
         counts["positives" if label == 1 else "negatives"] += 1
     if counts["rows"] == 0:
-        raise ValueError(f"{what}: no rows; build them with `pysynth dup pairs --dump DIR --out FILE`")
+        raise ValueError(f"{what}: no rows; build them with `pysynth dup pairs --in DUMP --out FILE`")
     out = [g for g in groups.values() if g["pos"]]
     counts["questions"] = len(groups)
     counts["no_positive"] = len(groups) - len(out)

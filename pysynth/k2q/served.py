@@ -8,7 +8,7 @@ from typing import Any, Hashable, List, NamedTuple, Optional, Union
 
 from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
 
-__all__ = ["K2QAdapter", "DecodeKey", "load_onnx_generator"]
+__all__ = ["K2QAdapter", "DecodeKey"]
 
 DEFAULT_MODEL = "k2q-copynet-small"
 
@@ -61,20 +61,6 @@ class K2QResponse:
     results: List[K2QResult]
 
 
-def load_onnx_generator(spec: Optional[str], default: str, task: str, device: str = "cpu", threads: int = 0) -> Loaded:
-    """A pysynth seq2seq model (a name or directory; None: ``default``) on onnxruntime, as served:
-    ValueError for a Hugging Face folder, FileNotFoundError for a model without an ONNX export."""
-    from pysynth.models.generate import Generator
-    from pysynth.models.registry import resolve
-
-    r = resolve(spec or default, what=f"--model {task}")
-    if r.kind != "pysynth":
-        raise ValueError(f"--model {task}: {r.path} is a Hugging Face directory; the server runs pysynth "
-                         "models with an ONNX export (pysynth export onnx)")
-    gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
-    return Loaded(gen, r.name or str(r.path), list(gen.backend.providers))
-
-
 class K2QAdapter(Adapter):
     name, route = "k2q", "/v1/k2q"
     summary = "questions for keyword queries (Ding & Balog 2018)"
@@ -82,7 +68,15 @@ class K2QAdapter(Adapter):
     default_model = DEFAULT_MODEL
 
     def load(self, spec, *, device="cpu", threads=0) -> Loaded:
-        return load_onnx_generator(spec, DEFAULT_MODEL, self.name, device, threads)
+        """The model's :class:`~pysynth.models.generate.Generator` on onnxruntime (:func:`pysynth.models.load`)."""
+        from pysynth import models
+
+        spec = spec or DEFAULT_MODEL
+        if models.task_of(spec)[1] == "hf":
+            raise ValueError(f"--model {self.name}: {spec} is a Hugging Face directory; the server runs pysynth "
+                             "models with an ONNX export (pysynth export onnx)")
+        t2t = models.load(spec, task="text2text", backend="onnx", device=device, threads=threads)
+        return Loaded(t2t.gen, t2t.name, t2t.providers)
 
     def call(self, model, key: Hashable, inputs: List[Any]) -> List[Any]:
         k: DecodeKey = key  # type: ignore[assignment]

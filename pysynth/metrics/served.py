@@ -32,7 +32,7 @@ class ScoreAdapter(Adapter):
     def load(self, spec, *, device="cpu", threads=0) -> Loaded:
         """``spec``: serve METEOR (its resources are found here, parsed by :meth:`warmup`)."""
         if spec:
-            from pysynth.metrics._meteor_data import find_files
+            from pysynth.metrics.meteor import find_files
 
             find_files()  # ImportError naming the fix when pycocoevalcap's resources are missing
         return Loaded(bool(spec), self.name)

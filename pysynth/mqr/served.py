@@ -49,15 +49,14 @@ class RewriteAdapter(Adapter):
     default_model = DEFAULT_MODEL
 
     def load(self, spec, *, device="cpu", threads=0) -> Loaded:
-        from pysynth.models.generate import Generator
-        from pysynth.models.registry import resolve
+        from pysynth import models
 
-        r = resolve(spec or DEFAULT_MODEL, what=f"--model {self.name}")
-        if r.kind != "pysynth":
-            raise ValueError(f"--model {self.name}: {r.path} is a Hugging Face directory; the server runs pysynth "
+        spec = spec or DEFAULT_MODEL
+        if models.task_of(spec)[1] == "hf":
+            raise ValueError(f"--model {self.name}: {spec} is a Hugging Face directory; the server runs pysynth "
                              "models with an ONNX export (pysynth export onnx)")
-        gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
-        return Loaded(Rewriter.from_generator(gen), r.name or str(r.path), list(gen.backend.providers))
+        t2t = models.load(spec, task="text2text", backend="onnx", device=device, threads=threads)
+        return Loaded(Rewriter.from_generator(t2t.gen), t2t.name, t2t.providers)
 
     def call(self, model: Rewriter, key: Hashable, inputs: List[Any]) -> List[Any]:
         beam, coverage, wellformed, backoff, scorer = key  # type: ignore[misc]

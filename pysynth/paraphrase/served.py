@@ -52,9 +52,8 @@ class ParaphraseAdapter(Adapter):
     default_model = DEFAULT_PIVOT
 
     def load(self, spec, *, device="cpu", threads=0) -> Loaded:
-        from pysynth.models.generate import Generator
-        from pysynth.models.registry import resolve
-        from pysynth.paraphrase.pipeline import ModelTranslator, ParaphraseConfig, Paraphraser
+        from pysynth import models
+        from pysynth.paraphrase.pipeline import ParaphraseConfig, Paraphraser
 
         spec = spec or DEFAULT_PIVOT
         if spec == "keywords":
@@ -63,14 +62,12 @@ class ParaphraseAdapter(Adapter):
         cfg = ParaphraseConfig(pivot=spec, threads=threads)
         stages = []
         for m in cfg.models:
-            r = resolve(m, what=f"--model {self.name}")
-            if r.kind != "pysynth":
-                raise ValueError(f"--model {self.name}: {r.path} is a Hugging Face directory; the server runs "
+            if models.task_of(m)[1] == "hf":
+                raise ValueError(f"--model {self.name}: {m} is a Hugging Face directory; the server runs "
                                  "pysynth models with an ONNX export (pysynth export onnx)")
-            gen = Generator.load(str(r.path), backend="onnx", device=device, threads=threads)
-            stages.append(ModelTranslator.wrap(gen, r.name or str(r.path)))
+            stages.append(models.load(m, task="text2text", backend="onnx", device=device, threads=threads))
         p = Paraphraser(cfg, forward=stages[0], backward=stages[1])
-        return Loaded(p, spec, list(stages[0].gen.backend.providers))
+        return Loaded(p, spec, stages[0].providers)
 
     def call(self, model, key: Hashable, inputs: List[Any]) -> List[Any]:
         return model.run(inputs, config=model.cfg.replace(**dict(key)))  # type: ignore[arg-type]

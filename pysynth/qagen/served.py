@@ -53,14 +53,15 @@ class QAGenAdapter(Adapter):
 
     def load(self, spec, *, device="cpu", threads=0) -> Loaded:
         """``spec``: ``SPAN,QG`` (a span model and a question generator; None: the shipped pair)."""
-        from pysynth.qagen.models import QuestionGenerator, SpanModel
+        from pysynth import models
+        from pysynth.qagen.models import QuestionGenerator
         from pysynth.qagen.pipeline import QAGenerator
 
         spec = spec or DEFAULT_MODELS
         parts = spec.split(",")
         if len(parts) != 2 or not all(parts):
             raise ValueError(f"--model {self.name}={spec}: expected SPAN,QG (a span model and a question generator)")
-        span = SpanModel(parts[0], threads=threads, device=device)
+        span = models.load(parts[0], task="spans", device=device, threads=threads)
         if span.backend != "onnx":
             raise ValueError(f"--model {self.name}: {parts[0]} is not an ONNX span model (pysynth.spans.onnx store); "
                              "the server runs onnxruntime only")

@@ -22,7 +22,8 @@ LIGHT = ("pysynth", "pysynth.io", "pysynth.store", "pysynth.signature", "pysynth
          "pysynth.models.registry", "pysynth.models.config", "pysynth.models.vocab", "pysynth.models.io",
          "pysynth.decoding", "pysynth.decoding.search", "pysynth.export", "pysynth.k2q.neural", "pysynth.cli",
          "pysynth.pipelines", "pysynth.serve", "pysynth.stackexchange", "pysynth.mqr", "pysynth.paraphrase",
-         "pysynth.retrieval.dense", "pysynth.pipelines.rows", "pysynth.dup")
+         "pysynth.retrieval.dense", "pysynth.pipelines.rows", "pysynth.dup", "pysynth.datasets.squad",
+         "pysynth.datasets.stackexchange", "pysynth.data.synthetic")
 
 # Makes ``import pysynth._core`` raise ModuleNotFoundError(name="pysynth._core"), exactly as
 # when the extension was never built.

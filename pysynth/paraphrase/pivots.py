@@ -86,7 +86,8 @@ def train_pivot(data_dir, out_dir, direction: str, steps: int = 5000, minutes: f
 def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backend: str = "torch") -> float:
     """Corpus BLEU (sacrebleu, lower-cased pysynth tokens) of ``model`` on ``rows`` in ``direction``."""
     from pysynth import metrics
-    from pysynth.models.generate import Generator
+    from pysynth.decoding.config import SearchConfig
+    from pysynth.models.text2text import text2text
     from pysynth.models.vocab import detokenize, tokenize
 
     pairs = _pairs(rows, direction)
@@ -94,8 +95,8 @@ def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backen
     for s, t in pairs:  # every translation of a sentence is a reference
         refs.setdefault(s, []).append(detokenize(tokenize(t)))
     srcs = sorted(refs)
-    gen = Generator.load(model, backend=backend)
-    hyps = [g.texts[0] if g.texts else "" for g in gen.generate(srcs, beam=beam, batch_size=64)]
+    search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
+    hyps = [g.texts[0] if g.texts else "" for g in text2text(model, backend).generate(srcs, search, batch_size=64)]
     n = max(len(v) for v in refs.values())
     # a missing reference repeats the first: a repeated reference changes neither the clipped counts nor
     # the closest length, so the score equals multi-reference BLEU with a varying number of references

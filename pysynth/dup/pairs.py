@@ -29,10 +29,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 
 import numpy as np
 
-from pysynth import io, pipelines, store
+from pysynth import io, pipelines
 from pysynth import signature as _signature
 from pysynth.dup.prep import Questions, _check_exclude, questions
-from pysynth.pipelines.rows import check_rows, iter_rows, pack_rows
+from pysynth.pipelines.rows import iter_rows, pack_rows
 
 __all__ = ["draw_negatives", "ws_tb_pairs", "make_pairs", "METHODS"]
 
@@ -81,7 +81,7 @@ def _pairs_of(qs: Questions, sides: List[Optional[str]], method: str, negatives:
 def ws_tb_pairs(dump, negatives: int = 1, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
                 exclude: Iterable[str] = (), seed: int = 0, holdout_linked: bool = False
                 ) -> Tuple[List[dict], Dict[str, int]]:
-    """WS-TB pairs of one Stack Exchange dump (a folder or archive; :class:`pysynth.stackexchange.Dump`).
+    """WS-TB pairs of one Stack Exchange dump (a folder or archive; :class:`pysynth.datasets.stackexchange.Dump`).
 
     Returns ``(rows, counts)``: rows ``{"site", "post_id", "method": "ws-tb", "title", "body",
     "label"}`` — label 1 for the question's own body, 0 for each of ``negatives`` other bodies
@@ -106,7 +106,6 @@ def _check_negatives(negatives) -> None:
 METHODS = ("ws-tb", "dqg", "both")
 FORMAT = "pysynth.dup.pairs"
 FORMAT_VERSION = 1
-_CONTEXT = "pysynth.dup.pairs.Questions"
 
 
 def _file_sha(path: Path) -> str:
@@ -120,7 +119,7 @@ def _file_sha(path: Path) -> str:
 def dump_fingerprint(dump) -> dict:
     """``{"site", "tables": {file name: sha256}}`` of the Posts and PostLinks tables (or the
     archive) a dump's pairs are made from."""
-    from pysynth.stackexchange import open_dump
+    from pysynth.datasets.stackexchange import open_dump
 
     d = open_dump(dump)
     files = {}
@@ -131,41 +130,53 @@ def dump_fingerprint(dump) -> dict:
     return {"site": d.site, "tables": files}
 
 
-class _Kernel(pipelines.Kernel):
+class _Kernel(pipelines.RowKernel):
     """Generated titles (DQG) for questions ``[start, stop)`` (picklable: the configuration only)."""
 
-    def __init__(self, dqg: bool, model: Optional[str], beam: int, threads: int, batch_size: int):
+    filter_field = "title"  # --min-wellformed: a generated title
+
+    def __init__(self, dqg: bool, model: Optional[str], beam: int, threads: int, batch_size: int,
+                 filters: tuple = ()):
         self.dqg, self.model, self.beam, self.threads, self.batch_size = dqg, model, beam, threads, batch_size
+        self.filters = filters
 
-    def open(self, context: Path):
-        st = store.load(context / "questions", _CONTEXT, (1,), mmap=False)
-        bodies = [r["body"] for r in iter_rows(st.arrays)]
-        gen = None
-        if self.dqg:
-            from pysynth.dup.dqg import TitleGenerator
+    def load(self, context: Path, rows):
+        if not self.dqg:
+            return None
+        from pysynth.dup.dqg import TitleGenerator
 
-            gen = TitleGenerator(self.model, threads=self.threads)
-        return {"bodies": bodies, "gen": gen}
+        return TitleGenerator(self.model, threads=self.threads)
 
-    def run_chunk(self, ctx, start: int, stop: int, workers: int = 1) -> Dict[str, np.ndarray]:
-        if ctx["gen"] is None:
-            return pack_rows([{}] * (stop - start))
-        got = ctx["gen"].generate(ctx["bodies"][start:stop], beam=self.beam, batch_size=self.batch_size)
-        return pack_rows([{"title": t, "reason": r} for t, r in got])
+    def generate(self, gen, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
+        if gen is None:
+            return pipelines.Chunk([{} for _ in rows])
+        got = gen.generate([r["body"] for r in rows], beam=self.beam, batch_size=self.batch_size)
+        return pipelines.Chunk([{"title": t, "reason": r} for t, r in got])
 
-    def check(self, d, n: int) -> bool:
-        return check_rows(d, n)
+    def filter_when(self, row: dict) -> bool:
+        return bool(row.get("title")) and not row.get("reason")
+
+    def judge(self, row: dict, keep: bool) -> None:
+        if not keep:  # counted as dqg_not_wellformed; the question gets no DQG pair
+            row.update(title="", reason="not_wellformed")
 
 
-class _Stage(pipelines.Stage):
+class _Stage(pipelines.RowStage):
     name = "dup pairs"
     unit = "questions"
 
     def __init__(self, dumps: List, out: Path, method: str, config: dict, exclude: Set[str], model: Optional[str],
-                 beam: int, threads: int, batch_size: int):
-        self.dumps, self.out, self.method, self.config, self.exclude = dumps, out, method, config, exclude
+                 beam: int, threads: int, batch_size: int, min_wellformed: Optional[float] = None):
+        super().__init__(None, out)
+        self.dumps, self.method, self.config, self.exclude = dumps, method, config, exclude
         self.model = model
-        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size)
+        filters = ()
+        if min_wellformed is not None and method != "ws-tb":
+            from pysynth.quality import wellformedness
+
+            filters = (pipelines.ScoreFilter("wellformed", min_wellformed, wellformedness),)
+        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters)
+        self._sets: List[dict] = []
 
     def signature(self) -> Dict[str, Any]:
         models = {}
@@ -180,18 +191,20 @@ class _Stage(pipelines.Stage):
             {"dumps": [dump_fingerprint(d) for d in self.dumps]},
             extra_versions=("onnxruntime",) if models else (), models=models)
 
-    def prepare(self, context: Path, workers: int, log) -> int:
+    def items(self, workers: int, log) -> List[dict]:
         c = self.config
-        sets, rows = [], []
+        self._sets, rows = [], []
         for d in self.dumps:
             qs = questions(d, c["min_words"], c["select"], c["min_score"], self.exclude, c["holdout_linked"])
-            sets.append({"site": qs.site, "n": len(qs.rows), "counts": qs.counts,
-                         "duplicates": {k: sorted(v) for k, v in sorted(qs.duplicates.items())},
-                         "matched": sorted(qs.matched)})
+            self._sets.append({"site": qs.site, "n": len(qs.rows), "counts": qs.counts,
+                               "duplicates": {k: sorted(v) for k, v in sorted(qs.duplicates.items())},
+                               "matched": sorted(qs.matched)})
             rows += qs.rows
             log(f"{qs.site}: {qs.counts}")
-        store.save(context / "questions", _CONTEXT, 1, arrays={**pack_rows(rows), **pack_rows(sets, "sets")})
-        return len(rows)
+        return rows
+
+    def context_arrays(self) -> Dict[str, np.ndarray]:
+        return pack_rows(self._sets, "sets")
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> Optional[str]:
         if self.method == "ws-tb":
@@ -200,10 +213,13 @@ class _Stage(pipelines.Stage):
                 f"{n_chunks} chunk{'s' if n_chunks > 1 else ''} of {chunk_size:,}")
 
     def finish(self, context: Path, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
-        st = store.load(context / "questions", _CONTEXT, (1,), mmap=False)
-        rows = list(iter_rows(st.arrays))
-        sets = list(iter_rows(st.arrays, "sets"))
-        gen = [g for p in parts for g in iter_rows(p)]
+        arrays = self.load_rows(context)
+        self._questions = (list(iter_rows(arrays)), list(iter_rows(arrays, "sets")))
+        return super().finish(context, parts, info)
+
+    def write(self, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
+        rows, sets = self._questions
+        gen = list(self.iter_rows(parts))
         c = self.config
         summary: Dict[str, Any] = {"dumps": {}}
         matched: Set[str] = set()
@@ -252,7 +268,8 @@ class _Stage(pipelines.Stage):
 def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 1, min_words: int = 10,
                select: str = "tfidf", min_score: Optional[int] = None, exclude: Iterable[str] = (),
                holdout_linked: bool = False, seed: int = 0, model: Optional[str] = None, beam: int = 1,
-               threads: int = 1, batch_size: int = 32, executor=None, chunk_size: int = 256, resume: bool = True,
+               threads: int = 1, batch_size: int = 32, min_wellformed: Optional[float] = None, executor=None,
+               workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256, resume: bool = True,
                progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Training pairs for duplicate detection from unlabelled questions (Rücklé et al. 2019,
     Sect. 3.2) into ``out`` (JSONL or Parquet), as a resumable pipeline job (``OUT.parts``).
@@ -265,6 +282,10 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     ``body`` holds a generated title. Each positive has ``negatives`` negatives drawn from the
     same site, never the question itself, a PostLinks duplicate of it or an excluded question
     (:func:`draw_negatives`, seeded per question). The other arguments are :func:`questions`'.
+
+    ``min_wellformed``: a generated title whose well-formedness (:mod:`pysynth.quality`) is below
+    it gives no DQG pair (counted as ``dqg_not_wellformed``). ``executor``: ``"local"``, ``"ray"``
+    or an executor object (:func:`pysynth.pipelines.make_executor`; ``workers``, ``ray_address``).
 
     Returns the summary: per site the counts of questions left out per reason (and, for DQG,
     bodies the generator could not read or gave no title for), pairs, unknown ``exclude`` ids.
@@ -286,14 +307,18 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     dup = sorted({s for s in sites if sites.count(s) > 1})
     if dup:
         raise ValueError(f"dumps: site {dup[0]!r} given twice; pass each site's dump once")
+    dqg = method != "ws-tb"
     config = {"negatives": negatives, "min_words": min_words, "select": select, "min_score": min_score,
-              "holdout_linked": bool(holdout_linked), "seed": seed, **({"beam": beam} if method != "ws-tb" else {})}
-    stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size)
-    return pipelines.run(stage, out, executor=executor, chunk_size=chunk_size, resume=resume, progress=progress,
-                         _stop_after_chunks=_stop_after_chunks)
+              "holdout_linked": bool(holdout_linked), "seed": seed, **({"beam": beam} if dqg else {}),
+              **({"min_wellformed": min_wellformed} if dqg and min_wellformed is not None else {})}
+    stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size,
+                   min_wellformed)
+    return stage.run(executor=executor if executor is not None else "local", workers=workers,
+                     ray_address=ray_address, chunk_size=chunk_size, resume=resume, progress=progress,
+                     _stop_after_chunks=_stop_after_chunks)
 
 
 def _site_of(dump) -> str:
-    from pysynth.stackexchange import open_dump
+    from pysynth.datasets.stackexchange import open_dump
 
     return open_dump(dump).site

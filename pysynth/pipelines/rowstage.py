@@ -92,6 +92,9 @@ class Chunk:
     counts: Counter = field(default_factory=Counter)
     scratch: Dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self):
+        self.counts = Counter(self.counts)
+
 
 @dataclass(frozen=True)
 class ScoreFilter:

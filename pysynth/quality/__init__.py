@@ -79,23 +79,9 @@ def filter_rows(rows: List[dict], field: str, min_prob: float, parallel: Sequenc
     kept texts' probabilities, rounded to 4 decimals) and ``row["dropped"]``. Every text is scored
     in one batched call (or ``probs``, one per text in row order, when the caller scored them, e.g.
     through the server's batcher). Returns the number of texts dropped."""
-    if not 0.0 <= float(min_prob) <= 1.0:
-        raise ValueError(f"min_prob: must be a probability in [0, 1], got {min_prob!r}")
-    flat = [t for r in rows for t in r[field]]
-    if probs is None:
-        probs = wellformedness(flat, model).tolist() if flat else []
-    elif len(probs) != len(flat):
-        raise ValueError(f"probs: {len(probs)} values for {len(flat)} texts")
-    probs = [float(p) for p in probs]
-    i = dropped = 0
-    for r in rows:
-        n = len(r[field])
-        p = probs[i:i + n]
-        i += n
-        keep = [j for j in range(n) if p[j] >= min_prob]
-        for name in (field, *parallel):
-            r[name] = [r[name][j] for j in keep]
-        r["wellformed"] = [round(p[j], 4) for j in keep]
-        r["dropped"] = n - len(keep)
-        dropped += n - len(keep)
-    return dropped
+    import functools
+
+    from pysynth.pipelines import ScoreFilter  # the one implementation of the row filters
+
+    f = ScoreFilter("wellformed", min_prob, functools.partial(wellformedness, model=model), flag="min_prob")
+    return f.apply(rows, field, parallel=parallel, probs=probs)

@@ -13,7 +13,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+import _toy_rows  # noqa: E402
 import _toy_stage  # noqa: E402
+from _toy_rows import ToyRowStage, toy_score  # noqa: E402
 from _toy_stage import ToyStage  # noqa: E402
 
 from pysynth import pipelines  # noqa: E402
@@ -33,6 +35,7 @@ def local_ray():
         ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     ray.cloudpickle.register_pickle_by_value(_toy_stage)
+    ray.cloudpickle.register_pickle_by_value(_toy_rows)
     yield
     ray.shutdown()
 
@@ -126,3 +129,62 @@ def test_qagen_on_ray_equals_local(tmp_path, local_ray):
     b = run(qagen_sample_path(), got, cfg, keep_discarded=True, chunk_size=5, threads=1, progress=False,
             executor=pipelines.RayExecutor(actors=2))
     assert got.read_bytes() == ref.read_bytes() and a["contexts"] == b["contexts"] == 16
+
+
+# ------------------------------------------------------------------------------ the row stage (issue 25)
+
+def test_toy_row_stage_with_a_filter_on_ray_equals_local(tmp_path, local_ray):
+    rows = [{"id": i, "text": "abcdefghijkl"[: 1 + i % 12]} for i in range(30)]
+    f = (pipelines.ScoreFilter("wellformed", 0.5, toy_score),)
+    ref, got = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    a = ToyRowStage(rows, ref, field="cands", filters=f).run(chunk_size=30, progress=False)
+    b = ToyRowStage(rows, got, field="cands", filters=f).run(chunk_size=4, progress=False,
+                                                              executor=pipelines.RayExecutor(actors=2))
+    assert got.read_bytes() == ref.read_bytes() and a["dropped"] == b["dropped"] > 0
+    assert pipelines.meta_path(got).read_bytes() == pipelines.meta_path(ref).read_bytes()
+
+
+def test_dup_pairs_on_ray_equals_local(tmp_path, local_ray):
+    """pysynth dup pairs (Rücklé et al. 2019) WS-TB + DQG with the shipped generator on two Ray actors."""
+    sys.path.insert(0, str(ROOT / "tests" / "dup"))
+    from test_pairs import write_dump
+
+    from pysynth.dup.pairs import make_pairs
+
+    d = write_dump(tmp_path)
+    ref, got = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    a = make_pairs([d], ref, "both", beam=2, chunk_size=100, progress=False)
+    b = make_pairs([d], got, "both", beam=2, chunk_size=2, progress=False, executor=pipelines.RayExecutor(actors=2))
+    assert got.read_bytes() == ref.read_bytes() and a["rows"] == b["rows"] > 0
+
+
+def test_mqr_rewrite_on_ray_equals_local(tmp_path, local_ray):
+    """pysynth mqr rewrite (Chu et al. 2020) with --min-wellformed on two Ray actors."""
+    pytest.importorskip("onnxruntime")
+    from pysynth.mqr.jobs import rewrite_file
+
+    inp = tmp_path / "q.jsonl"
+    inp.write_text("".join(json.dumps({"question": q, "n": i}) + "\n" for i, q in enumerate(MQR_QS)))
+    ref, got = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    a = rewrite_file(inp, ref, min_wellformed=0.5, chunk_size=100, progress=False)
+    b = rewrite_file(inp, got, min_wellformed=0.5, chunk_size=2, progress=False, executor="ray")
+    assert got.read_bytes() == ref.read_bytes() and a["questions"] == b["questions"] == len(MQR_QS)
+
+
+MQR_QS = ["install ubuntu on usb stick", "Spaghetti carbonara, mixing", "python list sort reverse",
+          "zzqxv qqzzv", "capital of france"]
+
+
+def test_cli_mqr_rewrite_executor_ray(tmp_path):
+    """``pysynth mqr rewrite --executor ray`` in a fresh process (its own local Ray): the local bytes."""
+    pytest.importorskip("onnxruntime")
+    inp = tmp_path / "q.txt"
+    inp.write_text("".join(q + "\n" for q in MQR_QS))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    outs = {}
+    for ex in ("local", "ray"):
+        out = tmp_path / f"{ex}.txt"
+        subprocess.run([sys.executable, "-m", "pysynth", "mqr", "rewrite", "--in", str(inp), "--out", str(out),
+                        "--chunk-size", "2", "--executor", ex], env=env, check=True, timeout=180, capture_output=True)
+        outs[ex] = (out.read_bytes(), out.with_name(out.name + ".meta.json").read_bytes())
+    assert outs["ray"] == outs["local"]

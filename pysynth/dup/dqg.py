@@ -236,14 +236,8 @@ def _title_retrieval(hyps: Sequence[str], rows: Sequence[dict]) -> Tuple[float, 
     return p1 / n, rr / n
 
 
-def main(argv=None) -> int:
-    """Deprecated: ``python -m pysynth.dup.dqg train|export|eval`` is now ``pysynth dup
-    train-dqg|export-dqg|evaluate-dqg``."""
+if __name__ == "__main__":  # deprecated side door: now ``pysynth dup train-dqg|export-dqg|evaluate-dqg``
     from pysynth.cli import deprecated_module
 
-    return deprecated_module("pysynth.dup.dqg", argv, ["dup"],
-                             {"train": "train-dqg", "export": "export-dqg", "eval": "evaluate-dqg"})
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(deprecated_module("pysynth.dup.dqg", None, ["dup"],
+                                       {"train": "train-dqg", "export": "export-dqg", "eval": "evaluate-dqg"}))

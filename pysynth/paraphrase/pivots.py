@@ -86,8 +86,7 @@ def train_pivot(data_dir, out_dir, direction: str, steps: int = 5000, minutes: f
 def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backend: str = "torch") -> float:
     """Corpus BLEU (sacrebleu, lower-cased pysynth tokens) of ``model`` on ``rows`` in ``direction``."""
     from pysynth import metrics
-    from pysynth.decoding.config import SearchConfig
-    from pysynth.models.text2text import text2text
+    from pysynth.models.generate import Generator
     from pysynth.models.vocab import detokenize, tokenize
 
     pairs = _pairs(rows, direction)
@@ -95,8 +94,8 @@ def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backen
     for s, t in pairs:  # every translation of a sentence is a reference
         refs.setdefault(s, []).append(detokenize(tokenize(t)))
     srcs = sorted(refs)
-    search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
-    hyps = [g.texts[0] if g.texts else "" for g in text2text(model, backend).generate(srcs, search, batch_size=64)]
+    gen = Generator.load(model, backend=backend)
+    hyps = [g.texts[0] if g.texts else "" for g in gen.generate(srcs, beam=beam, batch_size=64)]
     n = max(len(v) for v in refs.values())
     # a missing reference repeats the first: a repeated reference changes neither the clipped counts nor
     # the closest length, so the score equals multi-reference BLEU with a varying number of references
@@ -104,12 +103,7 @@ def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backen
     return float(metrics.corpus_bleu(hyps, ref_streams).score)
 
 
-def main(argv=None) -> int:
-    """Deprecated: ``python -m pysynth.paraphrase.pivots`` is now ``pysynth paraphrase train-pivot``."""
+if __name__ == "__main__":  # deprecated side door: now ``pysynth paraphrase train-pivot``
     from pysynth.cli import deprecated_module
 
-    return deprecated_module("pysynth.paraphrase.pivots", argv, ["paraphrase", "train-pivot"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(deprecated_module("pysynth.paraphrase.pivots", None, ["paraphrase", "train-pivot"]))

@@ -189,12 +189,7 @@ def train_qg(squad11: PathLike, out: PathLike, minutes: float = 45.0, threads: i
     return train(pairs, out, mc, tc, dev_pairs=dev)
 
 
-def main(argv=None) -> int:
-    """Deprecated: ``python -m pysynth.qagen.train span|qg`` is now ``pysynth qagen train-span|train-qg``."""
+if __name__ == "__main__":  # deprecated side door: now ``pysynth qagen train-span|train-qg``
     from pysynth.cli import deprecated_module
 
-    return deprecated_module("pysynth.qagen.train", argv, ["qagen"], {"span": "train-span", "qg": "train-qg"})
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(deprecated_module("pysynth.qagen.train", None, ["qagen"], {"span": "train-span", "qg": "train-qg"}))

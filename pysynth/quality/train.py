@@ -123,12 +123,7 @@ def export(model, tok, out: PathLike, max_length: int = 64, quantize: bool = Tru
                               meta={"arch": "sequence-classifier", "task": "wellformedness"}, quantize=quantize)
 
 
-def main(argv=None) -> int:
-    """Deprecated: ``python -m pysynth.quality.train`` is now ``pysynth quality train``."""
+if __name__ == "__main__":  # deprecated side door: now ``pysynth quality train``
     from pysynth.cli import deprecated_module
 
-    return deprecated_module("pysynth.quality.train", argv, ["quality", "train"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(deprecated_module("pysynth.quality.train", None, ["quality", "train"]))

@@ -161,14 +161,14 @@ def make_corpus(work: Path, n: int, kind: str, synth_path=None):
             raise ImportError(f"pysynth.k2q.synthetic not importable and {synth_path} not found")
         if synthetic is not None:
             src = Path(synthetic.__file__)
-            questions, _ = synthetic.generate_corpus(
-                n, seed=0, profile=str(src.with_name("synthetic_profile.json"))
-            )
+            # the package (pysynth.data.synthetic) names its profile; a loaded single file has it beside
+            prof = Path(getattr(synthetic, "DEFAULT_PROFILE_PATH", src.with_name("synthetic_profile.json")))
+            questions, _ = synthetic.generate_corpus(n, seed=0, profile=str(prof))
             meta.update(
                 source="synthetic",
                 generator=str(src),
                 generator_md5=md5(src),
-                profile_md5=md5(src.with_name("synthetic_profile.json")),
+                profile_md5=md5(prof),
             )
             kind = "synthetic"
     if kind in ("auto", "resampled"):

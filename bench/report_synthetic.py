@@ -19,17 +19,16 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from pysynth import text
-from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
-from pysynth.k2q.synthetic import (
+from pysynth.data.synthetic import (
     FUNCTION_WORDS,
-    _cluster_overlap,
-    _fit_zipf_mandelbrot,
-    _Model,
     default_profile,
     generate_corpus,
     iter_corpus,
     write_corpus,
 )
+from pysynth.data.synthetic.fit import _cluster_overlap, _fit_zipf_mandelbrot
+from pysynth.data.synthetic.generate import _Model
+from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.retrieval import Index
 
 

@@ -44,9 +44,8 @@ import json
 import math
 import os
 import random
-import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -195,6 +194,25 @@ def margin_loss(t: torch.Tensor, p: torch.Tensor, n: torch.Tensor, n_mask: torch
 
 # ------------------------------------------------------------------------------ training
 
+def _margin_batch(model, tok, batch, t, p, margin: float, max_length: int):
+    """:func:`margin_loss` of a batch of ``(title, positive, negatives)`` instances (``t``, ``p``:
+    the titles' and positives' embeddings); None when no instance has a negative."""
+    k = max(len(x[2]) for x in batch)
+    if k == 0:
+        return None
+    flat = [n for x in batch for n in x[2]]
+    ne = _encode(model, tok, flat, max_length)
+    n = ne.new_zeros(len(batch), k, ne.shape[-1])
+    mask = ne.new_zeros(len(batch), k)
+    j = 0
+    for i, x in enumerate(batch):
+        c = len(x[2])
+        n[i, :c] = ne[j:j + c]
+        mask[i, :c] = 1.0
+        j += c
+    return margin_loss(t, p, n, mask, margin)
+
+
 def _encode(model, tok, texts: Sequence[str], max_length: int) -> torch.Tensor:
     f = tok.batch(list(texts), max_length)
     return model(torch.from_numpy(f["input_ids"]), torch.from_numpy(f["attention_mask"]),
@@ -265,10 +283,10 @@ def train(rows: Iterable[Mapping[str, Any]], arch: str = "bilstm", epochs: Optio
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("max_length", max_length)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be a positive integer, got {v!r}")
-    if threads:
-        torch.set_num_threads(int(threads))
+    from pysynth.models.train import EncoderTrainer, seed_torch, warmup_linear
+
     groups, counts = read_pairs(rows, fraction=fraction, seed=seed)
-    torch.manual_seed(seed)
+    seed_torch(seed, threads)
     rng = random.Random(seed)
     n_dev = min(200, int(len(groups) * dev_share)) if len(groups) >= 20 else 0
     dev_idx = set(random.Random(seed + 1).sample(range(len(groups)), n_dev))
@@ -285,76 +303,45 @@ def train(rows: Iterable[Mapping[str, Any]], arch: str = "bilstm", epochs: Optio
     steps_per_epoch = math.ceil(len(inst) / batch_size)
     total = epochs * steps_per_epoch if not max_steps else min(max_steps, epochs * steps_per_epoch)
     if arch == "minilm":
-        from pysynth.models.train import warmup_linear
-
         opt, sched = warmup_linear(params, lr, total)
     else:
         opt, sched = torch.optim.Adam(params, lr=lr), None
-    history: List[dict] = []
     base = title_body_mrr(model, tok, dev, max_length) if dev else None
     if dev:
         log(f"dev title->body MRR before training: {base:.4f} ({len(dev)} held-out questions)")
-    best, best_state, best_epoch = -1.0, None, 0
-    t0, step = time.perf_counter(), 0
-    for ep in range(epochs):
-        order = list(range(len(inst)))
-        rng.shuffle(order)
-        tot, nb = 0.0, 0
-        for b in range(0, len(order), batch_size):
-            batch = [inst[i] for i in order[b:b + batch_size]]
-            t = _encode(model, tok, [x[0] for x in batch], max_length)
-            p = _encode(model, tok, [x[1] for x in batch], max_length)
-            if loss == "margin":
-                k = max(len(x[2]) for x in batch)
-                if k == 0:
-                    continue
-                flat = [n for x in batch for n in x[2]]
-                ne = _encode(model, tok, flat, max_length)
-                n = ne.new_zeros(len(batch), k, ne.shape[-1])
-                mask = ne.new_zeros(len(batch), k)
-                j = 0
-                for i, x in enumerate(batch):
-                    c = len(x[2])
-                    n[i, :c] = ne[j:j + c]
-                    mask[i, :c] = 1.0
-                    j += c
-                lv = margin_loss(t, p, n, mask, margin)
-            else:
-                from pysynth.models.encoders import in_batch_loss
+    orders = []
+    for _ in range(epochs):  # every epoch's order up front (one generator, as before): resumable
+        orders.append(list(range(len(inst))))
+        rng.shuffle(orders[-1])
 
-                lv = in_batch_loss(t, p)
-            opt.zero_grad()
-            lv.backward()
-            opt.step()
-            if sched is not None:
-                sched.step()
-            tot += lv.item()
-            nb += 1
-            step += 1
-            if step % 20 == 0:
-                log(f"epoch {ep + 1} step {step}/{total} loss {tot / nb:.4f} {time.perf_counter() - t0:.0f} s")
-            if max_steps and step >= max_steps:
-                break
-        h = {"epoch": ep + 1, "loss": round(tot / max(nb, 1), 5), "steps": step,
-             "seconds": round(time.perf_counter() - t0, 1)}
+    def loss_of(order):
+        batch = [inst[i] for i in order]
+        t = _encode(model, tok, [x[0] for x in batch], max_length)
+        p = _encode(model, tok, [x[1] for x in batch], max_length)
+        if loss != "margin":
+            from pysynth.models.encoders import in_batch_loss
+
+            return in_batch_loss(t, p)
+        return _margin_batch(model, tok, batch, t, p, margin, max_length)
+
+    def end_epoch(ep, stats):
+        h = {"epoch": ep + 1, "loss": round(stats["loss"], 5), "steps": stats["steps"], "seconds": stats["seconds"]}
         if dev:
             h["dev_mrr"] = round(title_body_mrr(model, tok, dev, max_length), 5)
         log(json.dumps(h))
-        history.append(h)
-        score = h.get("dev_mrr", ep)
-        if score > best:
-            best, best_epoch = score, ep + 1
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        if max_steps and step >= max_steps:
-            break
-    if best_state is not None:
-        model.load_state_dict(best_state)
+        return h
+
+    run = EncoderTrainer(model, opt, sched, batches=lambda ep: [orders[ep][b:b + batch_size]
+                                                                for b in range(0, len(inst), batch_size)],
+                         loss=loss_of, end_epoch=end_epoch, select=lambda h: h.get("dev_mrr", h["epoch"] - 1),
+                         params=params, max_steps=max_steps, total_steps=total, log=log, log_every=20).fit(epochs)
+    history, best_epoch = run["history"], run["chosen_epoch"]
     info = {"arch": arch, "pairs": counts, "train_questions": len(tr), "dev_questions": len(dev),
             "instances": len(inst), "epochs": epochs, "batch_size": batch_size, "lr": lr, "loss": loss,
             "margin": margin if loss == "margin" else None, "max_length": max_length, "seed": seed,
             "fraction": fraction, "negatives": negatives, "threads": torch.get_num_threads(),
             "dev_mrr_untrained": None if base is None else round(base, 5), "history": history,
-            "chosen_epoch": best_epoch, "seconds": round(time.perf_counter() - t0, 1)}
+            "chosen_epoch": best_epoch, "seconds": run["seconds"]}
     if arch != "minilm":
         info.update({"hidden": hidden, "pooling": pooling, "embeddings": embeddings, "dropout": dropout})
     return model.eval(), vf, info

@@ -1,5 +1,14 @@
 """Training: length-bucketed batches, resumable atomic checkpoints, early stopping on dev BLEU.
 
+Two trainers share the helpers here (:func:`bucket_batches`, :func:`warmup_linear`,
+:func:`seed_torch`): :class:`Trainer` for the seq2seq models (below), and
+:class:`EncoderTrainer`, the one loop of every encoder fine-tuning (the well-formedness
+classifier of :mod:`pysynth.quality.train`, the span model of :mod:`pysynth.qagen.train`, the
+encoder-only question generator, the duplicate detectors of :mod:`pysynth.dup.train`): the task
+gives its batches per epoch and a loss per batch, the loop does the optimiser and schedule
+steps, clipping, logging, per-epoch evaluation and best-epoch selection, and resumable
+checkpoints.
+
 A run folder holds ``model/``, a model store (:mod:`pysynth.models.io`): the best model on dev
 BLEU (the last one when no dev evaluation ran); ``train_config.json``, ``checkpoint.pt`` (model
 + optimizer + progress + RNG state + vocabulary; written via temp file + rename, loaded with
@@ -18,7 +27,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -29,7 +38,7 @@ from pysynth.models.config import Seq2SeqConfig, TrainConfig
 from pysynth.models.io import atomic_save, save_model
 from pysynth.models.vocab import Vocab, detokenize, tokenize
 
-__all__ = ["Trainer", "train", "bucket_batches", "warmup_linear"]
+__all__ = ["Trainer", "train", "EncoderTrainer", "bucket_batches", "warmup_linear", "seed_torch"]
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -56,6 +65,14 @@ def warmup_linear(params, lr: float, steps: int, warmup: float = 0.06, weight_de
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     warm = max(1, int(warmup * steps))
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps))
+
+
+def seed_torch(seed: int, threads: int = 0) -> None:
+    """Seed torch's generator (weight init, dropout) and, when ``threads`` > 0, set torch's CPU
+    thread count: runs are reproducible for a seed on one thread count (torch's CPU kernels)."""
+    if threads:
+        torch.set_num_threads(int(threads))
+    torch.manual_seed(seed)
 
 
 def _device(name: str) -> torch.device:
@@ -270,3 +287,159 @@ def train(pairs, out_dir, model_config=None, train_config=None, dev_pairs=None, 
     if resume and tr.resume():
         tr.log(f"resumed from step {tr.step} (epoch {tr.epoch})")
     return tr.fit()
+
+
+class EncoderTrainer:
+    """The fine-tuning loop of pysynth's encoders; the task supplies batches, a loss and an evaluation.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Trained in place (``train()`` mode during :meth:`fit`, ``eval()`` after).
+    opt : torch.optim.Optimizer
+    sched : torch.optim.lr_scheduler.LRScheduler, optional
+        Stepped after every update (e.g. :func:`warmup_linear`'s).
+    batches : callable ``epoch -> sequence of batches``
+        The batches of epoch ``epoch`` (0-based), in order. Must be a pure function of the
+        epoch (derive the order from ``seed + epoch``, or precompute every epoch's order), so a
+        resumed run sees the batches an uninterrupted one would.
+    loss : callable ``batch -> torch.Tensor or None``
+        The scalar loss of a batch; None skips the batch (no update, not counted as a step).
+    end_epoch : callable ``(epoch, stats) -> dict``, optional
+        Called after each epoch with ``stats = {"epoch": epoch + 1, "loss": mean loss, "steps":
+        steps so far, "seconds": since the start}``; returns the epoch's history entry (default
+        ``stats``), kept in :attr:`history`.
+    select : callable ``entry -> float``, optional
+        Score of a history entry; the weights of the best-scoring epoch (the first on ties) are
+        restored at the end. None keeps the last weights.
+    params : iterable of tensors, optional
+        What ``clip_norm`` clips (default the model's parameters).
+    clip_norm : float
+        Gradient-norm clipping (0: none).
+    max_steps : int
+        Stop after this many updates (0: no limit); the epoch ends there (its history entry
+        and checkpoint are written).
+    total_steps : int
+        The number of updates planned, for the progress lines (0: unknown).
+    log, log_every
+        Where progress goes (default: stderr) and every how many steps (0: per epoch only).
+        A line: ``epoch E step S/T loss L (epoch mean) N s``.
+    checkpoint : str or os.PathLike, optional
+        File of a resumable checkpoint (``torch.save`` through a temp file + rename; loaded with
+        ``weights_only=True``): model, optimiser, schedule, progress, torch RNG state, history
+        and best weights. Written every ``ckpt_every`` steps and at each epoch's end; :meth:`fit`
+        resumes from it when it exists. With the same seed on CPU a resumed run ends with the
+        weights of an uninterrupted one.
+    """
+
+    def __init__(self, model, opt, sched=None, *, batches: Callable[[int], Sequence[Any]],
+                 loss: Callable[[Any], Optional[torch.Tensor]],
+                 end_epoch: Optional[Callable[[int, Dict[str, Any]], Optional[Dict[str, Any]]]] = None,
+                 select: Optional[Callable[[Dict[str, Any]], float]] = None, params=None, clip_norm: float = 0.0,
+                 max_steps: int = 0, total_steps: int = 0, log: Optional[Callable[[str], None]] = None,
+                 log_every: int = 50, checkpoint=None, ckpt_every: int = 0):
+        self.model, self.opt, self.sched = model, opt, sched
+        self.batches, self.loss, self.end_epoch, self.select = batches, loss, end_epoch, select
+        self.params = list(params) if params is not None else None
+        self.clip_norm, self.max_steps, self.total_steps = float(clip_norm), int(max_steps), int(total_steps)
+        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.log_every, self.ckpt_every = int(log_every), int(ckpt_every)
+        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.step = self.epoch = self.pos = 0
+        self.loss_sum, self.loss_n = 0.0, 0
+        self.history: List[Dict[str, Any]] = []
+        self.best: Optional[float] = None
+        self.best_epoch = 0
+        self.best_state: Optional[Dict[str, torch.Tensor]] = None
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def state(self) -> dict:
+        """Everything a resumed run needs (tensors and plain containers only)."""
+        return {"model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                "scheduler": self.sched.state_dict() if self.sched is not None else None,
+                "progress": {"step": self.step, "epoch": self.epoch, "pos": self.pos, "loss_sum": self.loss_sum,
+                             "loss_n": self.loss_n, "best": self.best, "best_epoch": self.best_epoch},
+                "history": self.history, "best_state": self.best_state, "torch_rng": torch.get_rng_state()}
+
+    def save_checkpoint(self) -> Optional[Path]:
+        if self.checkpoint is None:
+            return None
+        atomic_save(self.state(), self.checkpoint)
+        return self.checkpoint
+
+    def resume(self) -> bool:
+        """Load :attr:`checkpoint` when it exists; False when there is none."""
+        if self.checkpoint is None or not self.checkpoint.exists():
+            return False
+        st = torch.load(self.checkpoint, map_location="cpu", weights_only=True)
+        self.model.load_state_dict(st["model"])
+        self.opt.load_state_dict(st["optimizer"])
+        if self.sched is not None and st["scheduler"] is not None:
+            self.sched.load_state_dict(st["scheduler"])
+        p = st["progress"]
+        self.step, self.epoch, self.pos = int(p["step"]), int(p["epoch"]), int(p["pos"])
+        self.loss_sum, self.loss_n = float(p["loss_sum"]), int(p["loss_n"])
+        self.best, self.best_epoch = p["best"], int(p["best_epoch"])
+        self.history, self.best_state = list(st["history"]), st["best_state"]
+        torch.set_rng_state(st["torch_rng"].cpu())
+        return True
+
+    # -- training --------------------------------------------------------------------------
+    def _update(self, lv: torch.Tensor) -> None:
+        self.opt.zero_grad()
+        lv.backward()
+        if self.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.params if self.params is not None else self.model.parameters(),
+                                           self.clip_norm)
+        self.opt.step()
+        if self.sched is not None:
+            self.sched.step()
+
+    def _done(self) -> bool:
+        return bool(self.max_steps) and self.step >= self.max_steps
+
+    def _run_epoch(self, t0: float) -> None:
+        batches = self.batches(self.epoch)
+        while self.pos < len(batches) and not self._done():
+            lv = self.loss(batches[self.pos])
+            self.pos += 1
+            if lv is None:
+                continue
+            self._update(lv)
+            self.loss_sum, self.loss_n, self.step = self.loss_sum + lv.item(), self.loss_n + 1, self.step + 1
+            if self.log_every and (self.step % self.log_every == 0 or self.step == self.total_steps):
+                self.log(f"epoch {self.epoch + 1} step {self.step}/{self.total_steps or '?'} loss "
+                         f"{self.loss_sum / self.loss_n:.4f} {time.perf_counter() - t0:.0f} s")
+            if self.ckpt_every and self.step % self.ckpt_every == 0:
+                self.save_checkpoint()
+
+    def _end_epoch(self, t0: float) -> None:
+        stats = {"epoch": self.epoch + 1, "loss": self.loss_sum / max(self.loss_n, 1), "steps": self.step,
+                 "seconds": round(time.perf_counter() - t0, 1)}
+        entry = self.end_epoch(self.epoch, stats) if self.end_epoch is not None else stats
+        entry = stats if entry is None else entry
+        self.history.append(entry)
+        if self.select is not None:
+            score = float(self.select(entry))
+            if self.best is None or score > self.best:
+                self.best, self.best_epoch = score, self.epoch + 1
+                self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        self.epoch, self.pos, self.loss_sum, self.loss_n = self.epoch + 1, 0, 0.0, 0
+        self.save_checkpoint()
+
+    def fit(self, epochs: int, resume: bool = True) -> Dict[str, Any]:
+        """Train ``epochs`` epochs (or up to ``max_steps``), resuming from :attr:`checkpoint`
+        when ``resume``; returns ``{"steps", "epochs", "chosen_epoch", "seconds", "history"}``
+        (``seconds`` of this call). The model ends in eval mode, with the selected weights."""
+        if resume and self.resume():
+            self.log(f"resumed from step {self.step} (epoch {self.epoch + 1})")
+        t0 = time.perf_counter()
+        self.model.train()
+        while self.epoch < epochs and not (self._done() and self.pos == 0):
+            self._run_epoch(t0)
+            self._end_epoch(t0)
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        self.model.eval()
+        return {"steps": self.step, "epochs": self.epoch, "chosen_epoch": self.best_epoch or self.epoch,
+                "seconds": round(time.perf_counter() - t0, 1), "history": self.history}

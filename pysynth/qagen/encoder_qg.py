@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
@@ -206,14 +205,11 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
     (held-out articles excluded, as for the other models); one pass, AdamW with warm-up/decay."""
     import random
 
-    torch = _torch()
-    from pysynth.models.train import bucket_batches, warmup_linear
+    from pysynth.models.train import EncoderTrainer, bucket_batches, seed_torch, warmup_linear
     from pysynth.qagen.data import HELD_OUT_FRACTION, SPLIT_SEED, iter_answers, read_squad, split_articles
 
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
-    if threads:
-        torch.set_num_threads(int(threads))
-    torch.manual_seed(seed)
+    seed_torch(seed, threads)
     rest, _ = split_articles(read_squad(squad11), HELD_OUT_FRACTION, SPLIT_SEED)
     items = list(iter_answers(rest))
     items = random.Random(seed).sample(items, min(n, len(items)))
@@ -223,22 +219,13 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
         ctx = m.context_ids(c.text, a["answer_start"], a["answer_start"] + len(a["text"]))
         q = m.tok(qa["question"].strip(), add_special_tokens=False)["input_ids"][:m.max_question - 1] + [m.sep]
         ex.append((ctx, q))
-    m.bert.train()
     batches = bucket_batches([len(c[0]) + len(q) for c, q in ex], batch_size, 50, seed)
     opt, sched = warmup_linear(m.bert.parameters(), lr, len(batches))
-    t0 = time.perf_counter()
-    for step, b in enumerate(batches, 1):
-        loss = m.loss([ex[i][0] for i in b], [ex[i][1] for i in b])
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(m.bert.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == len(batches):
-            log(f"step {step}/{len(batches)} loss {loss.item():.4f} {time.perf_counter() - t0:.0f} s")
-    m.bert.eval()
+    run = EncoderTrainer(m.bert, opt, sched, batches=lambda ep: batches,
+                         loss=lambda b: m.loss([ex[i][0] for i in b], [ex[i][1] for i in b]), clip_norm=1.0,
+                         total_steps=len(batches), log=log, log_every=50).fit(1)
     m.save(out)
-    info = {"examples": len(ex), "steps": len(batches), "train_s": round(time.perf_counter() - t0, 1)}
+    info = {"examples": len(ex), "steps": len(batches), "train_s": run["seconds"]}
     (Path(out) / "train_info.json").write_text(json.dumps(info) + "\n")
     return info
 

@@ -102,12 +102,10 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
     import torch
 
     from pysynth.models.encoders import SpanEncoder, require_minilm, span_loss, wordpiece_tokenizer
-    from pysynth.models.train import bucket_batches, warmup_linear
+    from pysynth.models.train import EncoderTrainer, bucket_batches, seed_torch, warmup_linear
 
     d = require_minilm()
-    if threads:
-        torch.set_num_threads(int(threads))
-    torch.manual_seed(seed)
+    seed_torch(seed, threads)
     tok = wordpiece_tokenizer(d / "vocab.txt")
     train11, _ = split_articles(read_squad(squad11), HELD_OUT_FRACTION, SPLIT_SEED)
     sq2 = read_squad(squad2)
@@ -125,10 +123,12 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
         model = load(init)[0].train()
     else:
         model = SpanEncoder.from_bert(d, max_answer_len=32, joint=True).train()
-    batches = [b for ep in range(epochs) for b in bucket_batches([len(x[0]) for x in ex], batch_size, 50, seed + ep)]
-    opt, sched = warmup_linear(model.parameters(), lr, len(batches))
-    t0 = time.perf_counter()
-    for step, b in enumerate(batches, 1):
+    lengths = [len(x[0]) for x in ex]
+    per_epoch = [bucket_batches(lengths, batch_size, 50, seed + ep) for ep in range(epochs)]
+    total = sum(len(b) for b in per_epoch)
+    opt, sched = warmup_linear(model.parameters(), lr, total)
+
+    def loss(b):
         T = max(len(ex[i][0]) for i in b)
         ids = torch.zeros(len(b), T, dtype=torch.long)
         tt = torch.zeros_like(ids)
@@ -140,17 +140,13 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
             am[r, :n] = 1
         s = torch.tensor([ex[i][2] for i in b])
         e = torch.tensor([ex[i][3] for i in b])
-        loss = span_loss(model(ids, am, tt), s, e)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == len(batches):
-            log(f"step {step}/{len(batches)} loss {loss.item():.4f} {time.perf_counter() - t0:.0f} s")
-    info["train_s"] = round(time.perf_counter() - t0, 1)
-    info["steps"] = len(batches)
-    return model.eval(), tok, info
+        return span_loss(model(ids, am, tt), s, e)
+
+    run = EncoderTrainer(model, opt, sched, batches=per_epoch.__getitem__, loss=loss, clip_norm=1.0,
+                         total_steps=total, log=log, log_every=50).fit(epochs)
+    info["train_s"] = run["seconds"]
+    info["steps"] = run["steps"]
+    return model, tok, info
 
 
 def export_span(model, tok, out: PathLike, quantize: bool = True, info: Dict = None) -> Path:

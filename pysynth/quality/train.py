@@ -16,7 +16,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
@@ -58,40 +57,36 @@ def train(data_dir: PathLike, epochs: int = 1, lr: float = 4e-5, batch_size: int
     import torch
 
     from pysynth.models.encoders import SequenceClassifier, require_minilm, wordpiece_tokenizer
-    from pysynth.models.train import warmup_linear
+    from pysynth.models.train import EncoderTrainer, seed_torch, warmup_linear
 
     d = require_minilm()
-    if threads:
-        torch.set_num_threads(int(threads))
-    torch.manual_seed(seed)
+    seed_torch(seed, threads)
     tr, dv, te = (load_split(data_dir, s) for s in ("train", "dev", "test"))
     model = SequenceClassifier.from_bert(d).train()
     tok = wordpiece_tokenizer(d / "vocab.txt")
     steps = epochs * ((len(tr) + batch_size - 1) // batch_size)
     opt, sched = warmup_linear(model.parameters(), lr, steps)
     rng = np.random.default_rng(seed)
+    orders = [rng.permutation(len(tr)) for _ in range(epochs)]  # every epoch's order up front: resumable
     y_all = torch.from_numpy(_labels(tr))
-    history, t0, step = [], time.perf_counter(), 0
-    for ep in range(epochs):
-        order = rng.permutation(len(tr))
-        for i in range(0, len(order), batch_size):
-            idx = order[i:i + batch_size]
-            enc = tok([tr[j]["query"] for j in idx], padding=True, truncation=True, max_length=max_length,
-                      return_tensors="pt")
-            logits = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y_all[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            step += 1
-            if step % 100 == 0:
-                log(f"step {step}/{steps} loss {loss.item():.4f} {time.perf_counter() - t0:.0f} s")
+
+    def loss(idx):
+        enc = tok([tr[j]["query"] for j in idx], padding=True, truncation=True, max_length=max_length,
+                  return_tensors="pt")
+        logits = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, y_all[idx])
+
+    def end_epoch(ep, stats):
         h = {"epoch": ep + 1, "dev": accuracy(_probs(model, tok, dv, max_length), dv),
-             "test": accuracy(_probs(model, tok, te, max_length), te), "seconds": round(time.perf_counter() - t0, 1)}
+             "test": accuracy(_probs(model, tok, te, max_length), te), "seconds": stats["seconds"]}
         log(json.dumps(h))
-        history.append(h)
-    return model.eval(), tok, history
+        return h
+
+    trainer = EncoderTrainer(model, opt, sched, batches=lambda ep: [orders[ep][i:i + batch_size] for i in
+                                                                    range(0, len(tr), batch_size)],
+                             loss=loss, end_epoch=end_epoch, total_steps=steps, log=log, log_every=100)
+    history = trainer.fit(epochs)["history"]
+    return model, tok, history
 
 
 def _probs(model, tok, rows, max_length: int) -> np.ndarray:

@@ -188,3 +188,18 @@ def test_make_pairs_resumes_byte_identical(tmp_path):
     assert r.returncode == 75
     with pytest.raises(ValueError, match="different run"):  # other settings, same parts: refused
         make_pairs([d], out, "both", beam=1, chunk_size=2, progress=False)
+
+
+def test_make_pairs_min_wellformed_filters_generated_titles(tmp_path):
+    """--min-wellformed (the row stage's filter): a generated title under it gives no DQG pair."""
+    d = write_dump(tmp_path)
+    base = make_pairs([d], tmp_path / "a.jsonl", "dqg", beam=2, progress=False)
+    same = make_pairs([d], tmp_path / "b.jsonl", "dqg", beam=2, min_wellformed=0.0, progress=False)
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert same["dumps"]["tiny"]["pairs"] == base["dumps"]["tiny"]["pairs"]
+    s = make_pairs([d], tmp_path / "c.jsonl", "both", beam=2, min_wellformed=1.0, progress=False)
+    c = s["dumps"]["tiny"]
+    assert c["dqg_not_wellformed"] == base["dumps"]["tiny"]["dqg_titles"] and c["dqg_titles"] == 0
+    assert {r["method"] for r in _rows(tmp_path / "c.jsonl")} == {"ws-tb"}
+    with pytest.raises(ValueError, match="min_wellformed"):
+        make_pairs([d], tmp_path / "e.jsonl", "dqg", min_wellformed=2, progress=False)

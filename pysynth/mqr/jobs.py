@@ -167,7 +167,7 @@ def _write_text(out: Path, texts) -> int:
     return n
 
 
-def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "onnx", threads: int = 0,
+def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto", threads: int = 0,
                  beam: int = DEFAULT_DECODING["beam"], coverage: float = DEFAULT_DECODING["coverage"],
                  wellformed: float = DEFAULT_DECODING["wellformed"], backoff: float = DEFAULT_DECODING["backoff"],
                  min_wellformed: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
@@ -184,7 +184,7 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "onnx"
         The output, the same kind as the input (``-``: stdout, not resumable, no metadata); beside
         a file, ``OUT.meta.json`` (signature and counts) and, while it runs, ``OUT.parts``.
     model, backend, threads : the rewriter (:class:`~pysynth.mqr.rewrite.Rewriter`; default the shipped
-        ``mqr-copynet-small`` on onnxruntime).
+        ``mqr-copynet-small``; ``auto``: onnxruntime when installed and the model has an export).
     beam, coverage, wellformed, backoff : the decoding of :meth:`~pysynth.mqr.rewrite.Rewriter.rewrite`
         (defaults: :data:`~pysynth.mqr.rewrite.DEFAULT_DECODING`, chosen on held-out MQR dev pairs).
     min_wellformed : float or None

@@ -19,19 +19,28 @@
 A new generating method in a few lines::
 
     class Kernel(RowKernel):
+        def __init__(self, model):
+            self.model = model
         def load(self, context, rows):                 # once per worker: models
             return MyModel(self.model)
         def generate(self, model, rows, start, workers):
             return Chunk([{**r, "out": model(r["text"])} for r in rows])
 
     class Stage(RowStage):
-        name, format, format_version = "mine", "pysynth.mine", 1
-        def signature(self):
-            return signature.signature(self.format, 1, {...}, self.input_fingerprint())
-        def write(self, parts, info):
+        name = "mine"
+        def __init__(self, rows, out, model):
+            super().__init__(rows, out)
+            self.kernel = Kernel(model)              # configuration only: pickled to Ray actors
+        def signature(self):                         # what a resumed run must match
+            return signature.signature("pysynth.mine", 1, {...}, self.input_fingerprint())
+        def write(self, parts, info):                # the output, then the summary
             return {"rows": io.write_rows(self.out, self.iter_rows(parts))}
 
-    Stage(rows, out, Kernel(...)).run(executor="ray", chunk_size=256)
+    Stage(rows, out, "my-model").run(executor="ray", chunk_size=256)
+
+A row filter is one line in the kernel: ``filters = (ScoreFilter("wellformed", p, wellformedness),)``
+with ``filter_field`` naming the generated text(s); :meth:`RowKernel.filter_when` and
+:meth:`RowKernel.judge` say which rows it looks at and what a rejected one becomes.
 """
 from __future__ import annotations
 

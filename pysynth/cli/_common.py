@@ -115,7 +115,7 @@ def upgrade_argv(argv: Sequence[str], verbs: Mapping[str, Sequence[str]]) -> lis
         new = RENAMED_VERBS[method, second]
         say(f"warning: `pysynth {method} {second}` is deprecated; use `pysynth {method} {new}`")
         return [method, new, *argv[2:]]
-    if (method, None) in RENAMED_VERBS and second not in verbs[method] and second not in ("-h", "--help"):
+    if (method, None) in RENAMED_VERBS and second.startswith("-") and second not in ("-h", "--help"):
         new = RENAMED_VERBS[method, None]
         say(f"warning: `pysynth {method}` without a verb is deprecated; use `pysynth {method} {new}`")
         return [method, new, *argv[1:]]

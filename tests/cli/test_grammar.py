@@ -51,6 +51,10 @@ def test_paraphrase_help_lists_verbs(cli):
     assert r.code == 0 and "generate" in r.out and "train-pivot" in r.out and not r.err
 
 
+def test_an_unknown_verb_is_not_taken_for_the_verbless_form(fails):
+    assert "argument VERB: invalid choice: 'nope'" in fails(2, "paraphrase", "nope")
+
+
 def test_verbless_paraphrase_runs_with_one_note(cli, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "no question"}\n')

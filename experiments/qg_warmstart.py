@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import signal
 import sys
 import time
@@ -218,22 +219,72 @@ def train(args):
     print(json.dumps({"event": "saved", "step": step, "path": str(ckpt)}), flush=True)
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _tokens(text):
+    return _TOKEN.findall(text.lower())
+
+
+def repeated_trigram(text):
+    """True when a word trigram occurs twice in ``text`` (lower-cased word/punctuation tokens)."""
+    t = _tokens(text)
+    grams = [tuple(t[i:i + 3]) for i in range(len(t) - 2)]
+    return len(grams) != len(set(grams))
+
+
+def score(hyps, refs):
+    """BLEU-4 as ``pysynth.qagen.evaluate.qg_scores`` (sacrebleu 13a, lower-cased), BLEU-4 as
+    pycocoevalcap (BleuScorer on lower-cased word/punctuation tokens, as nlg-eval / Du et al. 2017),
+    ROUGE-L F1 (rouge-score, as qg_scores) and the share of outputs with a repeated trigram."""
+    from pysynth.metrics import corpus_bleu, rouge
+
+    sacre = corpus_bleu([h.lower() for h in hyps], [[r.lower() for r in refs]])
+    coco = corpus_bleu([" ".join(_tokens(h)) for h in hyps], [" ".join(_tokens(r)) for r in refs], flavor="coco")
+    rl = rouge(list(hyps), [list(refs)], types=("rougeL",))["rougeL"].mean()[2]
+    return {"bleu4_sacrebleu": round(float(sacre.score), 2), "bleu4_coco": round(100 * float(coco.score), 2),
+            "rougeL_f": round(100 * float(rl), 2),
+            "repeated_trigram_pct": round(100 * sum(map(repeated_trigram, hyps)) / max(len(hyps), 1), 2),
+            "mean_words": round(sum(len(_tokens(h)) for h in hyps) / max(len(hyps), 1), 2)}
+
+
 def evaluate(args):
+    """The checkpoint (greedy, and beam ``--beam`` when > 1) beside the shipped
+    ``qagen-qg-copynet`` on the same ``--eval`` gold answers (qg_scores' draw: seed 0)."""
     import torch
 
     from pysynth.models.warmstart import WarmStartGenerator, load_checkpoint
-    from pysynth.qagen.data import read_squad
-    from pysynth.qagen.evaluate import qg_scores
+    from pysynth.qagen.data import iter_answers, read_squad
+    from pysynth.qagen.models import QuestionGenerator
 
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     model, state = load_checkpoint(out / "checkpoint.pt", restore_rng=False)
-    gen = WarmStartGenerator(model, tokenizer_of_minilm(), beam=args.beam)
-    res = qg_scores(gen, read_squad(args.eval_squad), limit=args.eval, seed=0)
-    res.update(step=state["step"], beam=args.beam, squad=args.eval_squad)
-    path = out / f"eval_step{state['step']}_n{args.eval}_beam{args.beam}.json"
+    tok = tokenizer_of_minilm()
+    items = list(iter_answers(read_squad(args.eval_squad)))
+    if len(items) > args.eval:
+        items = random.Random(0).sample(items, args.eval)
+    texts = [c.text for c, _, _ in items]
+    spans = [{"start": a["answer_start"], "end": a["answer_start"] + len(a["text"])} for _, _, a in items]
+    refs = [qa["question"].strip() for _, qa, _ in items]
+    systems = {"warmstart greedy": WarmStartGenerator(model, tok, beam=1)}
+    if args.beam > 1:
+        systems[f"warmstart beam{args.beam}"] = WarmStartGenerator(model, tok, beam=args.beam)
+    systems["qagen-qg-copynet (shipped)"] = QuestionGenerator(threads=args.threads)
+    res = {"step": state["step"], "n": len(items), "squad": args.eval_squad, "threads": args.threads, "systems": {}}
+    outputs = {}
+    for name, gen in systems.items():
+        t = time.perf_counter()
+        hyps = gen.generate(texts, spans)
+        dt = time.perf_counter() - t
+        res["systems"][name] = dict(score(hyps, refs), questions_per_s=round(len(hyps) / dt, 2))
+        outputs[name] = hyps
+        print(name, json.dumps(res["systems"][name]), flush=True)
+    res["items"] = [dict({"answer": a["text"], "gold": r}, **{k: v[i] for k, v in outputs.items()})
+                    for i, ((_, _, a), r) in enumerate(zip(items, refs))]
+    path = out / f"eval_step{state['step']}_n{len(items)}.json"
     path.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
-    print(json.dumps(res, indent=1, ensure_ascii=False))
+    print(json.dumps(res["systems"], indent=1), flush=True)
 
 
 def main(argv=None):

@@ -404,19 +404,19 @@ def _banned(prefix: Sequence[int], n: int) -> List[int]:
 
 
 def _ban(logp: torch.Tensor, prefixes: Sequence[Sequence[int]], n: int, never: Sequence[int], step: int,
-         min_len: int, eos: int) -> torch.Tensor:
+         min_len: int, eos: int, no_stutter: bool = True) -> torch.Tensor:
     logp[:, list(never)] = -math.inf
     if step < min_len:
         logp[:, eos] = -math.inf
     for r, pre in enumerate(prefixes):
-        b = _banned(pre, n)
+        b = _banned(pre, n) + (pre[-1:] if no_stutter else [])
         if b:
             logp[r, b] = -math.inf
     return logp
 
 
 @torch.no_grad()
-def _greedy(model, memory, kv, src, mask, max_len, no_repeat, min_len) -> List[List[int]]:
+def _greedy(model, memory, kv, src, mask, max_len, no_repeat, min_len, no_stutter) -> List[List[int]]:
     c = model.config
     B = src.shape[0]
     seqs = [[] for _ in range(B)]
@@ -427,7 +427,7 @@ def _greedy(model, memory, kv, src, mask, max_len, no_repeat, min_len) -> List[L
         idx = torch.tensor(alive)
         logp = model.decode(tokens, memory[idx], src[idx], mask[idx], [(k[idx], v[idx]) for k, v in kv],
                             last_only=True)
-        logp = _ban(logp, [seqs[r] for r in alive], no_repeat, never, step, min_len, c.eos_id)
+        logp = _ban(logp, [seqs[r] for r in alive], no_repeat, never, step, min_len, c.eos_id, no_stutter)
         nxt = logp.argmax(-1).tolist()
         keep = []
         for j, (r, t) in enumerate(zip(alive, nxt)):
@@ -442,7 +442,7 @@ def _greedy(model, memory, kv, src, mask, max_len, no_repeat, min_len) -> List[L
 
 
 @torch.no_grad()
-def _beam_one(model, memory, kv, src, mask, beam, max_len, no_repeat, min_len, alpha) -> List[int]:
+def _beam_one(model, memory, kv, src, mask, beam, max_len, no_repeat, min_len, alpha, no_stutter) -> List[int]:
     """Beam search for one source (memory [1, S, H]); finished hypotheses ranked by
     ``logprob / len ** alpha`` (len counts the end token)."""
     c = model.config
@@ -454,7 +454,7 @@ def _beam_one(model, memory, kv, src, mask, beam, max_len, no_repeat, min_len, a
         tokens = torch.tensor([[c.bos_id] + s for _, s in beams])
         logp = model.decode(tokens, memory.expand(K, -1, -1), src.expand(K, -1), mask.expand(K, -1),
                             [(k.expand(K, -1, -1, -1), v.expand(K, -1, -1, -1)) for k, v in kv], last_only=True)
-        logp = _ban(logp, [s for _, s in beams], no_repeat, never, step, min_len, c.eos_id)
+        logp = _ban(logp, [s for _, s in beams], no_repeat, never, step, min_len, c.eos_id, no_stutter)
         total = logp + torch.tensor([sc for sc, _ in beams])[:, None]
         vals, flat = total.view(-1).topk(min(2 * beam, total.numel()))
         nxt: List[Tuple[float, List[int]]] = []
@@ -481,7 +481,8 @@ def _beam_one(model, memory, kv, src, mask, beam, max_len, no_repeat, min_len, a
 
 @torch.no_grad()
 def generate(model: WarmStartSeq2Seq, batch: Dict[str, torch.Tensor], beam: int = 1, max_len: int = 32,
-             no_repeat_ngram: int = 3, min_len: int = 2, alpha: float = 1.0) -> List[List[int]]:
+             no_repeat_ngram: int = 3, min_len: int = 2, alpha: float = 1.0,
+             no_stutter: bool = True) -> List[List[int]]:
     """Token ids (no ``[CLS]``/``[SEP]``) of one question per row of ``batch`` (:func:`collate`).
 
     Parameters
@@ -496,6 +497,9 @@ def generate(model: WarmStartSeq2Seq, batch: Dict[str, torch.Tensor], beam: int 
         The end token is banned before this many tokens.
     alpha : float
         Length normalisation of finished beams, ``logprob / len ** alpha``.
+    no_stutter : bool
+        A token never directly follows itself ("ducks ducks", "##ey ##ey": copy loops that
+        no n-gram guard catches before they are long).
     """
     if beam < 1 or max_len < 1:
         raise ValueError(f"beam and max_len: must be >= 1, got beam={beam}, max_len={max_len}")
@@ -506,9 +510,9 @@ def generate(model: WarmStartSeq2Seq, batch: Dict[str, torch.Tensor], beam: int 
         memory = model.encode(src, mask, batch.get("src_types"))
         kv = model.memory_kv(memory)
         if beam == 1:
-            return _greedy(model, memory, kv, src, mask, max_len, no_repeat_ngram, min_len)
+            return _greedy(model, memory, kv, src, mask, max_len, no_repeat_ngram, min_len, no_stutter)
         return [_beam_one(model, memory[i:i + 1], [(k[i:i + 1], v[i:i + 1]) for k, v in kv], src[i:i + 1],
-                          mask[i:i + 1], beam, max_len, no_repeat_ngram, min_len, alpha)
+                          mask[i:i + 1], beam, max_len, no_repeat_ngram, min_len, alpha, no_stutter)
                 for i in range(src.shape[0])]
     finally:
         model.train(was)

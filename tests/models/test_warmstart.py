@@ -87,6 +87,7 @@ def test_decode_runs_without_repeated_trigrams(tok, beam):
     for q in out:
         grams = [tuple(q[i:i + 3]) for i in range(len(q) - 2)]
         assert len(grams) == len(set(grams))
+        assert all(a != b for a, b in zip(q, q[1:]))  # no token directly after itself
         assert m.config.bos_id not in q and m.config.eos_id not in q
     gen = ws.WarmStartGenerator(m, tok, beam=beam, max_len=6)
     texts = gen.generate([r[0] for r in ROWS], [{"start": r[1], "end": r[2]} for r in ROWS])

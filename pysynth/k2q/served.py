@@ -4,24 +4,13 @@ greedy, beam or diverse beam search; ``min_wellformed`` scores them with the ser
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, List, NamedTuple, Optional, Union
+from typing import Any, Hashable, List, Optional, Union
 
 from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
 
-__all__ = ["K2QAdapter", "DecodeKey"]
+__all__ = ["K2QAdapter"]
 
 DEFAULT_MODEL = "k2q-copynet-small"
-
-
-class DecodeKey(NamedTuple):
-    """The decoding settings requests must share to be decoded in one search."""
-
-    method: str
-    n: int
-    beam: int
-    groups: int
-    diversity: float
-    max_len: Optional[int]
 
 
 @dataclass(kw_only=True)
@@ -79,9 +68,8 @@ class K2QAdapter(Adapter):
         return Loaded(t2t.gen, t2t.name, t2t.providers)
 
     def call(self, model, key: Hashable, inputs: List[Any]) -> List[Any]:
-        k: DecodeKey = key  # type: ignore[assignment]
-        return model.generate(inputs, method=k.method, n=k.n, beam=k.beam, groups=k.groups, diversity=k.diversity,
-                              max_len=k.max_len, batch_size=max(1, len(inputs)))
+        """``key``: the requests' :class:`~pysynth.decoding.SearchConfig` (one search per batch)."""
+        return model.generate(inputs, search=key, batch_size=max(1, len(inputs)))
 
     def warmup(self, model) -> None:
         word = next(w for w in model.vocab.itos if w.isalpha())
@@ -89,6 +77,7 @@ class K2QAdapter(Adapter):
         model.generate([word], method="diverse", beam=4, groups=4, n=4)
 
     async def handle(self, req: K2QRequest, ctx: Context):
+        from pysynth.decoding import SearchConfig
         from pysynth.models.generate import prepare_sources
 
         g = ctx.model(self.name)
@@ -97,12 +86,12 @@ class K2QAdapter(Adapter):
             beam = req.beam or 2 * req.n  # two beams per group: n distinct questions survive de-duplication
             if beam % req.n:
                 raise RequestError(422, f"beam: with diverse, beam={beam} must be a multiple of n={req.n} (n groups)")
-            key = DecodeKey("diverse", req.n, beam, req.n, float(req.diversity), req.max_len)
+            key = SearchConfig("dbs", beam, req.n, float(req.diversity), req.n, max_len=req.max_len)
         else:
             beam = req.beam or req.n
             if beam < req.n:
                 raise RequestError(422, f"beam: {beam} is smaller than n={req.n}")
-            key = DecodeKey("greedy" if beam == 1 else "beam", req.n, beam, 1, 0.0, req.max_len)
+            key = SearchConfig("greedy" if beam == 1 else "beam", beam, 1, 0.0, req.n, max_len=req.max_len)
         try:  # per request, before batching: one bad input never reaches a shared batch
             prepare_sources(kws, g.model.vocab, g.model.max_src_len, "keywords")
         except (ValueError, TypeError) as exc:

@@ -14,7 +14,6 @@ from typing import Any, Dict, Hashable, List, Optional
 
 from pysynth.dup.served import ADAPTER as _DUPLICATES
 from pysynth.k2q.served import ADAPTER as _K2Q
-from pysynth.k2q.served import DecodeKey
 from pysynth.metrics.served import ADAPTER as _SCORE
 from pysynth.mqr.served import ADAPTER as _REWRITE
 from pysynth.paraphrase.served import ADAPTER as _PARAPHRASE
@@ -23,7 +22,7 @@ from pysynth.qagen.served import ADAPTER as _QAGEN
 from pysynth.quality.served import ADAPTER as _WELLFORMED
 from pysynth.serve.batching import Batcher
 
-__all__ = ["ADAPTERS", "DecodeKey", "ServedModel", "SearchCollection", "TASKS", "parse_model_spec"]
+__all__ = ["ADAPTERS", "ServedModel", "SearchCollection", "TASKS", "parse_model_spec"]
 
 log = logging.getLogger("pysynth.serve")
 

@@ -355,3 +355,5 @@ register_architecture(Architecture(
 register_architecture(Architecture(
     "sequence-classifier", "sequence-classifier", "pysynth.models.encoders:EncoderConfig",
     "pysynth.models.encoders:SequenceClassifier", {"model": {"inputs": _ENC_IN, "outputs": ["logits"]}}))
+register_architecture(Architecture("warmstart-seq2seq", "warmstart-seq2seq", "pysynth.models.warmstart:WarmStartConfig",
+                                   "pysynth.models.warmstart:WarmStartSeq2Seq"))  # issue 26; no ONNX export yet

@@ -127,3 +127,12 @@ def test_config_checks():
         ws.WarmStartConfig(max_positions=64, max_source_len=128)
     c = ws.WarmStartConfig(vocab_size=100, unk_id=1, bos_id=2, eos_id=3)
     assert ws.WarmStartConfig.from_dict(c.to_dict()) == c
+
+
+def test_registered_architecture_builds(tok):
+    from pysynth.models.registry import architecture
+
+    arch = architecture("warmstart-seq2seq")
+    c = tiny(tok).config
+    m = arch.build(arch.config_class().from_dict(c.to_dict()), len(tok))
+    assert isinstance(m, ws.WarmStartSeq2Seq) and m.config == c

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Dict, Iterator, List, Optional, Tuple, Union
 
-__all__ = ["TABLES", "Dump", "iter_rows", "open_dump", "duplicate_links", "DUPLICATE_LINK"]
+__all__ = ["TABLES", "Dump", "iter_rows", "open_dump", "duplicate_links", "question_titles", "title_events",
+           "DUPLICATE_LINK", "TITLE_EVENTS", "MOVE_EVENTS"]
 
 #: table name -> root element of its XML file
 TABLES = {"Posts": "posts", "PostHistory": "posthistory", "PostLinks": "postlinks", "Tags": "tags",
@@ -33,6 +34,10 @@ TABLES = {"Posts": "posts", "PostHistory": "posthistory", "PostLinks": "postlink
 _CHUNK = 1 << 20
 #: ``PostLinks.LinkTypeId`` of a duplicate link (1: linked, 3: duplicate)
 DUPLICATE_LINK = "3"
+#: ``PostHistory.PostHistoryTypeId`` of the title events: the initial title, a title edit, a rollback
+TITLE_EVENTS = {"1": "initial", "4": "edit", "7": "rollback"}
+#: ``PostHistoryTypeId`` of a post migrated to / from another site (17, 18, 35-38) or merged
+MOVE_EVENTS = frozenset({"17", "18", "35", "36", "37", "38"})
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -141,6 +146,46 @@ def duplicate_links(dump: Union[PathLike, Dump]) -> Iterator[Tuple[str, str]]:
     for r in d.rows("PostLinks"):
         if r.get("LinkTypeId") == DUPLICATE_LINK:
             yield r.get("PostId", ""), r.get("RelatedPostId", "")
+
+
+def title_events(dump: Union[PathLike, Dump]) -> Iterator[Tuple[int, str, Optional[str]]]:
+    """``(post id, kind, text)`` of every title event of ``PostHistory``, in file order.
+
+    ``kind`` is ``"initial"``, ``"edit"`` or ``"rollback"`` (:data:`TITLE_EVENTS`) with the title
+    text (None when the row has none), or ``"moved"`` (:data:`MOVE_EVENTS`) with None.
+
+    Parameters
+    ----------
+    dump : path or Dump
+
+    Returns
+    -------
+    iterator of (int, str, str or None)
+    """
+    for r in open_dump(dump).rows("PostHistory"):
+        t = r.get("PostHistoryTypeId")
+        if t in TITLE_EVENTS:
+            yield int(r["PostId"]), TITLE_EVENTS[t], r.get("Text")
+        elif t in MOVE_EVENTS:
+            yield int(r["PostId"]), "moved", None
+
+
+def question_titles(dump: Union[PathLike, Dump]) -> Iterator[Tuple[int, str]]:
+    """``(post id, title)`` of every question (``PostTypeId`` 1 with a ``Title``) of ``Posts``,
+    in file order.
+
+    Parameters
+    ----------
+    dump : path or Dump
+
+    Returns
+    -------
+    iterator of (int, str)
+    """
+    for r in open_dump(dump).rows("Posts"):
+        pid = int(r["Id"])  # every row: a malformed id fails whatever the row holds
+        if r.get("PostTypeId") == "1" and r.get("Title") is not None:
+            yield pid, r["Title"]
 
 
 def _site_name(p: Path) -> str:

@@ -31,7 +31,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Un
 
 import numpy as np
 
-from pysynth.datasets.stackexchange import Dump, open_dump
+from pysynth.datasets.stackexchange import Dump, open_dump, question_titles, title_events
 
 __all__ = ["QUESTION_WORDS", "VALID_CHARS", "MODES", "FILTERS", "MineResult", "mine", "title_pairs",
            "check_pair", "valid_char_fraction", "same_title", "split_bleu", "statistics"]
@@ -44,8 +44,6 @@ VALID_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyz.,/?:;'[]_+-=!@#$%&
 MODES = ("initial", "last-edit", "all-edits")
 #: the filters, in the order they are applied (a pair is counted under the first it fails)
 FILTERS = ("unchanged", "question_word", "question_mark", "valid_chars")
-_TITLE_TYPES = {"1", "4", "7"}  # initial title, edit title, rollback title
-_MOVED_TYPES = {"17", "18", "35", "36", "37", "38"}  # migrated, merged
 _FABRICATED = range(1000000001, 1000000011)
 _STATUS_TAG = re.compile(r"\s*\[(?:closed|duplicate|on hold|migrated|solved|resolved|answered|deleted)\]\s*",
                          re.IGNORECASE)
@@ -121,26 +119,18 @@ def title_pairs(dump: Union[str, Dump], mode: str = "initial", counts: Optional[
     d = open_dump(dump)
     c = counts if counts is not None else Counter()
     posts: Dict[int, _Post] = {}
-    for r in d.rows("PostHistory"):
-        t = r.get("PostHistoryTypeId")
-        if t in _TITLE_TYPES:
-            pid = int(r["PostId"])
-            p = posts.get(pid)
-            if p is None:
-                p = posts[pid] = _Post()
-            text = r.get("Text")
-            if text is not None and (not p.titles or t != "1"):
-                p.titles.append(text)
-        elif t in _MOVED_TYPES:
-            pid = int(r["PostId"])
+    for pid, kind, text in title_events(d):
+        if kind == "moved":
             posts.setdefault(pid, _Post()).moved = True
+            continue
+        p = posts.get(pid)
+        if p is None:
+            p = posts[pid] = _Post()
+        if text is not None and (not p.titles or kind != "initial"):
+            p.titles.append(text)
     edited = {pid: p for pid, p in posts.items() if len(p.titles) > 1}
     del posts
-    current: Dict[int, str] = {}
-    for r in d.rows("Posts"):
-        pid = int(r["Id"])
-        if pid in edited and r.get("PostTypeId") == "1" and r.get("Title") is not None:
-            current[pid] = r["Title"]
+    current = {pid: title for pid, title in question_titles(d) if pid in edited}
     for pid in sorted(edited):
         p = edited[pid]
         c["edited"] += 1

@@ -89,3 +89,18 @@ def test_tatoeba_and_vqa(tmp_path):
     with gzip.open(tmp_path / "vqa_v2_subset" / "valid.jsonl.gz", "wt") as f:
         f.write('{"question": "What color?", "answers": ["red"]}\n')
     assert [r["question"] for r in vqa.read_split(tmp_path, "valid")] == ["What color?"]
+
+
+def test_title_events_and_question_titles(tmp_path):
+    (tmp_path / "PostHistory.xml").write_text(
+        '<posthistory>\n<row Id="1" PostHistoryTypeId="1" PostId="7" Text="first"/>\n'
+        '<row Id="2" PostHistoryTypeId="2" PostId="7" Text="body"/>\n'
+        '<row Id="3" PostHistoryTypeId="4" PostId="7" Text="second"/>\n'
+        '<row Id="4" PostHistoryTypeId="7" PostId="7"/>\n'
+        '<row Id="5" PostHistoryTypeId="35" PostId="8"/>\n</posthistory>\n')
+    (tmp_path / "Posts.xml").write_text(
+        '<posts>\n<row Id="7" PostTypeId="1" Title="now"/>\n<row Id="9" PostTypeId="2"/>\n'
+        '<row Id="8" PostTypeId="1"/>\n</posts>\n')
+    assert list(stackexchange.title_events(tmp_path)) == [
+        (7, "initial", "first"), (7, "edit", "second"), (7, "rollback", None), (8, "moved", None)]
+    assert list(stackexchange.question_titles(tmp_path)) == [(7, "now")]

@@ -196,7 +196,7 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
         counts["mined"] = len(mined) * upsample
     titles: List[str] = []
     if dumps and in_domain:
-        from pysynth.stackexchange import Dump
+        from pysynth.datasets.stackexchange import Dump
 
         test_titles = {r["well_formed"] for r in test_rows} | excl
         for dump in dumps:
@@ -211,8 +211,10 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
     targets = [w for _, w in dev] * in_domain + titles * in_domain
     squad_qs: List[str] = []
     if noised:
-        squad = json.loads(gzip.open(d / "squad11_train" / "train-v1.1.reconstructed.json.gz").read())
-        qs = [" ".join(q["question"].split()) for a in squad["data"] for p in a["paragraphs"] for q in p["qas"]]
+        from pysynth.datasets import squad
+
+        doc = squad.load(d / "squad11_train" / "train-v1.1.reconstructed.json.gz")
+        qs = [" ".join(q.split()) for q in squad.questions(doc)]
         qs = [q for q in qs if q.endswith("?") and 3 <= len(q.split()) <= 20]
         rng.shuffle(qs)
         squad_qs = qs[:noised]

@@ -44,7 +44,7 @@ def _cmd_eval(args) -> int:
 
 def _cmd_eval_data(args) -> int:
     from pysynth.data import shared_dir
-    from pysynth.dup.data import eval_rows
+    from pysynth.dup.data import SPLITS, eval_rows
     from pysynth.io import write_rows
 
     C.check_output(args.out)
@@ -54,7 +54,7 @@ def _cmd_eval_data(args) -> int:
     n = write_rows(args.out, rows)
     if counts:
         C.say(f"duplicate links per site (missing posts are dropped): {json.dumps(counts)}")
-    C.say(f"{n:,} eval rows ({args.source}, {args.split}) -> {args.out}")
+    C.say(f"{n:,} eval rows ({args.source}{'' if args.source == 'postlinks' else ', ' + (args.split or SPLITS[args.source][0])}) -> {args.out}")
     return 0
 
 
@@ -261,7 +261,7 @@ def add_commands(sub) -> None:
     m = ds.add_parser("eval-data", help="build eval rows from the shared data: MQR edit-duplicates, ComQA clusters "
                                         "or the dumps' PostLinks duplicates")
     m.add_argument("--source", choices=("mqr", "comqa", "postlinks"), default="mqr")
-    m.add_argument("--split", default="test", help="mqr: dev|test; comqa: train|dev")
+    m.add_argument("--split", default=None, help="mqr: test (default) | dev; comqa: dev (default) | train")
     m.add_argument("--negatives", type=C.positive_int, default=20, help="negatives per query")
     m.add_argument("--negatives-from", choices=("bm25", "random"), default="bm25",
                    help="bm25: the pool's questions BM25 ranks highest (hard); random: seeded draws (easy)")

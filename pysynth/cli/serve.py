@@ -75,14 +75,17 @@ def _cmd_serve(args) -> int:
 
 
 def add_commands(sub) -> None:
+    from pysynth.serve.models import ADAPTERS, TASKS
+
+    endpoints = ", ".join(f"/v1/{n}" for n in ADAPTERS)
     s = sub.add_parser("serve", help="serve the models over HTTP (onnxruntime, dynamic batching, a web page)",
-                       description="Serve pysynth's models on onnxruntime: POST /v1/k2q, /v1/score, /v1/duplicates; "
-                                   "GET / (the keyword->question page), /health, /ready, /metrics, /openapi.json.")
+                       description=f"Serve pysynth's models on onnxruntime: POST {endpoints}; GET / (the "
+                                   "keyword->question page), /health, /ready, /metrics, /openapi.json.")
     s.add_argument("--model", action="append", type=_model_spec, metavar="[TASK=]NAME|DIR",
-                   help="a model for a task (repeatable): k2q (default: the shipped k2q-copynet-small; a directory "
-                        "needs its onnx/ export) or wellformed (default: wellformed-minilm)")
+                   help="a model for a task (repeatable; a directory needs its onnx/ export); defaults: "
+                        + "; ".join(f"{t}={m}" for t, m in TASKS.items()))
     s.add_argument("--tasks", type=lambda v: [t.strip() for t in v.split(",") if t.strip()], default=None,
-                   metavar="LIST", help="the model endpoints to serve (default: all: k2q,rewrite,wellformed)")
+                   metavar="LIST", help=f"the model endpoints to serve (default: all: {','.join(TASKS)})")
     s.add_argument("--collection", default=None, metavar="DIR", type=C.input_dir("collection"),
                    help="a search collection (pysynth index build: bm25/sdm) or a duplicate index (pysynth dup index: also dense/hybrid) for POST /v1/duplicates")
     s.add_argument("--meteor", action="store_true",

@@ -135,17 +135,24 @@ def exclude_ids(rows: List[dict]) -> Dict[str, List[str]]:
     return {k: sorted(v, key=lambda x: (len(x), x)) for k, v in sorted(out.items())}
 
 
-def eval_rows(data_dir, source: str = "mqr", split: str = "test", negatives: int = 20, seed: int = 0,
+SPLITS = {"mqr": ("test", "dev"), "comqa": ("dev", "train"), "postlinks": (None,)}
+
+
+def eval_rows(data_dir, source: str = "mqr", split: Optional[str] = None, negatives: int = 20, seed: int = 0,
               negatives_from: str = "bm25", counts: Optional[dict] = None) -> List[dict]:
     """Eval rows for :func:`pysynth.dup.evaluate.evaluate` (see the module doc).
 
-    ``split``: ``dev`` or ``test`` (MQR), ``train`` or ``dev`` (ComQA), ignored for
+    ``split``: ``test`` (default) or ``dev`` (MQR), ``dev`` (default) or ``train`` (ComQA), ignored for
     ``postlinks`` (every duplicate link of every dump). ``negatives``: per query (fewer when the
     pool is smaller); ``negatives_from``: ``"bm25"`` or ``"random"``. ``counts``: a dict that
     receives ``postlinks``' per-site link counts (links whose posts are missing, dropped).
     """
     if source not in SOURCES:
         raise ValueError(f"source: must be one of {SOURCES}, got {source!r}")
+    if source != "postlinks":
+        split = SPLITS[source][0] if split is None else split
+        if split not in SPLITS[source]:
+            raise ValueError(f"split: {source} has the splits {', '.join(SPLITS[source])}, got {split!r}")
     if negatives_from not in ("bm25", "random"):
         raise ValueError(f"negatives_from: must be 'bm25' or 'random', got {negatives_from!r}")
     if isinstance(negatives, bool) or not isinstance(negatives, int) or negatives < 1:

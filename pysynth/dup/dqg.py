@@ -130,10 +130,10 @@ class TitleGenerator:
 
     def generate(self, bodies: Sequence[str], beam: int = 1, batch_size: int = 32) -> List[Tuple[str, str]]:
         """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
-        from pysynth.decoding.config import SearchConfig
         from the body (:func:`pysynth.models.postprocess.truecase`), reason ``""``; or ``("",
         "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
         model generates nothing."""
+        from pysynth.decoding.config import SearchConfig
         from pysynth.models.generate import prepare_sources
         from pysynth.models.postprocess import truecase
 

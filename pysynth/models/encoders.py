@@ -54,7 +54,8 @@ from pysynth.models.spans import (  # noqa: F401  (re-exported: torch-free homes
 
 __all__ = ["EncoderConfig", "SpanEncoder", "BiEncoder", "SequenceClassifier", "SpanScores", "best_spans", "best_joint_spans",
            "predict_spans", "cosine", "mean_pool", "span_loss", "in_batch_loss", "save_pretrained", "load",
-           "export_onnx", "onnx_spec", "minilm_dir", "require_minilm", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG"]
+           "export_onnx", "onnx_spec", "minilm_dir", "require_minilm", "wordpiece_tokenizer", "ONNX_GRAPHS", "MASK_NEG",
+           "quiet_transformers"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _ACTS = ("gelu", "relu", "gelu_new", "silu")

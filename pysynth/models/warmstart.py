@@ -543,13 +543,17 @@ class WarmStartGenerator:
 # ------------------------------------------------------------------------------ checkpoints
 
 def rng_state() -> Dict[str, Any]:
-    """Python, numpy and torch RNG states (what a resumed run restores)."""
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    """Python, numpy and torch RNG states (what a resumed run restores), as tensors and plain
+    containers so that the checkpoint loads with ``torch.load(weights_only=True)``."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    return {"python": random.getstate(), "torch": torch.get_rng_state(),
+            "numpy": [kind, torch.from_numpy(np.asarray(keys, dtype=np.int64)), int(pos), int(has_gauss), float(gauss)]}
 
 
 def set_rng_state(state: Dict[str, Any]) -> None:
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    kind, keys, pos, has_gauss, gauss = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.int64).astype(np.uint32), pos, has_gauss, gauss))
     torch.set_rng_state(state["torch"])
 
 
@@ -577,7 +581,7 @@ def load_checkpoint(path: PathLike, model: Optional[WarmStartSeq2Seq] = None, op
     """``(model, state)`` from :func:`save_checkpoint`'s file: the weights go into ``model``
     (built from the stored config when None), the optimizer / scheduler states into those
     given, and the RNG states are restored (``restore_rng``)."""
-    state = torch.load(Path(path), map_location="cpu", weights_only=False)
+    state = torch.load(Path(path), map_location="cpu", weights_only=True)
     if model is None:
         model = WarmStartSeq2Seq(WarmStartConfig.from_dict(state["config"]))
     model.load_state_dict(state["model"])

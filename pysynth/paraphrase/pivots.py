@@ -7,7 +7,6 @@ English-French pairs, which a 2-core machine affords, and ships them (``fr-en-co
 """
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import re
@@ -30,11 +29,9 @@ def tatoeba_split(data_dir, test_fraction: float = 0.02, dev_pairs: int = 300,
     held-out slice is not distributed, hence this second split. ``dev`` (early stopping) holds
     about ``dev_pairs`` pairs, ``test`` (reported BLEU) about ``test_fraction`` of the pairs.
     """
-    path = Path(data_dir) / "tatoeba_eng_fra" / "pairs.jsonl.gz"
-    if not path.is_file():
-        raise ValueError(f"data_dir: {path} not found; pass the shared data folder (../shared/data)")
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        rows = [json.loads(x) for x in f]
+    from pysynth.datasets import tatoeba
+
+    rows = tatoeba.read_pairs(data_dir)
     groups: Dict[str, List[dict]] = {}
     for r in rows:
         groups.setdefault(_WS.sub(" ", r["en"].strip()).casefold(), []).append(r)
@@ -86,7 +83,8 @@ def train_pivot(data_dir, out_dir, direction: str, steps: int = 5000, minutes: f
 def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backend: str = "torch") -> float:
     """Corpus BLEU (sacrebleu, lower-cased pysynth tokens) of ``model`` on ``rows`` in ``direction``."""
     from pysynth import metrics
-    from pysynth.models.generate import Generator
+    from pysynth.decoding.config import SearchConfig
+    from pysynth.models.text2text import text2text
     from pysynth.models.vocab import detokenize, tokenize
 
     pairs = _pairs(rows, direction)
@@ -94,8 +92,8 @@ def test_bleu(model, rows: Sequence[dict], direction: str, beam: int = 1, backen
     for s, t in pairs:  # every translation of a sentence is a reference
         refs.setdefault(s, []).append(detokenize(tokenize(t)))
     srcs = sorted(refs)
-    gen = Generator.load(model, backend=backend)
-    hyps = [g.texts[0] if g.texts else "" for g in gen.generate(srcs, beam=beam, batch_size=64)]
+    search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
+    hyps = [g.texts[0] if g.texts else "" for g in text2text(model, backend).generate(srcs, search, batch_size=64)]
     n = max(len(v) for v in refs.values())
     # a missing reference repeats the first: a repeated reference changes neither the clipped counts nor
     # the closest length, so the score equals multi-reference BLEU with a varying number of references

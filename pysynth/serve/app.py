@@ -304,7 +304,7 @@ def create_app(config: Optional[ServeConfig] = None):
         for b in batchers:
             b.start()
         state["ready"] = True
-        log.info("pysynth serve ready: %s", ", ".join(f"{t}={g.name} on {g.providers[0]}"
+        log.info("pysynth serve ready: %s", ", ".join(f"{t}={g.name} on {(g.providers or ['python'])[0]}"
                                                       for t, g in models.items()) or "no models")
         yield
         state["ready"] = False

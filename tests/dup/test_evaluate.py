@@ -53,6 +53,11 @@ def test_bad_rows(bad, match):
         evaluate(bad)
 
 
+def test_eval_rows_split_is_checked_per_source():
+    with pytest.raises(ValueError, match="split: comqa has the splits dev, train"):
+        eval_rows("nowhere", "comqa", "test")
+
+
 @need_data
 def test_shared_eval_sets():
     a = eval_rows(DATA, "mqr", "test", negatives=5)
@@ -63,6 +68,7 @@ def test_shared_eval_sets():
     site = {r["id"]: r["source"] for r in a}
     assert len(set(site.values())) > 1
     c = eval_rows(DATA, "comqa", "dev", negatives=5)
+    assert c == eval_rows(DATA, "comqa", negatives=5)  # each source's default split exists
     assert c and all(r["query"] not in r["positives"] and not set(r["negatives"]) & set(r["positives"]) for r in c)
     rnd = eval_rows(DATA, "comqa", "dev", negatives=5, negatives_from="random", seed=3)
     assert rnd != c and rnd == eval_rows(DATA, "comqa", "dev", negatives=5, negatives_from="random", seed=3)

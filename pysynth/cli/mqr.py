@@ -122,7 +122,6 @@ def _cmd_table6(args) -> int:
     from pysynth.io import write_json
     from pysynth.mqr.table6 import markdown, table6
 
-    data = shared_dir(args.data)
     def named(s: str):  # "[NAME=]SPEC": a "=" after the SPEC's "@" is a decoding option, not a name
         name, sep, spec = s.partition("=")
         return (name, spec) if sep and "@" not in name else (None, s)
@@ -136,6 +135,7 @@ def _cmd_table6(args) -> int:
         if len(steps) < 2 or not all(steps):
             raise C.UsageError(f"--chain: expected [NAME=]A>B (e.g. rule>mqr-copynet-small), got {c!r}")
         chains[name or " -> ".join(steps)] = steps
+    data = shared_dir(args.data)  # after the flags: a bad --chain is a usage error with or without the data
     rows = table6(data, models, beam=args.beam, round_trip=None if args.round_trip == "none" else args.round_trip,
                   ablations=ablations, chains=chains or None)
     out = Path(args.out)

@@ -25,8 +25,8 @@ whole tree):
 * :class:`Seq2Seq` (``pysynth.models.seq2seq``; torch)
 * :func:`save_model`, :func:`load_model` (``pysynth.models.io``; model stores, no pickle)
 * :class:`Trainer`, :func:`train`, :class:`EncoderTrainer` (``pysynth.models.train``; torch)
-* :class:`OnnxEncoder`, :func:`encode_texts` (``pysynth.models.embed``: sentence embeddings; the
-  ONNX encoder needs no torch)
+* :class:`OnnxEncoder`, :func:`encode_texts`, :func:`similarity` (``pysynth.models.embed``: sentence
+  embeddings and the meaning filters' source/output cosine; the ONNX encoder needs no torch)
 * :class:`Generator` (``pysynth.models.generate``)
 * :class:`TransformerSeq2SeqConfig`, :class:`TransformerSeq2Seq` (``pysynth.models.transformer``; torch)
 * :class:`EncoderConfig`, :class:`SpanEncoder`, :class:`BiEncoder`, :func:`predict_spans`
@@ -54,7 +54,7 @@ _LAZY = {
     "Seq2Seq": "seq2seq",
     "save_model": "io", "load_model": "io",
     "Trainer": "train", "train": "train", "EncoderTrainer": "train",
-    "OnnxEncoder": "embed", "encode_texts": "embed",
+    "OnnxEncoder": "embed", "encode_texts": "embed", "similarity": "embed",
     "Generator": "generate", "Generation": "generate",
     "TransformerSeq2SeqConfig": "transformer", "TransformerSeq2Seq": "transformer",
     "EncoderConfig": "encoders", "SpanEncoder": "encoders", "BiEncoder": "encoders", "predict_spans": "encoders",

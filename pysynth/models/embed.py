@@ -41,11 +41,14 @@ import numpy as np
 
 from pysynth import _validate
 
-__all__ = ["OnnxEncoder", "load", "encode_texts", "default_embedder", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["OnnxEncoder", "load", "encode_texts", "default_embedder", "similarity", "SIMILARITY_MODEL", "FORMAT",
+           "FORMAT_VERSION"]
 
 FORMAT = "pysynth.encoder.onnx"
 FORMAT_VERSION = 1
 PathLike = Union[str, "os.PathLike[str]"]
+#: the encoder of the meaning filters (``--min-similarity``): the shipped duplicate detector, int8 ONNX, no torch
+SIMILARITY_MODEL = "dup-minilm-wstb"
 
 
 class OnnxEncoder:
@@ -207,3 +210,61 @@ def encode_texts(texts: Sequence[str], model: Any = None, batch_size: int = 64) 
     if out.ndim != 2 or out.shape[0] != len(texts):
         raise ValueError(f"model.encode_texts returned shape {out.shape}, expected ({len(texts)}, dim)")
     return out
+
+
+def _shipped_encoder(model, threads: int):
+    """A shipped name or folder as an encoder (:func:`pysynth.models.load`, ``task="encoder"``)."""
+    from pysynth.models.loader import load as load_model
+
+    return load_model(model, task="encoder", threads=threads)
+
+
+def similarity(sources: Sequence[str], texts: Sequence[str], model: Any = None, threads: int = 0,
+               batch_size: int = 64) -> np.ndarray:
+    """Cosine between each source text and its output text: the score of the meaning filters.
+
+    The one pair scorer of ``--min-similarity`` (``paraphrase generate``, ``dup pairs --method
+    dqg``, ``k2q generate``, ``mqr rewrite``; :class:`pysynth.pipelines.PairScoreFilter`). Each
+    distinct text is encoded once; a row's score depends on its two texts only.
+
+    Parameters
+    ----------
+    sources, texts : sequence of str
+        Pairs: ``texts[i]`` was made from ``sources[i]`` (same length).
+    model : None, str, os.PathLike or an encoder
+        ``None``: :data:`SIMILARITY_MODEL` (``dup-minilm-wstb``, the shipped duplicate-question
+        detector: all-MiniLM-L6-v2 tuned on Stack Exchange title/body pairs, int8 ONNX on
+        onnxruntime; no torch), loaded once per process. A name or folder: any encoder
+        :func:`pysynth.models.load` reads. An object with ``encode_texts(texts, batch_size=...)``.
+    threads : int
+        onnxruntime intra-op threads of a loaded model (0: its default).
+    batch_size : int
+        Texts per forward pass.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 [len(texts)]: cosines in [-1, 1] (clipped; int8 rounding can reach 1 + 1e-7).
+
+    Examples
+    --------
+    >>> similarity(["what is the capital of australia?"], ["what's the capital city of australia?"])  # doctest: +SKIP
+    array([0.9502])
+    """
+    sources = _validate.strings(sources, "sources")
+    texts = _validate.strings(texts, "texts")
+    if len(sources) != len(texts):
+        raise ValueError(f"sources and texts: {len(sources)} sources for {len(texts)} texts; give one source per text")
+    if not texts:
+        return np.zeros(0, dtype=np.float64)
+    if model is None or isinstance(model, (str, os.PathLike)):
+        from pysynth.models.registry import cached
+
+        model = cached(_shipped_encoder, model or SIMILARITY_MODEL, threads)
+    uniq = {t: i for i, t in enumerate(dict.fromkeys([*sources, *texts]))}
+    emb = encode_texts(list(uniq), model, batch_size).astype(np.float64)
+    # a no-op for the shipped encoders (they normalise); keeps other embedders' scores cosines
+    emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    a = emb[[uniq[s] for s in sources]]
+    b = emb[[uniq[t] for t in texts]]
+    return np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)

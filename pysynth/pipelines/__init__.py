@@ -39,9 +39,9 @@ from pysynth.pipelines.executors import (
                                          executor_from_args,
                                          make_executor,
 )
-from pysynth.pipelines.rowstage import Chunk, RowKernel, RowStage, ScoreFilter, meta_path
+from pysynth.pipelines.rowstage import Chunk, PairScoreFilter, RowKernel, RowStage, ScoreFilter, meta_path
 from pysynth.pipelines.runner import CONTEXT, STATE, Kernel, RunInfo, Stage, parts_dir, run
 
 __all__ = ["Stage", "Kernel", "RunInfo", "run", "parts_dir", "LocalExecutor", "RayExecutor",
            "make_executor", "add_executor_arguments", "executor_from_args", "STATE", "CONTEXT",
-           "RowStage", "RowKernel", "Chunk", "ScoreFilter", "meta_path"]
+           "RowStage", "RowKernel", "Chunk", "ScoreFilter", "PairScoreFilter", "meta_path"]

@@ -44,6 +44,7 @@ with ``filter_field`` naming the generated text(s); :meth:`RowKernel.filter_when
 """
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import time
@@ -58,7 +59,7 @@ from pysynth import io, store
 from pysynth.pipelines.rows import check_rows, iter_rows, pack_rows
 from pysynth.pipelines.runner import Kernel, RunInfo, Stage, run
 
-__all__ = ["Chunk", "ScoreFilter", "RowKernel", "RowStage", "slice_rows", "meta_path", "ROWS_FORMAT"]
+__all__ = ["Chunk", "ScoreFilter", "PairScoreFilter", "RowKernel", "RowStage", "slice_rows", "meta_path", "ROWS_FORMAT"]
 
 #: store format of the packed input rows in a run's context
 ROWS_FORMAT = "pysynth.pipelines.Rows"
@@ -185,6 +186,68 @@ class ScoreFilter:
             row["reason"] = f"not_{self.name}"
 
 
+@dataclass(frozen=True)
+class PairScoreFilter(ScoreFilter):
+    """A row filter over (source, generated text) pairs: keep a text when ``score(sources, texts)
+    >= threshold`` for the source it was made from.
+
+    The one implementation of ``--min-similarity`` (the meaning filters of issue 26:
+    ``PairScoreFilter("similarity", s, pysynth.models.embed.similarity, source="body")``): the
+    cosine between each source text and its output. :class:`RowKernel` applies it like any
+    :class:`ScoreFilter`; the source of output row ``i`` is field :attr:`source` of input row ``i``.
+
+    Parameters
+    ----------
+    name, digits : str, int
+        As :class:`ScoreFilter` (the column and the counter ``dropped_<name>``).
+    threshold : float
+        A cosine in [-1, 1].
+    score : callable
+        ``(sources, texts) -> scores`` (one batched call per chunk; a module-level function or a
+        ``functools.partial`` of one, so the filter pickles to Ray actors).
+    source : str
+        The input row's field the output was made from (``body``, ``keywords``, ``question``).
+    reason : str
+        What a rejected text row gets as ``reason`` (default ``not_similar``).
+    flag : str
+        The option's name in error messages.
+    """
+
+    source: str = "question"
+    reason: str = "not_similar"
+    flag: str = "min_similarity"
+
+    def __post_init__(self):
+        try:
+            ok = not isinstance(self.threshold, bool) and -1.0 <= float(self.threshold) <= 1.0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"{self.flag}: must be a cosine in [-1, 1] (e.g. 0.6), got {self.threshold!r}")
+
+    def apply(self, rows: List[dict], field: str, *, parallel: Sequence[str] = (),
+              when: Optional[Callable[[dict], bool]] = None, judge: Optional[Callable[[dict, bool], None]] = None,
+              probs: Optional[Sequence[float]] = None, inputs: Optional[Sequence[dict]] = None) -> int:
+        """:meth:`ScoreFilter.apply` with the sources of the texts: ``inputs[i][source]`` for
+        ``rows[i]`` (default ``rows`` themselves). Returns the number dropped."""
+        inputs = rows if inputs is None else inputs
+        if len(inputs) != len(rows):
+            raise ValueError(f"inputs: {len(inputs)} input rows for {len(rows)} output rows")
+        if probs is None:
+            srcs, texts = [], []
+            for r, x in zip(rows, inputs):
+                if when is None or when(r):
+                    got = r[field] if isinstance(r[field], list) else [r[field]]
+                    texts.extend(got)
+                    srcs.extend([x[self.source]] * len(got))
+            probs = [float(p) for p in self.score(srcs, texts)] if texts else []
+        return super().apply(rows, field, parallel=parallel, when=when, judge=judge, probs=probs)
+
+    def _reject(self, row: dict, keep: bool) -> None:
+        if not keep:
+            row["reason"] = self.reason
+
+
 def _transient(out: Path) -> bool:
     """Stdout, a FIFO or a device: written once, with no run directory or metadata beside it."""
     if str(out) == "-":
@@ -235,9 +298,18 @@ class RowKernel(Kernel):
         return True
 
     def judge(self, row: dict, keep: bool) -> None:
-        """What a row whose text the filter scored becomes (``keep``: at or above the threshold)."""
+        """What a row whose text the (first) filter scored becomes (``keep``: at or above the threshold)."""
         if not keep:
             row["reason"] = f"not_{self.filters[0].name}"
+
+    def judge_filter(self, f: ScoreFilter, row: dict, keep: bool) -> None:
+        """What a row whose text filter ``f`` scored becomes: :meth:`judge` for the first filter
+        (``--min-wellformed``), the filter's own rule for a later one (``--min-similarity``: reason
+        ``not_similar``)."""
+        if f is self.filters[0]:
+            self.judge(row, keep)
+        else:
+            f._reject(row, keep)
 
     def after_filters(self, state: Any, chunk: Chunk, start: int) -> None:
         """Hook after the filters (e.g. side rows made from the kept rows)."""
@@ -251,9 +323,23 @@ class RowKernel(Kernel):
         chunk = self.generate(ctx.state, slice_rows(ctx.rows, start, stop), start, workers)
         if len(chunk.rows) != stop - start:
             raise RuntimeError(f"{type(self).__name__}.generate: {len(chunk.rows)} rows for {stop - start} inputs")
-        for f in self.filters:  # the one place every generating command's row filters run
-            chunk.counts[f"dropped_{f.name}"] += f.apply(chunk.rows, self.filter_field, parallel=self.filter_parallel,
-                                                         when=self.filter_when, judge=self.judge)
+        inputs = None
+        for k, f in enumerate(self.filters):  # the one place every generating command's row filters run
+            kw = {}
+            if isinstance(f, PairScoreFilter):  # scored against the input rows the texts were made from
+                inputs = inputs if inputs is not None else slice_rows(ctx.rows, start, stop)
+                kw["inputs"] = inputs
+            # list texts: a later filter drops the earlier filters' score columns with its texts
+            earlier = tuple(g.name for g in self.filters[:k])
+            before = [r.get("dropped", 0) if isinstance(r.get(self.filter_field), list) else None for r in chunk.rows]
+            chunk.counts[f"dropped_{f.name}"] += f.apply(chunk.rows, self.filter_field,
+                                                         parallel=(*self.filter_parallel, *earlier),
+                                                         when=self.filter_when,
+                                                         judge=functools.partial(self.judge_filter, f), **kw)
+            if k:  # ``dropped``: every filter's drops
+                for r, b in zip(chunk.rows, before):
+                    if b is not None and isinstance(r.get("dropped"), int):
+                        r["dropped"] += b
         self.after_filters(ctx.state, chunk, start)
         out = pack_rows(chunk.rows)
         for name in self.sides:

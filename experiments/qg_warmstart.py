@@ -15,7 +15,10 @@ step + RNG) is replaced atomically every ``--save-every`` steps and on SIGTERM /
 
 ``--eval N`` instead of training: BLEU-4 / ROUGE-L (the protocol of
 ``pysynth.qagen.evaluate.qg_scores``: N answerable questions drawn with seed 0) of the
-checkpoint's questions from gold answers on ``--eval-squad``, written to RUN_DIR/eval_*.json.
+checkpoint's questions from gold answers on ``--eval-squad``, written to RUN_DIR/eval_*.json;
+``--backend torch`` decodes with the shared searches (``pysynth.decoding``) on torch, ``--backend
+onnx --onnx-dir DIR`` on an export of ``pysynth.export.warmstart`` (default ``own``: the model's
+``generate()``).
 """
 from __future__ import annotations
 
@@ -59,6 +62,9 @@ def parse_args(argv=None):
     p.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate the checkpoint on N questions")
     p.add_argument("--eval-squad", default=str(DEFAULT_EVAL))
     p.add_argument("--beam", type=int, default=1)
+    p.add_argument("--backend", choices=("own", "torch", "onnx"), default="own",
+                   help="--eval: the model's generate(), the shared searches on torch, or on --onnx-dir")
+    p.add_argument("--onnx-dir", help="--backend onnx: an export of pysynth.export.warmstart")
     return p.parse_args(argv)
 
 
@@ -270,6 +276,8 @@ def evaluate(args):
     systems = {"warmstart greedy": WarmStartGenerator(model, tok, beam=1)}
     if args.beam > 1:
         systems[f"warmstart beam{args.beam}"] = WarmStartGenerator(model, tok, beam=args.beam)
+    if args.backend != "own":
+        systems = _shared_search_systems(args, model, tok)
     systems["qagen-qg-copynet (shipped)"] = QuestionGenerator(threads=args.threads)
     res = {"step": state["step"], "n": len(items), "squad": args.eval_squad, "threads": args.threads, "systems": {}}
     outputs = {}
@@ -285,6 +293,35 @@ def evaluate(args):
     path = out / f"eval_step{state['step']}_n{len(items)}.json"
     path.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(res["systems"], indent=1), flush=True)
+
+
+class _Asker:
+    """``generate(contexts, spans)`` over a WarmStartQG and one search (the call of --eval)."""
+
+    def __init__(self, qg, search):
+        self.qg, self.search = qg, search
+
+    def generate(self, texts, spans):
+        return [g.texts[0] if g.texts else "" for g in self.qg.questions(texts, spans, self.search)]
+
+
+def _shared_search_systems(args, model, tok):
+    """Greedy (and beam ``--beam``) through pysynth.decoding on torch or on ``--onnx-dir``."""
+    from pysynth.decoding import SearchConfig
+    from pysynth.models.warmstart import WarmStartBackend
+    from pysynth.models.warmstart_qg import WarmStartQG
+
+    if args.backend == "onnx":
+        if not args.onnx_dir:
+            sys.exit("--backend onnx needs --onnx-dir (an export of pysynth.export.warmstart)")
+        qg = WarmStartQG.from_onnx(args.onnx_dir, threads=args.threads)
+    else:
+        qg = WarmStartQG(WarmStartBackend(model), tok, model.config.max_source_len)
+    out = {f"warmstart {args.backend} greedy": _Asker(qg, SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3))}
+    if args.beam > 1:
+        out[f"warmstart {args.backend} beam{args.beam}"] = _Asker(qg, SearchConfig(
+            decode="beam", beam=args.beam, n=1, length_penalty="average", no_repeat_ngram=3))
+    return out
 
 
 def main(argv=None):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, List, Sequence
 import numpy as np
 
 from pysynth.decoding.protocol import SpecialIds
-from pysynth.decoding.search import Hypothesis, check_search_args, normalize_score
+from pysynth.decoding.search import Hypothesis, check_search_args, ngram_bans, normalize_score
 
 if TYPE_CHECKING:  # annotations only: the decoders import torch when they run
     import torch
@@ -118,8 +118,9 @@ class _Source:
         with torch.no_grad():
             self.enc = model.encode(self.src, torch.tensor([len(src_ids)]))
 
-    def step(self, token: int, h: torch.Tensor):
-        """``(log-probabilities [V_ext] float64 with banned ids at -inf, new state)``."""
+    def step(self, token: int, h: torch.Tensor, prefix: Sequence[int] = (), no_repeat_ngram: int = 0):
+        """``(log-probabilities [V_ext] float64 with banned ids at -inf, new state)``; with
+        ``no_repeat_ngram``, the ids that would repeat an n-gram of ``prefix`` are banned too."""
         import torch
 
         with torch.no_grad():
@@ -127,6 +128,9 @@ class _Source:
         logp = logp[0].double()
         logp[list(self.sp.never(self.ban_unk))] = float("-inf")
         logp[self.model.vocab_size + self.n_ext:] = float("-inf")
+        banned = ngram_bans(prefix, no_repeat_ngram)
+        if banned:
+            logp[banned] = float("-inf")
         return logp, h
 
 
@@ -138,7 +142,7 @@ def _hyp(tokens, logprob, finished, length_penalty, alpha, group=0) -> Hypothesi
 
 
 def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
-                     ban_unk: bool = True) -> List[Hypothesis]:
+                     ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[Hypothesis]:
     """Greedy decoding of one source (lowest id among equal maxima)."""
     import torch
 
@@ -146,7 +150,7 @@ def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
     s = _Source(model, src_ids, src_ext, n_oov, ban_unk)
     h, token, tokens, total = s.enc.h0, s.sp.bos, [], 0.0
     for _ in range(max_len):
-        logp, h = s.step(token, h)
+        logp, h = s.step(token, h, tokens, no_repeat_ngram)
         token = int(torch.argmax(logp))  # first index of the maximum
         total += float(logp[token])
         if token == s.sp.eos:
@@ -157,15 +161,16 @@ def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
 
 def beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 5, max_len: int = 40,
                    length_penalty: str = "none", alpha: float = 0.6, n_best=None,
-                   ban_unk: bool = True) -> List[Hypothesis]:
+                   ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[Hypothesis]:
     """Beam search for one source (``diverse_beam_reference`` with one group)."""
     return diverse_beam_reference(model, src_ids, src_ext, n_oov, beam, 1, 0.0, max_len,
-                                  length_penalty, alpha, n_best, ban_unk)
+                                  length_penalty, alpha, n_best, ban_unk, no_repeat_ngram)
 
 
 def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 6, groups: int = 3,
                            diversity: float = 0.5, max_len: int = 40, length_penalty: str = "none",
-                           alpha: float = 0.6, n_best=None, ban_unk: bool = True) -> List[Hypothesis]:
+                           alpha: float = 0.6, n_best=None, ban_unk: bool = True,
+                           no_repeat_ngram: int = 0) -> List[Hypothesis]:
     """Diverse beam search (Vijayakumar et al. 2016, Hamming diversity) for one source."""
     import torch
 
@@ -183,7 +188,7 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
             was_done = done[g]
             rows, cand_search, cand_model = [], [], []
             for tokens, search, logprob, h in alive[g]:
-                logp, h_new = s.step(tokens[-1] if tokens else s.sp.bos, h)
+                logp, h_new = s.step(tokens[-1] if tokens else s.sp.bos, h, tokens, no_repeat_ngram)
                 if used.numel() == 0:
                     used = torch.zeros(logp.numel(), dtype=torch.float64)
                 penal = logp - diversity * used if (g > 0 and diversity) else logp

@@ -59,6 +59,9 @@ class SearchConfig:
         Never generate ``<unk>``.
     seed : int
         ``sample``: input ``i`` draws from ``[seed, i]`` unless the caller gives one seed per input.
+    no_repeat_ngram : int
+        Every search: no output repeats an n-gram of this many tokens (0, the default: off; 3
+        blocks repeated trigrams). See :func:`pysynth.decoding.search.ngram_bans`.
 
     Raises
     ------
@@ -84,6 +87,7 @@ class SearchConfig:
     alpha: float = 0.6
     ban_unk: bool = True
     seed: int = 0
+    no_repeat_ngram: int = 0
 
     def __post_init__(self):
         from pysynth.decoding.search import LENGTH_PENALTIES
@@ -110,6 +114,7 @@ class SearchConfig:
             raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {self.length_penalty!r}")
         _num(self.alpha, "alpha", lambda v: True, "finite")
         _int(self.seed, "seed", 0)
+        _int(self.no_repeat_ngram, "no_repeat_ngram", 0, " (0: off)")
 
     @property
     def outputs(self) -> int:
@@ -163,14 +168,17 @@ def run_search(backend, batch, config: SearchConfig, max_len: int, seeds: Option
 
     c = config
     max_len = c.max_len or max_len
+    nr = c.no_repeat_ngram
     if c.decode == "greedy":
-        return S.greedy_search(backend, batch, max_len=max_len, ban_unk=c.ban_unk)
+        return S.greedy_search(backend, batch, max_len=max_len, ban_unk=c.ban_unk, no_repeat_ngram=nr)
     if c.decode == "sample":
         return S.sample_search(backend, batch, n=c.outputs, top_k=c.top_k, top_p=c.top_p,
                                temperature=c.temperature, seed=list(seeds) if seeds is not None else c.seed,
-                               max_len=max_len, length_penalty=c.length_penalty, alpha=c.alpha, ban_unk=c.ban_unk)
+                               max_len=max_len, length_penalty=c.length_penalty, alpha=c.alpha, ban_unk=c.ban_unk,
+                               no_repeat_ngram=nr)
     if c.decode == "beam":
         return S.beam_search(backend, batch, beam=c.beam, max_len=max_len, length_penalty=c.length_penalty,
-                             alpha=c.alpha, ban_unk=c.ban_unk)
+                             alpha=c.alpha, ban_unk=c.ban_unk, no_repeat_ngram=nr)
     return S.diverse_beam_search(backend, batch, beam=c.beam, groups=c.groups, diversity=c.diversity,
-                                 max_len=max_len, length_penalty=c.length_penalty, alpha=c.alpha, ban_unk=c.ban_unk)
+                                 max_len=max_len, length_penalty=c.length_penalty, alpha=c.alpha, ban_unk=c.ban_unk,
+                                 no_repeat_ngram=nr)

@@ -64,6 +64,8 @@ class SourceBatch:
     src_ext : [B, S] int64 extended ids (CopyNet; equal to ``src`` otherwise)
     oovs : per row, the distinct OOV words (extended id ``V + k`` is ``oovs[row][k]``)
     n_ext : extended-vocabulary columns of the batch (max OOV count; 0 without copying)
+    types : [B, S] int64 token types, optional (None: none; the warm-started encoder-decoders of
+        :mod:`pysynth.models.warmstart` mark the answer with type 1)
     """
 
     src: np.ndarray
@@ -71,6 +73,7 @@ class SourceBatch:
     src_ext: np.ndarray
     oovs: List[List[str]]
     n_ext: int
+    types: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -80,9 +83,11 @@ class SourceBatch:
         return np.asarray([vocab_size + len(o) for o in self.oovs], dtype=np.int64)
 
     @classmethod
-    def from_ids(cls, sequences: Sequence[Sequence[int]], pad: int) -> "SourceBatch":
+    def from_ids(cls, sequences: Sequence[Sequence[int]], pad: int,
+                 types: Optional[Sequence[Sequence[int]]] = None) -> "SourceBatch":
         """Pad id sequences (no copying: ``src_ext == src``, no extended ids); for models with
-        their own tokenizer (:class:`pysynth.decoding.hf.HFBackend`)."""
+        their own tokenizer (:class:`pysynth.decoding.hf.HFBackend`). ``types``: one token type
+        per id (padded with 0), or None."""
         seqs = [list(map(int, q)) for q in sequences]
         for i, q in enumerate(seqs):
             if not q:
@@ -91,14 +96,22 @@ class SourceBatch:
         src = np.full((len(seqs), S), int(pad), dtype=np.int64)
         for i, q in enumerate(seqs):
             src[i, : len(q)] = q
-        return cls(src, np.asarray([len(q) for q in seqs], dtype=np.int64), src.copy(), [[] for _ in seqs], 0)
+        typ = None
+        if types is not None:
+            if len(types) != len(seqs) or any(len(t) != len(q) for t, q in zip(types, seqs)):
+                raise ValueError("types: expected one type per id of every sequence (same lengths as sequences)")
+            typ = np.zeros_like(src)
+            for i, t in enumerate(types):
+                typ[i, : len(t)] = list(map(int, t))
+        return cls(src, np.asarray([len(q) for q in seqs], dtype=np.int64), src.copy(), [[] for _ in seqs], 0,
+                   typ)
 
     def take(self, rows: np.ndarray) -> "SourceBatch":
         rows = np.asarray(rows, dtype=np.int64)
         oovs = [self.oovs[i] for i in rows]
         S = int(self.src_len[rows].max()) if len(rows) else 0
         return SourceBatch(self.src[rows, :S], self.src_len[rows], self.src_ext[rows, :S], oovs,
-                           self.n_ext)
+                           self.n_ext, None if self.types is None else self.types[rows, :S])
 
 
 

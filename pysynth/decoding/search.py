@@ -29,6 +29,10 @@ Rules shared by every search (and the reference):
   this step)`` (Hamming diversity). The penalised score accumulates in the search score (as in
   the paper's objective and Hugging Face); the returned ``logprob`` / ``score`` are the model's
   own log-probability without penalties. Each group is done at ``B/G`` finished hypotheses.
+* No repeated n-gram (``no_repeat_ngram=n`` > 0, every search; 0, the default, is off): a token
+  that would complete an n-gram the hypothesis already holds gets ``-inf`` before the ranking
+  (:func:`ngram_bans`; Paulus et al. 2018 block repeated trigrams at test time, Hugging Face's
+  ``no_repeat_ngram_size``). ``<s>`` is not part of the hypothesis.
 
 Speed: a step only needs the best ``2K`` (+ banned + diversity-penalised) columns of each row;
 backends with ``step_topk`` hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``. On
@@ -61,7 +65,7 @@ import numpy as np
 
 from pysynth.decoding.protocol import SpecialIds, check_backend
 
-__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "topk_ordered", "topk_from_parts",
+__all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "ngram_bans", "topk_ordered", "topk_from_parts",
            "step_candidates", "greedy_search", "beam_search", "diverse_beam_search", "sample_search",
            "check_sampling_args", "LENGTH_PENALTIES"]
 
@@ -120,6 +124,39 @@ def check_search_args(beam: int = 1, groups: int = 1, diversity: float = 0.0, ma
         raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {length_penalty!r}")
     if length_penalty == "gnmt" and not np.isfinite(alpha):
         raise ValueError(f"alpha: must be finite, got {alpha!r}")
+
+
+def ngram_bans(prefix: Sequence[int], n: int) -> List[int]:
+    """Tokens that would repeat an n-gram of ``prefix`` if appended to it (the no-repeat-n-gram
+    guard; ``n <= 0``: none). ``n = 1`` bans every token of ``prefix``.
+
+    Examples
+    --------
+    >>> ngram_bans([5, 6, 7, 5, 6], 3)
+    [7]
+    >>> ngram_bans([5, 6, 7], 3)
+    []
+    """
+    n = int(n)
+    if n <= 0 or len(prefix) < n - 1:
+        return []
+    p = [int(t) for t in prefix]
+    tail = tuple(p[len(p) - n + 1:]) if n > 1 else ()
+    return [p[i + n - 1] for i in range(len(p) - n + 1) if tuple(p[i:i + n - 1]) == tail]
+
+
+def _check_ngram(no_repeat_ngram) -> int:
+    if isinstance(no_repeat_ngram, bool) or not isinstance(no_repeat_ngram, (int, np.integer)) or no_repeat_ngram < 0:
+        raise ValueError(f"no_repeat_ngram: must be an integer >= 0 (0: off), got {no_repeat_ngram!r}")
+    return int(no_repeat_ngram)
+
+
+def _row_bans(histories, n: int):
+    """Per row, the ids :func:`ngram_bans` forbids (None when the guard is off or nothing is banned)."""
+    if n <= 0:
+        return None
+    bans = [ngram_bans(h, n) for h in histories]
+    return bans if any(bans) else None
 
 
 def apply_bans(logp: np.ndarray, ext_limit: np.ndarray, ban_unk: bool, specials: SpecialIds) -> np.ndarray:
@@ -206,7 +243,8 @@ def _rank(hyps: List[Hypothesis]) -> List[Hypothesis]:
     return sorted(hyps, key=lambda h: -h.score)
 
 
-def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndarray, ban_unk: bool):
+def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndarray, ban_unk: bool,
+                    banned: Optional[Sequence[Sequence[int]]] = None):
     """The best allowed candidates of each row after one step.
 
     Returns ``(vals, idx, h)``: ``vals`` [N, k] float64 log-probabilities (banned ids at -inf),
@@ -215,28 +253,40 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
     the ``n_ext`` extended columns can be banned). The order inside a row is unspecified; the
     searches order candidates by (score desc, flat index asc) themselves. Backends with a
     ``step_topk`` method (onnxruntime) return only these columns; others return full rows.
+    ``banned``: per row, more ids to set to -inf (the no-repeat-n-gram guard); ``k`` grows by
+    the longest list.
     """
     sp = backend.specials
     never = sp.never(ban_unk)
-    k = min(vx, need + len(never) + (vx - backend.vocab_size))
+    extra = max((len(b) for b in banned), default=0) if banned is not None else 0
+    k = min(vx, need + len(never) + (vx - backend.vocab_size) + extra)
     step_topk = getattr(backend, "step_topk", None)
     if step_topk is not None:
         vals, idx, h = step_topk(enc, tokens, h, k)
         vals = vals.astype(np.float64)
         idx = idx.astype(np.int64, copy=False)
         bad = np.isin(idx, never) | (idx >= limits[:, None])
+        if banned is not None:
+            for r, b in enumerate(banned):
+                if b:
+                    bad[r] |= np.isin(idx[r], b)
         vals[bad] = -np.inf
         return vals, idx, h
     logp, h = backend.step(enc, tokens, h)
     if logp.shape[1] != vx:
         raise ValueError(f"backend: step returned {logp.shape[1]} columns, expected {vx} (vocab + n_ext)")
     apply_bans(logp, limits, ban_unk, sp)
+    if banned is not None:
+        for r, b in enumerate(banned):
+            if b:
+                logp[r, b] = -np.inf
     idx, vals = topk_ordered(logp, k)
     return vals.astype(np.float64), idx, h
 
 
 def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban_unk: bool, need: int, vx: int,
-                      pick, length_penalty: str = "none", alpha: float = 0.6) -> List[Hypothesis]:
+                      pick, length_penalty: str = "none", alpha: float = 0.6,
+                      no_repeat_ngram: int = 0) -> List[Hypothesis]:
     """The decode loop of greedy search and sampling: every row follows one path, one token per
     step; ``pick(t, active, vals, idx)`` chooses each active row's column among its candidates;
     a row leaves the batch at ``</s>``. Returns one hypothesis per row."""
@@ -247,7 +297,8 @@ def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban
     out: List[List[int]] = [[] for _ in range(R)]
     hyps: List[Optional[Hypothesis]] = [None] * R
     for t in range(max_len):
-        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk)
+        banned = _row_bans([out[j] for j in active], no_repeat_ngram)
+        vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk, banned)
         vals, idx, col = pick(t, active, vals, idx)
         rows = np.arange(len(active))
         tok = idx[rows, col]
@@ -270,9 +321,12 @@ def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban
     return hyps  # type: ignore[return-value]
 
 
-def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> List[List[Hypothesis]]:
-    """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source."""
+def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True,
+                  no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
+    """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source
+    (``no_repeat_ngram``: see the module docstring)."""
     check_search_args(max_len=max_len)
+    nr = _check_ngram(no_repeat_ngram)
     sp = check_backend(backend)
     vx = backend.vocab_size + int(batch.n_ext)
     enc, h = backend.encode(batch)
@@ -281,20 +335,23 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True) -> Li
         return vals, idx, np.lexsort((idx, -vals), axis=-1)[:, 0]
 
     hyps = _one_path_per_row(backend, enc, h, batch.ext_limit(backend.vocab_size), sp, max_len, ban_unk, 1, vx,
-                             best)
+                             best, no_repeat_ngram=nr)
     return [[hyp] for hyp in hyps]
 
 
 def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty: str = "none",
-                alpha: float = 0.6, n_best: Optional[int] = None, ban_unk: bool = True) -> List[List[Hypothesis]]:
+                alpha: float = 0.6, n_best: Optional[int] = None, ban_unk: bool = True,
+                no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
     """Batched beam search; per source the ``n_best`` (default ``beam``) best hypotheses."""
     return diverse_beam_search(backend, batch, beam=beam, groups=1, diversity=0.0, max_len=max_len,
-                               length_penalty=length_penalty, alpha=alpha, n_best=n_best, ban_unk=ban_unk)
+                               length_penalty=length_penalty, alpha=alpha, n_best=n_best, ban_unk=ban_unk,
+                               no_repeat_ngram=no_repeat_ngram)
 
 
 def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversity: float = 0.5,
                         max_len: int = 40, length_penalty: str = "none", alpha: float = 0.6,
-                        n_best: Optional[int] = None, ban_unk: bool = True) -> List[List[Hypothesis]]:
+                        n_best: Optional[int] = None, ban_unk: bool = True,
+                        no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
     """Batched diverse beam search (Vijayakumar et al. 2016) with Hamming diversity.
 
     Parameters
@@ -308,8 +365,11 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     n_best : int, optional
         Hypotheses kept per group (default ``beam // groups``); the list per source is ordered
         by normalised score.
+    no_repeat_ngram : int
+        No hypothesis repeats an n-gram (0: off; see the module docstring).
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
+    nr = _check_ngram(no_repeat_ngram)
     sp = check_backend(backend)
     G, Kg = groups, beam // groups
     nb = Kg if n_best is None else int(n_best)
@@ -332,7 +392,8 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     finished: List[List[List[Hypothesis]]] = [[[] for _ in range(G)] for _ in range(B)]
     gdone = np.zeros((B, G), dtype=bool)
     beam_off = (np.arange(Kg) * vx)[None, :, None]
-    on_device = (G > 1 and getattr(backend, "step_diverse", None) is not None
+    # (the device selection knows no n-gram bans: with the guard on, numpy selects)
+    on_device = (G > 1 and not nr and getattr(backend, "step_diverse", None) is not None
                  and backend.vocab_size >= Kg + 4)
     eos_flat = (np.arange(Kg) * vx + sp.eos)[None, :]
     t = -1
@@ -351,8 +412,9 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                 vals, idx, h = step_candidates(backend, enc1, tokens[::K], h1, need, vx, limit_all, ban_unk)
                 vals, idx, h = np.repeat(vals, K, 0), np.repeat(idx, K, 0), backend.take_h(h, rep)
             else:
+                banned = _row_bans(hist.tolist(), nr) if nr and hist.shape[1] else None
                 vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K),
-                                               ban_unk)
+                                               ban_unk, banned)
             kc = vals.shape[1]
             vals = vals.reshape(nA, G, Kg, kc)
             idx = idx.reshape(nA, G, Kg, kc)
@@ -480,7 +542,7 @@ def check_sampling_args(n: int = 1, top_k: int = 0, top_p: float = 1.0, temperat
 
 def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0, temperature: float = 1.0,
                   seed: Union[int, Sequence[int]] = 0, max_len: int = 40, length_penalty: str = "none",
-                  alpha: float = 0.6, ban_unk: bool = True) -> List[List[Hypothesis]]:
+                  alpha: float = 0.6, ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
     """Top-k / top-p (nucleus) sampling: ``n`` sampled hypotheses per source, seeded.
 
     At each step the allowed candidates of a row are ranked (value desc, id asc), the
@@ -504,6 +566,7 @@ def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0
     check_sampling_args(n, top_k, top_p, temperature, max_len)
     if length_penalty not in LENGTH_PENALTIES:
         raise ValueError(f"length_penalty: must be one of {LENGTH_PENALTIES}, got {length_penalty!r}")
+    nr = _check_ngram(no_repeat_ngram)
     sp = check_backend(backend)
     B = len(batch)
     if isinstance(seed, (int, np.integer)):
@@ -539,5 +602,5 @@ def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0
         return vals, idx, pick
 
     hyps = _one_path_per_row(backend, enc, h, np.repeat(batch.ext_limit(V), n), sp, max_len, ban_unk, need, vx,
-                             draw, length_penalty, alpha)
+                             draw, length_penalty, alpha, nr)
     return [_rank(hyps[s * n:(s + 1) * n]) for s in range(B)]  # type: ignore[arg-type]

@@ -41,6 +41,8 @@ _FORMATS: Dict[str, Tuple[str, Any]] = {
     "pysynth.classifier.onnx": ("classifier", "pysynth.models.loader:_classifier"),
     "pysynth.encoder.onnx": ("encoder", "pysynth.models.loader:_onnx_encoder"),
     "pysynth.dup.encoder": ("encoder", "pysynth.models.loader:_onnx_encoder"),
+    # issue 26: warm-started encoder-decoder (question generation), pysynth.export.warmstart
+    "pysynth.warmstart.onnx": ("text2text", "pysynth.models.warmstart_qg:load_store"),
 }
 
 

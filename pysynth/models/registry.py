@@ -356,4 +356,9 @@ register_architecture(Architecture(
     "sequence-classifier", "sequence-classifier", "pysynth.models.encoders:EncoderConfig",
     "pysynth.models.encoders:SequenceClassifier", {"model": {"inputs": _ENC_IN, "outputs": ["logits"]}}))
 register_architecture(Architecture("warmstart-seq2seq", "warmstart-seq2seq", "pysynth.models.warmstart:WarmStartConfig",
-                                   "pysynth.models.warmstart:WarmStartSeq2Seq"))  # issue 26; no ONNX export yet
+                                   "pysynth.models.warmstart:WarmStartSeq2Seq",
+                                   {"encoder": {"inputs": ["src", "src_mask", "src_types"],
+                                                "outputs": ["memory", "mem_k", "mem_v", "copy_k"]},
+                                    "step": {"inputs": ["prefix", "memory", "mem_k", "mem_v", "copy_k", "src",
+                                                        "src_mask"], "outputs": ["logp"]}}))
+# issue 26: exported by pysynth.export.warmstart (store pysynth.warmstart.onnx, copy_k only with the copy head)

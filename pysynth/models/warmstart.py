@@ -19,7 +19,11 @@ token type 1 (the pretrained segment embedding; Alberti et al. 2019, Sect. 3.2 m
 
 Decoding (:func:`generate`): greedy or beam search (batched over rows, per-row beams), with
 the degenerate-output guards of every search: no repeated n-gram (default 3), length
-normalisation ``score / len ** alpha`` and a hard length cap. Checkpoints:
+normalisation ``score / len ** alpha`` and a hard length cap. The shared searches of
+:mod:`pysynth.decoding` (greedy, beam, diverse beam, sampling; ``SearchConfig.no_repeat_ngram``)
+run on :class:`WarmStartBackend`; the ONNX export (:mod:`pysynth.export.warmstart`) runs on
+:class:`pysynth.decoding.ort_warmstart.WarmStartOrtBackend` without torch, and
+:class:`pysynth.models.warmstart_qg.WarmStartQG` asks questions with either. Checkpoints:
 :func:`save_checkpoint` / :func:`load_checkpoint` (model + optimizer + scheduler + step + RNG
 states, one atomic file) so a training run continues across sessions.
 
@@ -41,9 +45,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from pysynth.decoding.ort_warmstart import prefix_guards
+from pysynth.decoding.protocol import SpecialIds
+from pysynth.decoding.search import ngram_bans
+from pysynth.models.warmstart_qg import qg_features
+
 __all__ = ["WarmStartConfig", "WarmStartSeq2Seq", "DecoderLayer", "qg_features", "collate", "seq2seq_loss",
-           "generate", "WarmStartGenerator", "save_checkpoint", "load_checkpoint", "rng_state", "set_rng_state",
-           "count_parameters"]
+           "generate", "WarmStartGenerator", "WarmStartBackend", "load_qg", "save_checkpoint", "load_checkpoint", "rng_state",
+           "set_rng_state", "count_parameters"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 _NEG = -1e4  # additive mask value (finite: fully masked rows stay NaN-free)
@@ -290,9 +299,11 @@ class WarmStartSeq2Seq(nn.Module):
         """Each decoder layer's cross-attention keys / values of ``memory`` (decoding reuses them)."""
         return [layer.cross_attn.kv(memory) for layer in self.layers]
 
-    def decode(self, tgt_in, memory, src, src_mask, mem_kv=None, last_only: bool = False) -> torch.Tensor:
+    def decode(self, tgt_in, memory, src, src_mask, mem_kv=None, last_only: bool = False,
+               copy_keys=None) -> torch.Tensor:
         """Log-probabilities [B, T, V] (or [B, V] with ``last_only``) of the next token after
-        each prefix of ``tgt_in`` [B, T]."""
+        each prefix of ``tgt_in`` [B, T]; ``mem_kv`` (:meth:`memory_kv`) and ``copy_keys``
+        (``copy_k(memory)``) may come precomputed."""
         T = tgt_in.shape[1]
         x = self._embed(tgt_in, torch.zeros_like(tgt_in))
         causal = torch.full((T, T), _NEG, device=x.device).triu(1)[None, None]
@@ -307,13 +318,14 @@ class WarmStartSeq2Seq(nn.Module):
         if not self.config.copy:
             out = F.log_softmax(logits, -1)
         else:
-            out = self._mix_copy(x, logits, memory, src, src_mask)
+            out = self._mix_copy(x, logits, memory, src, src_mask, copy_keys)
         return out[:, 0] if last_only else out
 
-    def _mix_copy(self, x, logits, memory, src, src_mask) -> torch.Tensor:
+    def _mix_copy(self, x, logits, memory, src, src_mask, copy_keys=None) -> torch.Tensor:
         c = self.config
         ok = src_mask.bool() & (src != c.bos_id) & (src != c.eos_id) & (src != c.pad_id)
-        scores = self.copy_q(x) @ self.copy_k(memory).transpose(1, 2) / math.sqrt(x.shape[-1])
+        keys = self.copy_k(memory) if copy_keys is None else copy_keys
+        scores = self.copy_q(x) @ keys.transpose(1, 2) / math.sqrt(x.shape[-1])
         attn = torch.softmax(scores.masked_fill(~ok[:, None, :], _NEG), -1)  # [B, T, S]
         ctx = attn @ memory
         g = torch.sigmoid(self.gate(torch.cat([x, ctx], -1)))  # [B, T, 1]
@@ -342,35 +354,6 @@ def count_parameters(model: nn.Module) -> int:
 
 # ------------------------------------------------------------------------------ features
 
-def qg_features(tokenizer, context: str, start: int, end: int, max_len: int = 256,
-                question: Optional[str] = None, max_target_len: int = 40) -> Dict[str, List[int]]:
-    """The QG input of one answer: ``[CLS] window [SEP]`` (``window`` = up to ``max_len - 2``
-    wordpieces of ``context`` centred on the answer ``context[start:end]``), token type 1 on the
-    answer's wordpieces; with ``question``, the target ``question [SEP]`` (at most
-    ``max_target_len`` ids)."""
-    if not 0 <= start < end <= len(context):
-        raise ValueError(f"answer span: need 0 <= start < end <= len(context)={len(context)}, got ({start}, {end})")
-    if max_len < 3:
-        raise ValueError(f"max_len: must be >= 3 ([CLS] + one token + [SEP]), got {max_len}")
-    enc = tokenizer(context, add_special_tokens=False, return_offsets_mapping=True)
-    ids, offs = enc["input_ids"], enc["offset_mapping"]
-    inside = [i for i, (a, b) in enumerate(offs) if a < end and b > start]
-    a0, a1 = (inside[0], inside[-1] + 1) if inside else (0, 0)
-    n = max_len - 2
-    if len(ids) <= n:
-        w0 = 0
-    else:  # centre the answer; an answer longer than the window keeps its start
-        w0 = max(0, min(a0 - max(0, (n - (a1 - a0)) // 2), len(ids) - n))
-    win = ids[w0:w0 + n]
-    types = [1 if a0 <= w0 + i < a1 else 0 for i in range(len(win))]
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    out = {"src": [cls_id] + win + [sep_id], "types": [0] + types + [0]}
-    if question is not None:
-        q = tokenizer(question.strip(), add_special_tokens=False)["input_ids"][:max_target_len - 1]
-        out["tgt"] = q + [sep_id]
-    return out
-
-
 def collate(rows: Sequence[Dict[str, List[int]]], pad_id: int = 0, bos_id: int = 101) -> Dict[str, torch.Tensor]:
     """Padded tensors of :func:`qg_features` rows: ``src``, ``src_mask``, ``src_types`` and,
     when the rows have targets, ``tgt_in`` (``[CLS]`` + target[:-1]) and ``labels``."""
@@ -396,11 +379,8 @@ def collate(rows: Sequence[Dict[str, List[int]]], pad_id: int = 0, bos_id: int =
 # ------------------------------------------------------------------------------ decoding
 
 def _banned(prefix: Sequence[int], n: int) -> List[int]:
-    """Tokens that would repeat an n-gram of ``prefix`` (the no-repeat-n-gram guard)."""
-    if n <= 0 or len(prefix) < n - 1:
-        return []
-    tail = tuple(prefix[len(prefix) - n + 1:]) if n > 1 else ()
-    return [prefix[i + n - 1] for i in range(len(prefix) - n + 1) if tuple(prefix[i:i + n - 1]) == tail]
+    """Tokens that would repeat an n-gram of ``prefix`` (the shared searches' guard)."""
+    return ngram_bans(prefix, n)
 
 
 def _ban(logp: torch.Tensor, prefixes: Sequence[Sequence[int]], n: int, never: Sequence[int], step: int,
@@ -538,6 +518,90 @@ class WarmStartGenerator:
                            no_repeat_ngram=self.no_repeat_ngram, alpha=self.alpha)
             out.extend(self.tokenizer.decode(q, skip_special_tokens=True).strip() for q in ids)
         return out
+
+
+class WarmStartBackend:
+    """A :class:`~pysynth.decoding.protocol.DecodingBackend` over a :class:`WarmStartSeq2Seq`: the
+    shared searches (:func:`pysynth.decoding.run_search`: greedy, beam, diverse beam, sampling)
+    decode it.
+
+    The encoder runs once per source (``batch.types`` marks the answer; None: all type 0) with
+    every layer's cross-attention keys / values; the decoder state is the prefix (``<s>`` and
+    the tokens so far), re-decoded each step as :func:`generate` does. Besides the searches'
+    rules (``no_repeat_ngram`` ...), the model's guards :func:`pysynth.decoding.ort_warmstart.prefix_guards`
+    apply: no end before ``min_len`` tokens, no token directly after itself (``no_stutter``);
+    the defaults are :func:`generate`'s, so greedy search with ``no_repeat_ngram=3`` returns the
+    ids of ``generate(beam=1)``.
+
+    Examples
+    --------
+    >>> from pysynth.decoding import SearchConfig, run_search             # doctest: +SKIP
+    >>> be = WarmStartBackend(model)                                       # doctest: +SKIP
+    >>> hyps = run_search(be, batch, SearchConfig(decode="beam", beam=4, no_repeat_ngram=3), 32)  # doctest: +SKIP
+    """
+
+    name = "torch"
+    copy = False  # one wordpiece vocabulary: no extended ids
+
+    def __init__(self, model: WarmStartSeq2Seq, min_len: int = 2, no_stutter: bool = True):
+        if not isinstance(model, WarmStartSeq2Seq):
+            raise TypeError(f"model: must be a WarmStartSeq2Seq, got {type(model).__name__}")
+        if isinstance(min_len, bool) or not isinstance(min_len, int) or min_len < 0:
+            raise ValueError(f"min_len: must be an integer >= 0, got {min_len!r}")
+        c = model.config
+        self.model = model.eval()
+        self.vocab_size = c.vocab_size
+        self.specials = SpecialIds(c.pad_id, c.unk_id, c.bos_id, c.eos_id)
+        self.min_len, self.no_stutter = min_len, bool(no_stutter)
+        self.device = next(model.parameters()).device
+
+    def _t(self, a) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(self.device)
+
+    def encode(self, batch):
+        src = self._t(batch.src)
+        mask = (torch.arange(src.shape[1], device=self.device)[None, :] < self._t(batch.src_len)[:, None]).long()
+        types = None if batch.types is None else self._t(batch.types)
+        with torch.inference_mode():
+            memory = self.model.encode(src, mask, types)
+            kv = self.model.memory_kv(memory)
+            ck = self.model.copy_k(memory) if self.model.config.copy else None
+        return (memory, kv, ck, src, mask), np.zeros((src.shape[0], 0), dtype=np.int64)
+
+    def take(self, state, rows):
+        r = self._t(rows)
+        memory, kv, ck, src, mask = state
+        return (memory.index_select(0, r), [(k.index_select(0, r), v.index_select(0, r)) for k, v in kv],
+                None if ck is None else ck.index_select(0, r), src.index_select(0, r), mask.index_select(0, r))
+
+    def take_h(self, h, rows):
+        return h[np.asarray(rows, dtype=np.int64)]
+
+    def step(self, state, tokens, h):
+        """Float32 log-probabilities [rows, V] of the next token after ``h`` + ``tokens``, and
+        the new prefix (numpy)."""
+        memory, kv, ck, src, mask = state
+        prefix = np.concatenate([h, np.asarray(tokens, dtype=np.int64)[:, None]], 1)
+        with torch.inference_mode():
+            logp = self.model.decode(self._t(prefix), memory, src, mask, kv, last_only=True, copy_keys=ck)
+        logp = logp.float().cpu().numpy()
+        return prefix_guards(logp, prefix, self.specials.eos, self.min_len, self.no_stutter), prefix
+
+
+def load_qg(path: PathLike, vocab_file: Optional[PathLike] = None, max_len: int = 32, **guards):
+    """A :class:`pysynth.models.warmstart_qg.WarmStartQG` on torch from a training checkpoint
+    (:func:`save_checkpoint`; read only). ``vocab_file``: the encoder's ``vocab.txt`` (default the
+    MiniLM's); ``guards``: ``min_len`` / ``no_stutter`` of :class:`WarmStartBackend`."""
+    from pysynth.models.spans import wordpiece_tokenizer
+    from pysynth.models.warmstart_qg import WarmStartQG
+
+    if vocab_file is None:
+        from pysynth.models.encoders import require_minilm
+
+        vocab_file = require_minilm() / "vocab.txt"
+    model, _ = load_checkpoint(path, restore_rng=False)
+    return WarmStartQG(WarmStartBackend(model, **guards), wordpiece_tokenizer(vocab_file), model.config.max_source_len,
+                       max_len, str(path))
 
 
 # ------------------------------------------------------------------------------ checkpoints

@@ -136,3 +136,71 @@ def test_registered_architecture_builds(tok):
     c = tiny(tok).config
     m = arch.build(arch.config_class().from_dict(c.to_dict()), len(tok))
     assert isinstance(m, ws.WarmStartSeq2Seq) and m.config == c
+
+
+# ------------------------------------------------------------------ the shared searches (issue 26)
+
+def _source_batch(tok, m):
+    from pysynth.decoding.protocol import SourceBatch
+
+    c = m.config
+    feats = [ws.qg_features(tok, t, s, e, c.max_source_len) for t, s, e, _ in ROWS]
+    return SourceBatch.from_ids([f["src"] for f in feats], c.pad_id, [f["types"] for f in feats])
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_shared_greedy_search_equals_generate(tok, copy):
+    from pysynth.decoding import SearchConfig, run_search
+
+    m = tiny(tok, copy=copy)
+    want = ws.generate(m, batch(tok, m), beam=1, max_len=12, no_repeat_ngram=3)
+    be = ws.WarmStartBackend(m)
+    got = run_search(be, _source_batch(tok, m), SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3), 12)
+    assert [h[0].tokens for h in got] == want
+    # the answer's token types reach the encoder: other types, other logits
+    sb = _source_batch(tok, m)
+    st, h = be.encode(sb)
+    lp_marked, _ = be.step(st, [m.config.bos_id] * 2, h)
+    sb.types = None
+    st, h = be.encode(sb)
+    lp_plain, _ = be.step(st, [m.config.bos_id] * 2, h)
+    assert not (lp_marked == lp_plain).all()
+
+
+@pytest.mark.parametrize("decode", ["greedy", "beam", "dbs", "sample"])
+def test_every_search_runs_on_the_model(tok, decode):
+    from pysynth.decoding import SearchConfig, run_search
+
+    m = tiny(tok)
+    cfg = SearchConfig(decode=decode, beam=4, groups=2 if decode == "dbs" else 1, top_k=5, no_repeat_ngram=3)
+    res = run_search(ws.WarmStartBackend(m), _source_batch(tok, m), cfg, 10)
+    assert len(res) == 2
+    for hyps in res:
+        assert hyps and all(1 <= len(x.tokens) <= 10 for x in hyps)
+        for x in hyps:
+            q = x.tokens
+            assert len({tuple(q[i:i + 3]) for i in range(len(q) - 2)}) == max(len(q) - 2, 0)
+            assert all(a != b for a, b in zip(q, q[1:]))
+            assert m.config.eos_id not in q and m.config.bos_id not in q
+
+
+def test_qg_facade_on_torch(tok, tmp_path):
+    from pysynth.decoding import SearchConfig
+    from pysynth.models.warmstart_qg import WarmStartQG, split_highlight
+
+    m = tiny(tok)
+    qg = WarmStartQG(ws.WarmStartBackend(m), tok, m.config.max_source_len, max_len=8, name="tiny")
+    spans = [{"start": s, "end": e} for _, s, e, _ in ROWS]
+    gens = qg.questions([r[0] for r in ROWS], spans, SearchConfig(decode="beam", beam=3, n=2, no_repeat_ngram=3))
+    assert [len(g.texts) for g in gens] == [2, 2] and gens[0].source == "1900"
+    gen = ws.WarmStartGenerator(m, tok, beam=1, max_len=8)
+    assert [g.texts[0] for g in qg.questions([r[0] for r in ROWS], spans)] == \
+        gen.generate([r[0] for r in ROWS], spans)
+    text = CTX.replace("1900", "<hl> 1900 <hl>")
+    assert split_highlight(text) == (CTX, CTX.index("1900"), CTX.index("1900") + 4)
+    assert qg.generate([text])[0].texts == qg.questions([CTX], spans[:1])[0].texts
+    assert qg.valid("no marks") and qg.valid(text) is None
+    with pytest.raises(ValueError, match="texts\\[0\\]"):
+        qg.generate(["no marks"])
+    with pytest.raises(ValueError, match="answers\\[0\\]"):
+        qg.questions([CTX], [{"start": 3}])

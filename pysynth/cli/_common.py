@@ -404,6 +404,23 @@ def add_min_wellformed(p: argparse.ArgumentParser) -> None:
                                      "Faruqui & Das 2018) is below P; rows get a 'wellformed' list and a 'dropped' count")
 
 
+def min_similarity(s: str) -> float | None:
+    """``--min-similarity``: a cosine in [-1, 1], or ``off`` (no meaning filter)."""
+    if s.strip().lower() in ("off", "none"):
+        return None
+    return float_in(-1, False, 1, "a cosine in [-1, 1] (e.g. 0.7) or off")(s)
+
+
+def add_min_similarity(p: argparse.ArgumentParser, pair: str, default: float | None = None) -> None:
+    """``--min-similarity S``, the meaning filter of every command that rewrites a text
+    (:func:`pysynth.models.embed.similarity`, :class:`pysynth.pipelines.PairScoreFilter`);
+    ``pair`` says which two texts are compared."""
+    p.add_argument("--min-similarity", type=min_similarity, default=default, metavar="S",
+                   help=f"meaning filter: keep an output only when its cosine with its source under the shipped "
+                        f"encoder dup-minilm-wstb is >= S ({pair}; off: no filter; "
+                        f"default {'off' if default is None else default})")
+
+
 def add_workers(p: argparse.ArgumentParser) -> None:
     """``--workers N`` (validated by :func:`workers`)."""
     p.add_argument("--workers", type=workers, default=1, metavar="N",

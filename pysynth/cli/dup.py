@@ -75,7 +75,7 @@ def _cmd_pairs(args) -> int:
                          select=args.select, min_score=args.min_score, exclude=exclude,
                          holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
                          threads=args.threads, min_wellformed=args.min_wellformed,
-                         executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
+                         min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
     print(json.dumps(summary))
     return 0
 
@@ -187,6 +187,8 @@ def add_commands(sub) -> None:
     C.add_decoding(p, beam=1)
     C.add_threads(p, default=1, help="dqg/both: onnxruntime threads")
     C.add_min_wellformed(p)  # dqg/both: a generated title under it gives no pair (dqg_not_wellformed)
+    C.add_min_similarity(p, "dqg/both: body vs generated title; under S the question gets no DQG pair, "
+                            "counted as dqg_not_similar")
     C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_pairs)
 

@@ -187,6 +187,16 @@ def _cmd_generate(args) -> int:
         from pysynth.quality import filter_rows
 
         filter_rows(rows, "questions", args.min_wellformed, parallel=("scores",))
+    if args.min_similarity is not None:  # the meaning filter: keyword query vs each question
+        from pysynth.models.embed import similarity
+        from pysynth.pipelines import PairScoreFilter
+
+        before = [r.get("dropped", 0) for r in rows]
+        wf = ("wellformed",) if args.min_wellformed is not None else ()
+        PairScoreFilter("similarity", args.min_similarity, similarity, source="keywords").apply(
+            rows, "questions", parallel=("scores", *wf))
+        for r, b in zip(rows, before):
+            r["dropped"] += b  # both filters' drops
     write_rows(args.out, rows)
     return 0
 
@@ -350,6 +360,7 @@ def add_commands(sub) -> None:
     g.add_argument("--alpha", type=float, default=0.6, help="--length-penalty gnmt: alpha (0.6)")
     g.add_argument("--max-len", type=C.positive_int, default=None)
     C.add_min_wellformed(g)
+    C.add_min_similarity(g, "keyword query vs question; rows get a 'similarity' list and a 'dropped' count")
     g.set_defaults(func=_cmd_generate)
 
     t1 = ks.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")

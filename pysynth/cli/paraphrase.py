@@ -5,6 +5,10 @@ import json
 
 from pysynth.cli import _common as C
 
+#: ``paraphrase generate --min-similarity`` by default: the smallest S with >= 60 % of the chosen paraphrases at
+#: cosine >= 0.7 under the judge on 150 ComQA dev questions (bench/RESULTS_generators.md, issue 26)
+DEFAULT_MIN_SIMILARITY = 0.7
+
 
 def _cmd_paraphrase(args) -> int:
     from pysynth.paraphrase.jobs import run
@@ -19,7 +23,7 @@ def _cmd_paraphrase(args) -> int:
                            unknown_penalty=args.unknown_penalty, length_penalty=args.length_penalty,
                            ban_unk=not args.allow_unk, strip_question=args.strip_question,
                            backend=C.backend(args.backend), threads=args.workers,
-                           batch_size=args.batch_size, seed=args.seed)
+                           batch_size=args.batch_size, seed=args.seed, min_similarity=args.min_similarity)
     summary = run(args.inp, args.out, cfg, candidates_out=args.candidates_out, flat=args.flat,
                   min_wellformed=args.min_wellformed,
                   executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
@@ -65,6 +69,10 @@ def add_commands(sub) -> None:
     C.add_backend(p)
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="inputs per decoding batch")
     C.add_min_wellformed(p)
+    C.add_min_similarity(p, "question vs paraphrase; applied inside the selection: the next best candidate at or "
+                            "above S is chosen instead; rows get a 'similarity' list, --candidates-out a column; "
+                            "the default was chosen on ComQA dev questions, see docs/paraphrase.md",
+                         default=DEFAULT_MIN_SIMILARITY)
     C.add_workers(p)
     C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_paraphrase)

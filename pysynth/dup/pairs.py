@@ -160,13 +160,21 @@ class _Kernel(pipelines.RowKernel):
         if not keep:  # counted as dqg_not_wellformed; the question gets no DQG pair
             row.update(title="", reason="not_wellformed")
 
+    def judge_filter(self, f, row: dict, keep: bool) -> None:
+        if isinstance(f, pipelines.PairScoreFilter):
+            if not keep:  # counted as dqg_not_similar; the question gets no DQG pair
+                row.update(title="", reason=f.reason)
+        else:
+            self.judge(row, keep)
+
 
 class _Stage(pipelines.RowStage):
     name = "dup pairs"
     unit = "questions"
 
     def __init__(self, dumps: List, out: Path, method: str, config: dict, exclude: Set[str], model: Optional[str],
-                 beam: int, threads: int, batch_size: int, min_wellformed: Optional[float] = None):
+                 beam: int, threads: int, batch_size: int, min_wellformed: Optional[float] = None,
+                 min_similarity: Optional[float] = None):
         super().__init__(None, out)
         self.dumps, self.method, self.config, self.exclude = dumps, method, config, exclude
         self.model = model
@@ -175,6 +183,13 @@ class _Stage(pipelines.RowStage):
             from pysynth.quality import wellformedness
 
             filters = (pipelines.ScoreFilter("wellformed", min_wellformed, wellformedness),)
+        if min_similarity is not None and method != "ws-tb":  # the meaning filter: generated title vs its body
+            import functools
+
+            from pysynth.models.embed import similarity
+
+            filters += (pipelines.PairScoreFilter("similarity", min_similarity,
+                                                  functools.partial(similarity, threads=threads), source="body"),)
         self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters)
         self._sets: List[dict] = []
 
@@ -268,7 +283,8 @@ class _Stage(pipelines.RowStage):
 def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 1, min_words: int = 10,
                select: str = "tfidf", min_score: Optional[int] = None, exclude: Iterable[str] = (),
                holdout_linked: bool = False, seed: int = 0, model: Optional[str] = None, beam: int = 1,
-               threads: int = 1, batch_size: int = 32, min_wellformed: Optional[float] = None, executor=None,
+               threads: int = 1, batch_size: int = 32, min_wellformed: Optional[float] = None,
+               min_similarity: Optional[float] = None, executor=None,
                workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256, resume: bool = True,
                progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Training pairs for duplicate detection from unlabelled questions (Rücklé et al. 2019,
@@ -284,7 +300,9 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     (:func:`draw_negatives`, seeded per question). The other arguments are :func:`questions`'.
 
     ``min_wellformed``: a generated title whose well-formedness (:mod:`pysynth.quality`) is below
-    it gives no DQG pair (counted as ``dqg_not_wellformed``). ``executor``: ``"local"``, ``"ray"``
+    it gives no DQG pair (counted as ``dqg_not_wellformed``). ``min_similarity``: the meaning filter,
+    a generated title whose cosine with its body (:func:`pysynth.models.embed.similarity`) is
+    below it gives no DQG pair (``dqg_not_similar``). ``executor``: ``"local"``, ``"ray"``
     or an executor object (:func:`pysynth.pipelines.make_executor`; ``workers``, ``ray_address``).
 
     Returns the summary: per site the counts of questions left out per reason (and, for DQG,
@@ -310,9 +328,10 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     dqg = method != "ws-tb"
     config = {"negatives": negatives, "min_words": min_words, "select": select, "min_score": min_score,
               "holdout_linked": bool(holdout_linked), "seed": seed, **({"beam": beam} if dqg else {}),
-              **({"min_wellformed": min_wellformed} if dqg and min_wellformed is not None else {})}
+              **({"min_wellformed": min_wellformed} if dqg and min_wellformed is not None else {}),
+              **({"min_similarity": min_similarity} if dqg and min_similarity is not None else {})}
     stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size,
-                   min_wellformed)
+                   min_wellformed, min_similarity)
     return stage.run(executor=executor if executor is not None else "local", workers=workers,
                      ray_address=ray_address, chunk_size=chunk_size, resume=resume, progress=progress,
                      _stop_after_chunks=_stop_after_chunks)

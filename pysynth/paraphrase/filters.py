@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 __all__ = ["ILLEGAL", "UNK", "MODES", "Analysis", "analyze", "pivot_rejections", "PIVOT_RULES", "score",
            "select", "Scored", "strip_question", "restore_question"]
 
+#: candidates encoded per call of the ``min_similarity`` scorer (the next ones in the choice's order)
+SIMILARITY_BATCH = 16
 ILLEGAL = frozenset({"<s>", "</s>", "<\\s>", "<pad>"})
 UNK = "<unk>"
 MODES = ("augmented", "diverse")
@@ -92,6 +94,8 @@ class Scored:
     unknown: float
     illegal: float
     chosen: bool = False
+    #: cosine with the original (``min_similarity``; None: not scored, it could not be chosen)
+    similarity: Optional[float] = None
 
     def as_dict(self) -> Dict[str, object]:
         return {"text": self.text, "score": self.score, "words": self.words, "overlap": self.overlap,
@@ -125,7 +129,8 @@ def score(candidate: str, original: str, *, seen: Optional[Set[str]] = None, unk
 
 def select(original: str, candidates: Sequence[str], mode: str = "augmented", top: int = 3, *,
            unknown_penalty: Optional[float] = None, length_penalty: float = 10.0, violation_penalty: float = 10.0,
-           case_sensitive: bool = True, return_scores: bool = False):
+           case_sensitive: bool = True, return_scores: bool = False, min_similarity: Optional[float] = None,
+           similarity: Optional[Callable[[List[str]], Sequence[float]]] = None):
     """Choose the paraphrases of ``original`` among ``candidates`` (Granstedt 2017, Sect. 3.2.1).
 
     Parameters
@@ -145,6 +150,14 @@ def select(original: str, candidates: Sequence[str], mode: str = "augmented", to
         Default 1 (augmented) or 10 (diverse), the thesis's settings.
     return_scores : bool
         Also return every distinct candidate's :class:`Scored` (final components; ``chosen`` set).
+    min_similarity : float, optional
+        The meaning filter (issue 26): a candidate whose ``similarity`` with the original is
+        below it is never chosen; the next best at or above it is. Only the candidates the choice
+        reaches are encoded (in batches of :data:`SIMILARITY_BATCH`, in the choice's order, never
+        one scoring 0 or less); their :attr:`Scored.similarity` is set, the others' stays None.
+    similarity : callable, optional
+        ``texts -> cosines with original`` (one call per question; needed with
+        ``min_similarity``), e.g. ``lambda ts: pysynth.models.embed.similarity([original] * len(ts), ts)``.
 
     Returns
     -------
@@ -179,28 +192,68 @@ def select(original: str, candidates: Sequence[str], mode: str = "augmented", to
     kw = dict(unknown_penalty=unknown_penalty, length_penalty=length_penalty, violation_penalty=violation_penalty,
               case_sensitive=case_sensitive)
     scored = [score(c, original, **kw) for c in uniq]
+    gate = _SimilarityGate(uniq, scored, min_similarity, similarity)
     picked: List[int] = []
     if mode == "augmented":
         ranked = sorted((i for i, s in enumerate(scored) if s.score > 0), key=lambda i: (-scored[i].score, i))
-        picked = ranked[:top]
+        for k, i in enumerate(ranked):
+            if len(picked) == top:
+                break
+            if gate.passes(i, ranked[k:]):
+                picked.append(i)
     else:
         seen: Set[str] = set()
         left = list(range(len(uniq)))
         while len(picked) < top and left:
             rescored = {i: score(uniq[i], original, seen=seen, **kw) for i in left}
-            best = min(left, key=lambda i: (-rescored[i].score, i))
+            order = sorted(left, key=lambda i: (-rescored[i].score, i))
+            best = order[0]
             for i in left:
+                rescored[i].similarity = scored[i].similarity
                 scored[i] = rescored[i]
             if rescored[best].score <= 0:
                 break
-            picked.append(best)
             left.remove(best)
+            if not gate.passes(best, order):  # under min_similarity: never chosen, the next best is tried
+                continue
+            picked.append(best)
             seen |= _fold(analyze(uniq[best]).words, case_sensitive)
     picked.sort()
     for i in picked:
         scored[i].chosen = True
     chosen = [uniq[i] for i in picked]
     return (chosen, scored) if return_scores else chosen
+
+
+class _SimilarityGate:
+    """``min_similarity`` in the choice: a candidate's cosine is asked for when the choice reaches
+    it, :data:`SIMILARITY_BATCH` at a time in the choice's order (the candidates never reached are
+    not encoded; their :attr:`Scored.similarity` stays None)."""
+
+    def __init__(self, uniq: List[str], scored: List[Scored], min_similarity: Optional[float], similarity):
+        if min_similarity is not None:
+            if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) \
+                    or not -1.0 <= min_similarity <= 1.0:
+                raise ValueError(f"min_similarity: must be a cosine in [-1, 1] (e.g. 0.6), got {min_similarity!r}")
+            if not callable(similarity):
+                raise TypeError("similarity: min_similarity needs a function texts -> cosines with the original")
+        self.uniq, self.scored, self.min, self.similarity = uniq, scored, min_similarity, similarity
+
+    def passes(self, i: int, order: Sequence[int]) -> bool:
+        """Whether candidate ``i`` (the best left; ``order``: the rest of the choice's order) may be chosen."""
+        if self.min is None:
+            return True
+        sc = self.scored
+        if sc[i].similarity is None:
+            # a candidate at or under 0 is never chosen (in diverse mode a score only falls): never encoded
+            batch = [i] + [j for j in order if j != i and sc[j].similarity is None and sc[j].score > 0]
+            batch = batch[:SIMILARITY_BATCH]
+            sims = [float(x) for x in self.similarity([self.uniq[j] for j in batch])]
+            if len(sims) != len(batch):
+                raise ValueError(f"similarity: returned {len(sims)} values for {len(batch)} texts")
+            for j, x in zip(batch, sims):
+                sc[j].similarity = round(x, 4)  # compared rounded: the recorded value decides
+        return sc[i].similarity >= self.min
 
 
 _QEND = re.compile(r"\s*\?+\s*$")

@@ -27,6 +27,8 @@ class _Kernel(pipelines.RowKernel):
     def __init__(self, cfg: ParaphraseConfig, candidates: bool, filters: tuple = ()):
         self.cfg, self.candidates, self.filters = cfg, candidates, filters
         self.sides = ("stats", "cands") if candidates else ("stats",)
+        # --min-similarity is applied inside the selection; its column follows the wellformed drops
+        self.filter_parallel = ("similarity",) if cfg.min_similarity is not None else ()
 
     def load(self, context: Path, rows):
         kw = None
@@ -110,15 +112,17 @@ class _Stage(pipelines.RowStage):
                     reasons[s["reason"].split(":")[0]] += 1
                 n_with += bool(s["counts"].get("chosen"))
 
+        per = ("similarity", "wellformed") if self.cfg.min_similarity is not None else ("wellformed",)
+
         def rows():
             for r in self.iter_rows(parts):
                 if not self.flat:
                     yield r
                     continue
-                base = {k: v for k, v in r.items() if k not in ("paraphrases", "reason", "wellformed", "dropped")}
+                base = {k: v for k, v in r.items() if k not in ("paraphrases", "reason", "dropped", *per)}
                 yield {**base, "paraphrase_of": None}
                 for k, q in enumerate(r["paraphrases"]):
-                    wf = {"wellformed": r["wellformed"][k]} if "wellformed" in r else {}
+                    wf = {f: r[f][k] for f in per if f in r}
                     yield {**base, "id": f"{r['id']}#p{k + 1}", "question": q, "paraphrase_of": r["id"], **wf}
 
         n_out = io.write_rows(self.out, rows())
@@ -128,6 +132,8 @@ class _Stage(pipelines.RowStage):
                    "without_paraphrases": info.n_items - n_with, "reasons": dict(sorted(reasons.items())),
                    "paraphrases": int(counts.get("chosen", 0)), "rows_written": n_out,
                    "dropped_wellformed": int(counts.get("dropped_wellformed", 0)),
+                   **({"below_similarity": int(counts.get("below_similarity", 0))}
+                      if self.cfg.min_similarity is not None else {}),
                    "pivots": int(counts.get("pivots", 0)), "pivots_rejected": int(counts.get("pivots_rejected", 0)),
                    "pivot_rules": {k[5:]: int(v) for k, v in sorted(counts.items()) if k.startswith("rule_")},
                    "pivots_decoded": int(counts.get("pivots_decoded", 0)),
@@ -149,7 +155,9 @@ def run(inp, out, config: Optional[ParaphraseConfig] = None, *, candidates_out=N
     every rejected pivot with its rules. ``flat``: the augmented dataset, one row per original and
     per paraphrase (``paraphrase_of`` = the original's id). ``min_wellformed``: drop chosen
     paraphrases whose well-formedness (:mod:`pysynth.quality`) is below it; rows get
-    ``wellformed`` and ``dropped``. Returns the summary (every question without paraphrases is
+    ``wellformed`` and ``dropped``. ``config.min_similarity``: the meaning filter, inside the
+    selection (a candidate under it is never chosen); rows get ``similarity`` (the chosen
+    paraphrases' cosines), candidates a ``similarity`` column, the summary ``below_similarity``. Returns the summary (every question without paraphrases is
     counted with its reason).
     """
     cfg = config or ParaphraseConfig()

@@ -74,6 +74,10 @@ class ParaphraseConfig:
     seed : int
         Sampling and keyword-generation seed; a row's draws depend on the seed and its position
         in the input only.
+    min_similarity : float, optional
+        The meaning filter (issue 26): a candidate whose cosine with its question under the
+        shipped encoder (:func:`pysynth.models.embed.similarity`, ``dup-minilm-wstb``) is below
+        it is never chosen; the next best at or above it is (None: off, the thesis's selection).
     """
 
     pivot: str = "fr"
@@ -97,6 +101,7 @@ class ParaphraseConfig:
     threads: int = 0
     batch_size: int = 16
     seed: int = 0
+    min_similarity: Optional[float] = None
 
     def __post_init__(self):
         if not isinstance(self.pivot, str) or not self.pivot.strip():
@@ -111,6 +116,9 @@ class ParaphraseConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+        m = self.min_similarity
+        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not -1.0 <= m <= 1.0):
+            raise ValueError(f"min_similarity: must be a cosine in [-1, 1] (e.g. 0.6) or None, got {m!r}")
         if self.backend not in ("onnx", "torch", "auto"):
             raise ValueError(f"backend: must be 'onnx', 'torch' or 'auto', got {self.backend!r}")
         self.search  # noqa: B018 - validates the search settings
@@ -133,7 +141,10 @@ class ParaphraseConfig:
         return fwd, bwd
 
     def as_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if d["min_similarity"] is None:  # off: the settings (and run signatures) of before the filter
+            del d["min_similarity"]
+        return d
 
     def replace(self, **changes) -> "ParaphraseConfig":
         """A copy with ``changes`` (validated again)."""
@@ -187,6 +198,13 @@ class Paraphraser:
         self.timings: Dict[str, float] = {}
         self._samplable = None  # keywords pivot: the questions that have a samplable term
 
+    def _similarity(self, question: str, cfg: ParaphraseConfig):
+        """``texts -> cosines with question`` (the meaning filter's scorer, one call per question:
+        the same batches, so the same scores, whatever the chunking)."""
+        from pysynth.models.embed import similarity
+
+        return lambda texts: similarity([question] * len(texts), texts, threads=cfg.threads)
+
     def _keyword_pivots(self, rows: Sequence[int], index: Sequence[int],
                         cfg: ParaphraseConfig) -> List[List[Tuple[str, float, int]]]:
         from pysynth.sampling.keywords import DEFAULT_CONFIG, make_model
@@ -223,6 +241,9 @@ class Paraphraser:
         seeds = [int(np.random.SeedSequence([cfg.seed, first_index + i]).generate_state(1)[0]) for i in range(n)]
         out: List[Dict[str, Any]] = [{"paraphrases": [], "candidates": [], "pivots": [], "reason": None,
                                       "counts": {}} for _ in range(n)]
+        if cfg.min_similarity is not None:
+            for o in out:
+                o["similarity"] = []
         first_stage = self.backward if cfg.pivot == "keywords" else self.forward
         valid = []
         for i, q in enumerate(questions):
@@ -269,7 +290,7 @@ class Paraphraser:
         # 3. candidates in generation order, scored and chosen
         sel_kw = dict(mode=cfg.mode, top=cfg.top, unknown_penalty=cfg.unknown_penalty,
                       length_penalty=cfg.length_penalty, violation_penalty=cfg.violation_penalty,
-                      case_sensitive=cfg.case_sensitive)
+                      case_sensitive=cfg.case_sensitive, min_similarity=cfg.min_similarity)
         for i in valid:
             q = questions[i]
             cands, meta, decoded = [], [], set()
@@ -282,11 +303,14 @@ class Paraphraser:
                     cands.append(t)
                     meta.append({"pivot": key, "pivot_rank": r, "pivot_group": pg, "pivot_logprob": round(float(plp), 6),
                                  "rank": br, "group": g, "logprob": round(float(lp), 6)})
-            chosen, scored = S.select(q, cands, return_scores=True, **sel_kw) if cands else ([], [])
+            sim = self._similarity(q, cfg) if cfg.min_similarity is not None else None
+            chosen, scored = S.select(q, cands, return_scores=True, similarity=sim, **sel_kw) if cands else ([], [])
             by_text = {s.text: s for s in scored}
             rec, seen_text = [], set()
             for c, m in zip(cands, meta):
                 d = {**m, **by_text[c].as_dict()}
+                if sim is not None:
+                    d["similarity"] = by_text[c].similarity
                 if c in seen_text:  # a repeat is scored with its first occurrence, which is the one chosen
                     d["chosen"], d["repeat"] = False, True
                 seen_text.add(c)
@@ -294,10 +318,16 @@ class Paraphraser:
             o = out[i]
             o["paraphrases"] = [_finish_text(c, q) for c in chosen]
             o["candidates"] = rec
+            below = 0
+            if sim is not None:
+                o["similarity"] = [by_text[c].similarity for c in chosen]
+                below = sum(s.similarity is not None and s.similarity < cfg.min_similarity for s in scored)
             rejected = sum(bool(p["rejected"]) for p in o["pivots"])
             o["counts"] = {"pivots": len(o["pivots"]), "pivots_rejected": rejected,
                            "pivots_decoded": len(decoded), "candidates": len(cands),
                            "distinct_candidates": len(by_text), "chosen": len(chosen)}
+            if sim is not None:
+                o["counts"]["below_similarity"] = below
             for rule in S.PIVOT_RULES:
                 o["counts"]["rule_" + rule] = sum(rule in p["rejected"] for p in o["pivots"])
             if not o["pivots"]:
@@ -306,6 +336,8 @@ class Paraphraser:
                 o["reason"] = "every pivot rejected by the intermediate filter"
             elif not cands:
                 o["reason"] = "the backward model gave no candidate (no pivot it can read)"
+            elif not chosen and below:
+                o["reason"] = "every candidate scoring above 0 is under min_similarity"
             elif not chosen:
                 o["reason"] = "no candidate scored above 0"
         t4 = time.perf_counter()
@@ -363,6 +395,8 @@ def _keyword_generator(questions: Sequence[str], workers: int = 1):
 
 def _out_row(row: Dict[str, Any], index: int, res: Dict[str, Any]) -> Dict[str, Any]:
     out = {"id": row.get("id", index), "question": row["question"], "paraphrases": res["paraphrases"]}
+    if "similarity" in res:  # min_similarity: the chosen paraphrases' cosines, in their order
+        out["similarity"] = res["similarity"]
     out.update({k: v for k, v in row.items() if k not in out})
     if res["reason"]:
         out["reason"] = res["reason"]

@@ -25,6 +25,9 @@ class ParaphraseRequest:
     candidates: bool = param(False, description="also return every candidate with its score components")
     min_wellformed: Optional[float] = param(None, ge=0, le=1, description="drop paraphrases whose "
                                             "well-formedness probability is below this")
+    min_similarity: Optional[float] = param(None, ge=-1, le=1, description="meaning filter inside the selection: "
+                                            "a candidate whose cosine with its question (dup-minilm-wstb) is "
+                                            "below this is never chosen")
 
 
 @dataclass(kw_only=True)
@@ -37,6 +40,8 @@ class Paraphrases:
     wellformed: Optional[List[float]] = param(None, description="the kept paraphrases' probabilities "
                                               "(with min_wellformed)")
     dropped: int = param(0, description="paraphrases under min_wellformed")
+    similarity: Optional[List[float]] = param(None, description="the paraphrases' cosines with the question "
+                                              "(with min_similarity)")
 
 
 @dataclass(kw_only=True)
@@ -86,18 +91,22 @@ class ParaphraseAdapter(Adapter):
                 raise RequestError(422, f"questions[{i}]: {why}")
         key = (("decode", req.decode), ("beams", req.beams), ("groups", req.groups if req.decode == "dbs" else 1),
                ("diversity", float(req.diversity)), ("mode", req.mode), ("top", req.top))
+        if req.min_similarity is not None:
+            key += (("min_similarity", float(req.min_similarity)),)
         if req.min_wellformed is not None:
             ctx.model("wellformed", "min_wellformed: ")
         outs = await ctx.submit(self.name, key, qs)
         results = [{"question": q, "paraphrases": o["paraphrases"], "reason": o["reason"], "counts": o["counts"],
-                    "dropped": 0, **({"candidates": o["candidates"]} if req.candidates else {})}
+                    "dropped": 0, **({"candidates": o["candidates"]} if req.candidates else {}),
+                    **({"similarity": o["similarity"]} if "similarity" in o else {})}
                    for q, o in zip(qs, outs)]
         if req.min_wellformed is not None:
             from pysynth.quality import filter_rows
 
             flat = [p for r in results for p in r["paraphrases"]]
             probs = await ctx.submit("wellformed", None, flat) if flat else []
-            filter_rows(results, "paraphrases", req.min_wellformed, probs=probs)
+            filter_rows(results, "paraphrases", req.min_wellformed, probs=probs,
+                        parallel=("similarity",) if req.min_similarity is not None else ())
         return {"model": g.name, "results": results}
 
 

@@ -61,7 +61,7 @@ def _cmd_rewrite(args) -> int:
     summary = rewrite_file(args.inp, args.out, model=str(model.path), backend=args.backend, threads=args.threads,
                            beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
                            backoff=args.backoff, min_wellformed=args.min_wellformed,
-                           executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
+                           min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
                            progress=args.out != "-")
     if args.out != "-":  # stdout may be the output: the summary goes there only when it is not
         print(json.dumps(summary))
@@ -201,6 +201,7 @@ def add_commands(sub) -> None:
     C.add_threads(rw, help="onnxruntime threads")
     rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                     metavar="P", help="keep a rewrite only when its well-formedness is >= P (else the input)")
+    C.add_min_similarity(rw, "question vs rewrite; under S the input comes back, rows get 'similarity'")
     C.add_job(rw, chunk_size=512, what="questions")
     rw.set_defaults(func=_cmd_rewrite)
 

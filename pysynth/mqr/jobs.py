@@ -85,28 +85,43 @@ class _Kernel(pipelines.RowKernel):
         if not keep:
             row["rewrite"] = row["question"]
 
+    def judge_filter(self, f, row: dict, keep: bool) -> None:
+        self.judge(row, keep)  # --min-similarity too: a rewrite under it gives the input back
+
+    def filter_when(self, row: dict) -> bool:
+        return row.get("rewritten", True)  # a later filter skips a rewrite an earlier one gave back
+
 
 class _Stage(pipelines.RowStage):
     name = "mqr rewrite"
     unit = "questions"
 
     def __init__(self, rows: List[dict], text: bool, out, model: Optional[str], backend: str, threads: int,
-                 decoding: Dict[str, Any], batch_size: int, min_wellformed: Optional[float]):
+                 decoding: Dict[str, Any], batch_size: int, min_wellformed: Optional[float],
+                 min_similarity: Optional[float] = None):
         super().__init__(rows, out)
         self.text, self.model, self.backend, self.decoding = text, model, backend, decoding
-        self.min_wellformed = min_wellformed
+        self.min_wellformed, self.min_similarity = min_wellformed, min_similarity
         filters = ()
         if min_wellformed is not None:
             from pysynth.quality import wellformedness
 
             filters = (pipelines.ScoreFilter("wellformed", min_wellformed, wellformedness, digits=6),)
+        if min_similarity is not None:  # the meaning filter: question vs rewrite
+            import functools
+
+            from pysynth.models.embed import similarity
+
+            filters += (pipelines.PairScoreFilter("similarity", min_similarity,
+                                                  functools.partial(similarity, threads=threads)),)
         self.kernel = _Kernel(model, backend, threads, decoding, batch_size, filters)
 
     def signature(self) -> Dict[str, Any]:
         from pysynth.models.registry import model_fingerprint
 
         cfg = {"input": "text" if self.text else "rows", **self.decoding, "backend": self.backend,
-               **({"min_wellformed": self.min_wellformed} if self.min_wellformed is not None else {})}
+               **({"min_wellformed": self.min_wellformed} if self.min_wellformed is not None else {}),
+               **({"min_similarity": self.min_similarity} if self.min_similarity is not None else {})}
         return _signature.signature(FORMAT, FORMAT_VERSION, cfg, self.input_fingerprint(),
                                     extra_versions=("onnxruntime",),
                                     models={"rewriter": model_fingerprint(self.model, DEFAULT_MODEL)})
@@ -132,6 +147,8 @@ class _Stage(pipelines.RowStage):
         counts = self.counts(parts)
         summary = {"questions": info.n_items, "changed": changed, "unchanged": info.n_items - changed,
                    "dropped_wellformed": int(counts.get("dropped_wellformed", 0)), "rows_written": n_out,
+                   **({"dropped_similarity": int(counts.get("dropped_similarity", 0))}
+                      if self.min_similarity is not None else {}),
                    "chunks_resumed": info.chunks_resumed, "timings": {k: round(v, 3) for k, v in info.timings.items()}}
         info.log(f"      done: {changed:,} of {info.n_items:,} questions rewritten"
                  + (f", {summary['dropped_wellformed']:,} rewrites under --min-wellformed" if self.kernel.filters
@@ -170,7 +187,8 @@ def _write_text(out: Path, texts) -> int:
 def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto", threads: int = 0,
                  beam: int = DEFAULT_DECODING["beam"], coverage: float = DEFAULT_DECODING["coverage"],
                  wellformed: float = DEFAULT_DECODING["wellformed"], backoff: float = DEFAULT_DECODING["backoff"],
-                 min_wellformed: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
+                 min_wellformed: Optional[float] = None, min_similarity: Optional[float] = None,
+                 batch_size: int = 64, executor="local", workers: int = 1,
                  ray_address: Optional[str] = None, chunk_size: int = 512, resume: bool = True,
                  progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Rewrite the questions of ``inp`` into ``out`` (``pysynth mqr rewrite``).
@@ -190,6 +208,10 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     min_wellformed : float or None
         A rewrite whose well-formedness (:mod:`pysynth.quality`) is below it gives the input back;
         rows get ``wellformed`` and ``rewritten``.
+    min_similarity : float or None
+        The meaning filter: a rewrite whose cosine with its question
+        (:func:`pysynth.models.embed.similarity`) is below it gives the input back; rows get
+        ``similarity`` and ``rewritten``, the summary ``dropped_similarity``.
     executor, workers, ray_address, chunk_size, resume, progress : the run
         (:meth:`pysynth.pipelines.RowStage.run`); the output bytes do not depend on them.
 
@@ -209,6 +231,6 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     text = rows is None
     decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff}
     stage = _Stage([{"question": t} for t in texts] if text else rows, text, out, model, backend, threads,
-                   decoding, batch_size, min_wellformed)
+                   decoding, batch_size, min_wellformed, min_similarity)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
                      resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

@@ -1,5 +1,5 @@
-"""``pysynth qagen generate | evaluate | train-span | train-qg | train-encoder-qg``: roundtrip-consistent
-synthetic QA (Alberti et al. 2019)."""
+"""``pysynth qagen generate | questions | evaluate | train-span | train-qg | train-encoder-qg``:
+roundtrip-consistent synthetic QA (Alberti et al. 2019)."""
 from __future__ import annotations
 
 import json
@@ -21,7 +21,7 @@ def _cmd_generate(args) -> int:
         args.inp = str(qagen_sample_path())
     cfg = QAGenConfig(top_k=args.spans, joint=not args.independent, decode=args.decode, beam_size=args.beam,
                       match=args.match, margin=args.margin, neg_fraction=args.neg_fraction, seed=args.seed,
-                      min_wellformed=args.min_wellformed)
+                      min_wellformed=args.min_wellformed, **_answer_config(args))
     summary = run(args.inp, args.out, cfg, answer_model=args.answer_model, question_model=args.question_model,
                   qa_model=args.qa_model, keep_discarded=args.keep_discarded, squad_out=args.squad_out,
                   executor=executor_from_args(args), chunk_size=args.chunk_size, threads=args.threads,
@@ -30,11 +30,30 @@ def _cmd_generate(args) -> int:
     return 0
 
 
+def _answer_config(args) -> dict:
+    return {"answers_per_context": args.answers_per_context, "one_sentence": args.one_sentence,
+            "max_answer_words": args.max_answer_words or None, "no_repeat_ngram": args.no_repeat_ngram}
+
+
+def _cmd_questions(args) -> int:
+    from pysynth.pipelines import executor_from_args
+    from pysynth.qagen.questions import run
+
+    C.check_output(args.out)
+    summary = run(args.inp, args.out, question_model=args.question_model, decode=args.decode, beam_size=args.beam,
+                  seed=args.seed, no_repeat_ngram=args.no_repeat_ngram, executor=executor_from_args(args),
+                  chunk_size=args.chunk_size, threads=args.threads, resume=not args.restart)
+    print(json.dumps(summary))
+    return 0
+
+
 def _cmd_evaluate(args) -> int:
     from pysynth.qagen.evaluate import evaluate
+    from pysynth.qagen.pipeline import QAGenConfig
 
     res = evaluate(args.inp, args.out, answer_model=args.answer_model, question_model=args.question_model,
-                   qa_model=args.qa_model, limit=args.limit, seed=args.seed, threads=args.threads)
+                   qa_model=args.qa_model, limit=args.limit, seed=args.seed, threads=args.threads,
+                   draws=args.draws, config=QAGenConfig(**_answer_config(args)), roundtrip_only=args.roundtrip_only)
     print(json.dumps(res))
     return 0
 
@@ -96,6 +115,39 @@ def _models(p) -> None:
     C.add_threads(p, help="onnxruntime / torch threads per worker")
 
 
+def _no_repeat(p, default: int) -> None:
+    p.add_argument("--no-repeat-ngram", type=_ngram, default=default, metavar="N",
+                   help=f"a question that repeats a word N-gram is decoded again by beam search (the best hypothesis "
+                        f"without one is taken; qagen generate discards it otherwise, reason repeated_ngram); "
+                        f"0: off ({default})")
+
+
+def _ngram(s: str) -> int:
+    import argparse
+
+    v = C.count(s)
+    if v == 1:
+        raise argparse.ArgumentTypeError("must be 0 (off) or an n-gram size >= 2, got 1")
+    return v
+
+
+def _answer_flags(p) -> None:
+    from pysynth.qagen.pipeline import QAGenConfig
+
+    d = QAGenConfig()
+    g = p.add_argument_group("answers")
+    g.add_argument("--answers-per-context", type=C.positive_int, default=d.answers_per_context, metavar="K",
+                   help=f"answers drawn per context without replacement from the top spans, each asked and checked "
+                        f"({d.answers_per_context})")
+    g.add_argument("--one-sentence", action=__import__("argparse").BooleanOptionalAction, default=d.one_sentence,
+                   help="reject drawn answer spans that cross a sentence boundary (reason crosses_sentence; the next "
+                        f"draw replaces them; {'on' if d.one_sentence else 'off'} by default)")
+    g.add_argument("--max-answer-words", type=C.count, default=d.max_answer_words or 0, metavar="N",
+                   help=f"reject drawn answer spans of more than N words (reason too_many_words); 0: no limit "
+                        f"({d.max_answer_words or 0})")
+    _no_repeat(g, d.no_repeat_ngram)
+
+
 def add_commands(sub) -> None:
     q = sub.add_parser("qagen", help="roundtrip-consistent synthetic QA generation (Alberti et al. 2019)")
     qs = q.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -121,12 +173,30 @@ def add_commands(sub) -> None:
     p.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                    metavar="P", help="also discard kept triples whose question's well-formedness probability "
                                      "(pysynth.quality) is below P (reason not_wellformed)")
+    _answer_flags(p)
     p.add_argument("--keep-discarded", action="store_true", help="also write discarded triples (consistent=false)")
     p.add_argument("--squad-out", default=None, help="also write the kept set as SQuAD 2.0 JSON")
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="contexts per model call")
     C.add_workers(p)
     C.add_job(p, chunk_size=64, what="contexts")
     p.set_defaults(func=_cmd_generate)
+
+    w = qs.add_parser("questions", help="a question for each given answer: rows {context, answer_text, answer_start} "
+                                        "-> the rows with 'question'")
+    C.add_in(w, help="JSONL/Parquet rows {context, answer_text, answer_start} (other fields are kept); bad rows are "
+                     "left out and counted with their reason")
+    C.add_out(w, help="output JSONL/Parquet: the rows with 'question'")
+    w.add_argument("--question-model", default=None, metavar="M",
+                   help="a seq2seq model name or folder, or a local Hugging Face seq2seq folder "
+                        "(default qagen-qg-copynet)")
+    C.add_threads(w, help="onnxruntime / torch threads per worker")
+    w.add_argument("--decode", choices=("greedy", "beam", "dbs", "sample"), default="greedy",
+                   help="question decoding (greedy)")
+    C.add_decoding(w, beam=4)
+    _no_repeat(w, 3)
+    C.add_workers(w)
+    C.add_job(w, chunk_size=256, what="answers")
+    w.set_defaults(func=_cmd_questions)
 
     e = qs.add_parser("evaluate", help="kept vs discarded correctness, answer recall@10, keep rate, QA EM/F1 on "
                                        "held-out SQuAD articles")
@@ -135,6 +205,10 @@ def add_commands(sub) -> None:
     _models(e)
     e.add_argument("--limit", type=C.count, default=0, help="paragraphs to use (0: all)")
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--draws", type=C.positive_int, default=2, help="generation runs, seeds SEED, SEED+1, ... (2)")
+    e.add_argument("--roundtrip-only", action="store_true",
+                   help="only kept vs discarded (skip recall@10, QG from gold answers and QA scores)")
+    _answer_flags(e)
     e.set_defaults(func=_cmd_evaluate)
 
     s = qs.add_parser("train-span", help="train the answer-extraction + QA span model on SQuAD (torch + "

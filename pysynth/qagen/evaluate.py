@@ -25,6 +25,7 @@ import csv
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -124,10 +125,17 @@ def _rate(rows, key) -> Optional[float]:
 
 def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Optional[str] = None,
              qa_model: Optional[str] = None, limit: int = 0, draws: int = 2, seed: int = 0, threads: int = 0,
-             sheet_size: int = 100) -> Dict[str, Any]:
+             sheet_size: int = 100, config=None, roundtrip_only: bool = False) -> Dict[str, Any]:
     """Run every measurement of the module doc on ``squad``; writes ``results.json``,
     ``triples.jsonl`` (every generated triple with its proxy labels), ``sheet.csv`` and
-    ``sheet_key.csv`` into ``out``; returns the results."""
+    ``sheet_key.csv`` into ``out``; returns the results.
+
+    ``config``: the generation settings (:class:`~pysynth.qagen.pipeline.QAGenConfig`; default the
+    paper's: one answer per context, no span rejection, no question guard), run ``draws`` times
+    with seeds ``seed, seed + 1, ...``. ``roundtrip_only``: only the kept-vs-discarded measurement
+    (no recall@10, QG-from-gold or QA scores)."""
+    import dataclasses
+
     from pysynth.io import atomic_write_text, write_jsonl
     from pysynth.qagen.models import QuestionGenerator, SpanModel
     from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
@@ -143,22 +151,30 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     res: Dict[str, Any] = {"squad": str(squad), "paragraphs": len(contexts),
                            "articles": len({c.title for c in contexts}),
                            "models": {"answer": span.name, "question": qg.name, "qa": qa.name}}
-    t = time.perf_counter()
-    res["answer_recall@10"] = {"joint": answer_recall(span, contexts, 10, True) if span.joint else None,
-                               "independent": answer_recall(span, contexts, 10, False)}
-    res["answer_recall_s"] = round(time.perf_counter() - t, 1)
-    res["qg_from_gold_answers"] = qg_scores(qg, contexts, seed=seed)
-    t = time.perf_counter()
-    res["qa"] = qa_scores(qa, contexts)
-    res["qa_s"] = round(time.perf_counter() - t, 1)
+    if not roundtrip_only:
+        t = time.perf_counter()
+        res["answer_recall@10"] = {"joint": answer_recall(span, contexts, 10, True) if span.joint else None,
+                                   "independent": answer_recall(span, contexts, 10, False)}
+        res["answer_recall_s"] = round(time.perf_counter() - t, 1)
+        res["qg_from_gold_answers"] = qg_scores(qg, contexts, seed=seed)
+        t = time.perf_counter()
+        res["qa"] = qa_scores(qa, contexts)
+        res["qa_s"] = round(time.perf_counter() - t, 1)
+    cfg = config or QAGenConfig()
+    res["config"] = {**cfg.as_dict(), "draws": draws}
     rows: List[Dict[str, Any]] = []
+    by_id = {c.id: c for c in contexts}
+    counts: Counter = Counter()
+    no_answer: Counter = Counter()
     t = time.perf_counter()
     for d in range(draws):
-        gen = QAGenerator(QAGenConfig(seed=seed + d, neg_fraction=0.0), span, qg, qa)
-        for r, c in zip(gen.run(contexts), contexts):
+        gen = QAGenerator(dataclasses.replace(cfg, seed=seed + d, neg_fraction=0.0), span, qg, qa)
+        for r in gen.run(contexts, counts=counts):
             if r.get("answer_text") is None:
+                no_answer[r["reason"]] += 1
                 continue
-            rows.append({**{k: v for k, v in r.items() if k != "context"}, "draw": d, **correctness(r, c)})
+            rows.append({**{k: v for k, v in r.items() if k != "context"}, "draw": d,
+                         **correctness(r, by_id[r["context_id"]])})
     res["generate_s"] = round(time.perf_counter() - t, 1)
     kept = [r for r in rows if r["consistent"]]
     disc = [r for r in rows if not r["consistent"]]
@@ -169,6 +185,10 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
                       "keep_rate": _rate(rows, "consistent"), "discarded_by_reason": reasons,
                       "kept_answer_ok": _rate(kept, "answer_ok"), "discarded_answer_ok": _rate(disc, "answer_ok"),
                       "kept_triple_ok": _rate(kept, "triple_ok"), "discarded_triple_ok": _rate(disc, "triple_ok"),
+                      "ratio": round(_rate(kept, "triple_ok") / _rate(disc, "triple_ok"), 2)
+                      if kept and disc and _rate(disc, "triple_ok") else None,
+                      "contexts_kept_per_draw": round(len({(r["draw"], r["context_id"]) for r in kept}) / draws, 1),
+                      "contexts_without_answer": dict(no_answer), "counts": dict(sorted(counts.items())),
                       "proxy": f"answer_ok: token F1 >= {ANSWER_F1} with a gold answer of the paragraph; triple_ok: "
                                f"answer_ok and ROUGE-L F1 >= {QUESTION_ROUGE} with a gold question of that answer",
                       "paper": "39 % of consistent vs 16 % of inconsistent triples correct (manual, 46 + 52 triples)"}

@@ -25,7 +25,7 @@ FORMAT_VERSION = 1
 class _Kernel(pipelines.RowKernel):
     """Roundtrip generation for contexts ``[start, stop)`` (picklable: the configuration only)."""
 
-    sides = ("negs",)
+    sides = ("negs", "more")  # more: the 2nd..Kth answers of a context (--answers-per-context)
     filter_field = "question"  # --min-wellformed: a consistent triple's question
 
     def __init__(self, cfg: QAGenConfig, models: Dict[str, Optional[str]], threads: int, batch_size: int):
@@ -48,7 +48,12 @@ class _Kernel(pipelines.RowKernel):
         return {"pool": pool, "index": {c.id: i for i, c in enumerate(pool)}, "gen": gen}
 
     def generate(self, ctx, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
-        return pipelines.Chunk(ctx["gen"].run(ctx["pool"][start:start + len(rows)], first_index=start))
+        counts: Counter = Counter()
+        out = ctx["gen"].run(ctx["pool"][start:start + len(rows)], first_index=start, counts=counts)
+        main, more = [], []
+        for r in out:  # a context's first decision is its row; the others ride in a side output
+            (more if main and main[-1]["context_id"] == r["context_id"] else main).append(r)
+        return pipelines.Chunk(main, sides={"more": more}, counts=counts)
 
     def filter_when(self, row: dict) -> bool:
         return bool(row["consistent"])
@@ -57,8 +62,13 @@ class _Kernel(pipelines.RowKernel):
         judge_wellformed(row, keep)
 
     def after_filters(self, ctx, chunk: pipelines.Chunk, start: int) -> None:
+        more = chunk.sides["more"]
+        for f in self.filters:  # the same filters on the 2nd..Kth answers' rows
+            chunk.counts[f"dropped_{f.name}"] += f.apply(more, self.filter_field, when=self.filter_when,
+                                                         judge=self.judge)
         # unanswerables are made from the triples the filters kept
-        negs, skipped = add_unanswerables(chunk.rows, ctx["pool"], ctx["index"], self.cfg.neg_fraction, self.cfg.seed)
+        negs, skipped = add_unanswerables(chunk.rows + more, ctx["pool"], ctx["index"], self.cfg.neg_fraction,
+                                          self.cfg.seed)
         chunk.sides["negs"] = negs
         chunk.counts["skipped_negatives"] = skipped
 
@@ -86,42 +96,75 @@ class _Stage(pipelines.RowStage):
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         c = self.cfg
-        return (f"{n_items:,} contexts: answer from the top {c.top_k} {'joint' if c.joint else 'independent'} spans, "
+        k = f"{c.answers_per_context} answers" if c.answers_per_context > 1 else "answer"
+        return (f"{n_items:,} contexts: {k} from the top {c.top_k} {'joint' if c.joint else 'independent'} spans, "
                 f"question by {c.decode}, roundtrip match {c.match}; {n_chunks} chunk{'s' if n_chunks > 1 else ''} "
                 f"of {chunk_size:,}")
 
+    @staticmethod
+    def decisions(parts: List[Dict[str, np.ndarray]]):
+        """Every decision row with its unanswerable (or None), in input order: each context's
+        answers in draw order, whatever the chunking."""
+        for p in parts:
+            negs = {r["id"][:-len("#neg")]: r for r in iter_rows(p, "negs")}
+            more: Dict[str, List[dict]] = {}
+            for r in iter_rows(p, "more"):
+                more.setdefault(r["context_id"], []).append(r)
+            for r in iter_rows(p):
+                for x in [r] + more.get(r["context_id"], []):
+                    yield x, negs.get(x["id"])
+
     def write(self, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
         reasons: Counter = Counter()
-        kept = 0
-        for r in self.iter_rows(parts):
+        kept = decided = 0
+        kept_contexts = set()
+        for r, _ in self.decisions(parts):
+            decided += 1
             kept += bool(r["consistent"])
+            if r["consistent"]:
+                kept_contexts.add(r["context_id"])
             if r["reason"]:
                 reasons[r["reason"]] += 1
         negs = sum(int(np.asarray(p["negs_off"]).shape[0] - 1) for p in parts)
-        skipped = int(self.counts(parts)["skipped_negatives"])
+        counts = self.counts(parts)
+        skipped = int(counts["skipped_negatives"])
 
-        def rows():  # each context's row, then its unanswerable: the order does not depend on chunking
-            for p in parts:
-                negs = {r["source_context_id"]: r for r in iter_rows(p, "negs")}
-                for r in iter_rows(p):
-                    if r["consistent"] or self.keep_discarded:
-                        yield r
-                    if r["context_id"] in negs:
-                        yield negs[r["context_id"]]
+        def rows():  # each answer's row, then its unanswerable: the order does not depend on chunking
+            for r, neg in self.decisions(parts):
+                if r["consistent"] or self.keep_discarded:
+                    yield r
+                if neg is not None:
+                    yield neg
 
         n_out = io.write_rows(self.out, rows())
         if self.squad_out is not None:
             doc = to_squad(r for r in rows() if r["consistent"])
             io.atomic_write_text(self.squad_out, json.dumps(doc, ensure_ascii=False) + "\n")
         n = info.n_items
-        summary = {"contexts": n, "kept": kept, "discarded": n - kept, "keep_rate": round(kept / n, 4) if n else 0.0,
+        summary = {"contexts": n, "kept": kept, "discarded": decided - kept,
+                   "keep_rate": round(kept / decided, 4) if decided else 0.0,
                    "discarded_by_reason": dict(sorted(reasons.items())), "unanswerable": negs,
                    "unanswerable_skipped_single_paragraph": skipped, "rows_written": n_out,
                    "chunks_resumed": info.chunks_resumed,
+                   **self._answer_summary(decided, len(kept_contexts), counts),
                    "timings": {k: round(v, 3) for k, v in info.timings.items()}}
-        info.log(f"      done: {kept:,} of {n:,} contexts kept ({summary['keep_rate']:.1%}), {negs:,} unanswerable "
-                 f"added; discarded: {dict(reasons)}")
+        info.log(f"      done: {kept:,} of {decided:,} triples kept ({summary['keep_rate']:.1%}) from "
+                 f"{len(kept_contexts):,} of {n:,} contexts, {negs:,} unanswerable added; discarded: {dict(reasons)}")
         return summary
+
+    def _answer_summary(self, decided: int, kept_contexts: int, counts: Counter) -> Dict[str, Any]:
+        """The summary keys of the answer options (absent from runs without them)."""
+        c, out = self.cfg, {}
+        if c.answers_per_context > 1:
+            out.update(answers=decided, answers_unavailable=int(counts["answers_unavailable"]))
+        out["contexts_kept"] = kept_contexts
+        rejected = {k[len("rejected_"):]: int(v) for k, v in sorted(counts.items()) if k.startswith("rejected_")}
+        if c.one_sentence or c.max_answer_words is not None or c.answers_per_context > 1:
+            out["spans_rejected"] = rejected
+        if c.no_repeat_ngram:
+            out["questions_redecoded"] = int(counts["questions_redecoded"])
+            out["questions_fixed"] = int(counts["questions_fixed"])
+        return out
 
 
 def to_squad(rows, version: str = "v2.0") -> Dict[str, Any]:

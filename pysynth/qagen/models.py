@@ -95,6 +95,25 @@ class QuestionGenerator:
         res = self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)
         return [g.texts[0] if g.texts else "" for g in res]
 
+    def nbest(self, contexts: Sequence[str], answers: Sequence[Dict[str, Any]], beam_size: int = 4,
+              batch_size: int = 32) -> List[List[str]]:
+        """Every hypothesis of a beam search of width ``beam_size`` per ``(context, answer)``, best
+        first (the encoder-only generator decodes greedily: its one question)."""
+        from pysynth.qagen.data import qg_source
+
+        if len(answers) != len(contexts):
+            raise ValueError("answers: must hold one answer per context")
+        if not contexts:
+            return []
+        if self.kind == "encoder":
+            return [[q] for q in self.impl.generate(list(contexts), list(answers), batch_size=batch_size)]
+        search = question_search("beam", beam_size).replace(n=beam_size)
+        if self.kind == "hf":
+            srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
+        else:
+            srcs = [qg_source(c, a["start"], a["end"]) for c, a in zip(contexts, answers)]
+        return [list(g.texts) for g in self.model.generate(srcs, search, batch_size=batch_size)]
+
 
 def question_search(method: str = "greedy", beam_size: int = 4, top_k: int = 10):
     """The :class:`pysynth.decoding.SearchConfig` of question decoding ``method``: ``greedy``,

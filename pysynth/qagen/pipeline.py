@@ -3,8 +3,11 @@
 :class:`QAGenerator` runs the four steps of the paper's Table 1 on a batch of contexts:
 
 1. answer extraction: the top ``k = 10`` distinct spans of ``p(a | c)`` (joint span scoring,
-   Sect. 3.1, at most ``L_A = 32`` wordpieces), ``A`` drawn uniformly from them (seeded per context);
-2. question generation ``(C, A) -> Q`` (greedy by default, as the paper);
+   Sect. 3.1, at most ``L_A = 32`` wordpieces), ``A`` drawn uniformly from them (seeded per context;
+   ``answers_per_context`` K > 1 draws K without replacement); a span that crosses a sentence
+   boundary or is too long is rejected with a counted reason and the next draw replaces it;
+2. question generation ``(C, A) -> Q`` (greedy by default, as the paper); a question that repeats
+   a word trigram is decoded again by beam search (``no_repeat_ngram``) or discarded;
 3. extractive QA ``(C, Q) -> A'`` with the SQuAD 2.0 no-answer score;
 4. the roundtrip filter: keep iff ``A'`` matches ``A`` (:func:`roundtrip_decision`): exact match
    after SQuAD normalisation by default, or token F1 >= tau; a no-answer prediction (and, with
@@ -14,12 +17,13 @@ Unanswerables (SQuAD 2.0 style): a kept question paired with another paragraph o
 article (paragraphs never overlap), so that ``neg_fraction`` of the output rows are
 unanswerable (the paper's 3M rows of which 2.4M answerable: 0.2).
 
-Every context gives exactly one decision row (kept or discarded, with its reason and the
-scores behind it); nothing is dropped silently.
+Every context gives one decision row per drawn answer, at least one (kept or discarded, with its
+reason and the scores behind it); nothing is dropped silently.
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -27,10 +31,15 @@ import numpy as np
 
 from pysynth.qagen.data import Context, exact_match, f1_score
 
-__all__ = ["QAGenConfig", "QAGenerator", "roundtrip_decision", "parse_match", "add_unanswerables", "REASONS"]
+__all__ = ["QAGenConfig", "QAGenerator", "roundtrip_decision", "parse_match", "add_unanswerables", "REASONS",
+           "SPAN_REJECTIONS", "span_rejection", "sentence_starts", "has_repeated_ngram", "ask_questions",
+           "decode_options", "question_options"]
 
 #: why a triple was discarded (``reason`` of a row; ``None`` when kept)
-REASONS = ("no_answer_span", "empty_question", "roundtrip_no_answer", "roundtrip_margin", "roundtrip_mismatch")
+REASONS = ("no_answer_span", "all_spans_rejected", "empty_question", "repeated_ngram", "roundtrip_no_answer",
+           "roundtrip_margin", "roundtrip_mismatch")
+#: why a drawn answer span was rejected before question generation (counted as ``rejected_<reason>``)
+SPAN_REJECTIONS = ("crosses_sentence", "too_many_words", "duplicate_answer")
 _DECODES = ("greedy", "beam", "dbs", "sample")
 
 
@@ -75,6 +84,23 @@ class QAGenConfig:
     seed : int
         Seeds the answer draw and the unanswerable pairing (per context, so any chunking gives
         the same rows).
+    answers_per_context : int
+        K: answers drawn per context without replacement from the top ``top_k`` spans (each one
+        asked and checked: one decision row per answer). The first draw is the K = 1 draw (1).
+    one_sentence : bool
+        Reject a drawn span that crosses a sentence boundary (``rejected_crosses_sentence``); the
+        next draw replaces it (True; issue 26).
+    max_answer_words : int or None
+        Reject a drawn span of more words than this (``rejected_too_many_words``; 10: 3.2 % of
+        held-out SQuAD gold answers are longer). None: no limit.
+    no_repeat_ngram : int
+        N >= 2: a question that repeats a word N-gram ("the class of the class of") or a word
+        ("dias dias") is decoded again by beam search of width ``max(beam_size, 4)`` and the best
+        hypothesis without one is taken; if none, the triple is discarded (reason
+        ``repeated_ngram``). 0: off (3).
+
+    The paper's pipeline (and pysynth's before issue 26, byte for byte): ``one_sentence=False,
+    max_answer_words=None, no_repeat_ngram=0``.
     """
 
     top_k: int = 10
@@ -89,6 +115,10 @@ class QAGenConfig:
     neg_fraction: float = 0.2
     seed: int = 0
     min_wellformed: Optional[float] = None
+    answers_per_context: int = 1
+    one_sentence: bool = True
+    max_answer_words: Optional[int] = 10
+    no_repeat_ngram: int = 3
 
     def __post_init__(self):
         for k in ("top_k", "max_answer_len", "top_k_sample", "qa_max_answer_len"):
@@ -105,6 +135,14 @@ class QAGenConfig:
             raise ValueError(f"neg_fraction: must be in [0, 1), got {self.neg_fraction!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed: must be a non-negative integer, got {self.seed!r}")
+        _int_opt(self.answers_per_context, "answers_per_context", 1)
+        if self.max_answer_words is not None:
+            _int_opt(self.max_answer_words, "max_answer_words", 1)
+        _int_opt(self.no_repeat_ngram, "no_repeat_ngram", 0)
+        if self.no_repeat_ngram == 1:
+            raise ValueError("no_repeat_ngram: must be 0 (off) or an n-gram size >= 2, got 1")
+        if not isinstance(self.one_sentence, bool):
+            raise ValueError(f"one_sentence: must be True or False, got {self.one_sentence!r}")
         if self.min_wellformed is not None and (isinstance(self.min_wellformed, bool)
                                                 or not isinstance(self.min_wellformed, (int, float))
                                                 or not 0.0 <= self.min_wellformed <= 1.0):
@@ -124,9 +162,100 @@ class QAGenConfig:
 
     def as_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        if d["min_wellformed"] is None:  # runs without the filter keep their signature
-            del d["min_wellformed"]
+        # runs without the filter or the answer options of issue 26 keep their signature
+        for k, off in (("min_wellformed", None), ("answers_per_context", 1), ("one_sentence", False),
+                       ("max_answer_words", None), ("no_repeat_ngram", 0)):
+            if d[k] == off:
+                del d[k]
         return d
+
+
+def _int_opt(v, name: str, lo: int) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
+
+
+_ABBREV = re.compile(r"(?:\b[A-Za-z]\.|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Gov|Sen|Rep|Inc|Co|"
+                     r"Ltd|Corp|vs|etc|No|Vol|Fig|Mt|Ft|approx|ca|c)\.)[\"')\]]*\s*$")
+
+
+def sentence_starts(context: str) -> List[int]:
+    """Where the sentences of ``context`` after the first begin (the question generator's
+    splitter, :func:`pysynth.qagen.data.qg_source`, without its breaks after an initial or a
+    common abbreviation: "U.S. Army", "Dr. Smith")."""
+    from pysynth.qagen.data import _sentence_bounds
+
+    return [a for (a, _), (p0, p1) in zip(_sentence_bounds(context)[1:], _sentence_bounds(context))
+            if not _ABBREV.search(context[p0:p1])]
+
+
+def span_rejection(context: str, start: int, end: int, *, one_sentence: bool = True,
+                   max_words: Optional[int] = None, starts: Optional[Sequence[int]] = None) -> Optional[str]:
+    """Why the answer span ``context[start:end]`` is no answer to ask about, or None.
+
+    ``crosses_sentence`` (``one_sentence``: a sentence begins inside the span, e.g. "1920), both it
+    and Yale ... In 1903") or ``too_many_words`` (more than ``max_words`` words). ``starts``: the
+    context's :func:`sentence_starts`, when the caller has them.
+
+    Examples
+    --------
+    >>> c = "It ended in 1920. In 1903 it began."
+    >>> span_rejection(c, 12, 25), span_rejection(c, 12, 16)
+    ('crosses_sentence', None)
+    """
+    if one_sentence:
+        if starts is None:
+            starts = sentence_starts(context)
+        if any(start < a < end for a in starts):
+            return "crosses_sentence"
+    if max_words is not None and len(context[start:end].split()) > max_words:
+        return "too_many_words"
+    return None
+
+
+def has_repeated_ngram(text: Optional[str], n: int = 3) -> bool:
+    """Whether ``text`` loops: it repeats a word ``n``-gram, or says a word (not a number) twice in
+    a row (lower-cased words, punctuation ignored).
+
+    >>> has_repeated_ngram("what class of the class of the class?"), has_repeated_ngram("when did dias dias?")
+    (True, True)
+    >>> has_repeated_ngram("who won in 1903?")
+    False
+    """
+    words = re.findall(r"\w+", (text or "").lower())
+    if any(a == b and not a.isdigit() for a, b in zip(words, words[1:])):
+        return True
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return len(set(grams)) < len(grams)
+
+
+def ask_questions(qg, contexts: Sequence[str], answers: Sequence[Dict[str, int]], options: Dict[str, Any],
+                  no_repeat_ngram: int = 0, beam_size: int = 4, counts: Optional[Counter] = None) -> List[str]:
+    """One question per ``(context, answer)`` from ``qg`` (:class:`pysynth.qagen.models.QuestionGenerator`)
+    decoded with ``options`` (its ``generate`` keywords), with the repeated-n-gram guard.
+
+    ``no_repeat_ngram`` N >= 2: questions that repeat a word N-gram are decoded again by beam
+    search (width ``max(beam_size, 4)``, every hypothesis returned) and the best hypothesis
+    without a repeated N-gram replaces them; where every hypothesis repeats one, the question
+    is kept as it is (the caller decides; :func:`has_repeated_ngram` tells). ``counts`` gets
+    ``questions_redecoded`` and ``questions_fixed``.
+    """
+    qs = list(qg.generate(list(contexts), list(answers), **options)) if contexts else []
+    if no_repeat_ngram < 2 or not hasattr(qg, "nbest"):
+        return qs
+    bad = [i for i, q in enumerate(qs) if has_repeated_ngram(q, no_repeat_ngram)]
+    if not bad:
+        return qs
+    nb = qg.nbest([contexts[i] for i in bad], [answers[i] for i in bad], beam_size=max(beam_size, 4))
+    fixed = 0
+    for i, hyps in zip(bad, nb):
+        good = [h for h in hyps if h.strip() and not has_repeated_ngram(h, no_repeat_ngram)]
+        if good:
+            qs[i], fixed = good[0], fixed + 1
+    if counts is not None:
+        counts["questions_redecoded"] += len(bad)
+        counts["questions_fixed"] += fixed
+    return qs
 
 
 def roundtrip_decision(answer: str, predicted: Dict[str, Any], match: str = "exact",
@@ -149,8 +278,42 @@ def roundtrip_decision(answer: str, predicted: Dict[str, Any], match: str = "exa
     return ok, None if ok else "roundtrip_mismatch", f1
 
 
-def _rng(seed: int, index: int, salt: int) -> np.random.Generator:
-    return np.random.default_rng([seed, index, salt])
+def decode_options(decode: str, beam_size: int, top_k_sample: int, seed: int,
+                   keys: Sequence[Tuple[int, int]]) -> Dict[str, Any]:
+    """:meth:`QuestionGenerator.generate <pysynth.qagen.models.QuestionGenerator.generate>` keywords of
+    ``decode``; sampling seeds are keyed by ``(seed, index, draw)`` per question (``keys``)."""
+    if decode == "greedy":
+        return {"method": "greedy"}
+    if decode in ("beam", "dbs"):
+        return {"method": decode, "beam_size": beam_size}
+    return {"method": "sample", "top_k": top_k_sample,
+            "seeds": [int(_rng(seed, i, 2, j).integers(2**31)) for i, j in keys]}
+
+
+def question_options(decode: str = "greedy", beam_size: int = 4, top_k_sample: int = 10, seed: int = 0,
+                     no_repeat_ngram: int = 3) -> Dict[str, Any]:
+    """The question decoding settings of ``qagen questions``, validated (``ValueError`` naming the
+    argument), as a dict."""
+    if decode not in _DECODES:
+        raise ValueError(f"decode: must be one of {_DECODES}, got {decode!r}")
+    from pysynth.decoding.config import renamed
+    from pysynth.qagen.models import question_search
+
+    try:
+        question_search(decode, beam_size, top_k_sample)
+    except ValueError as exc:
+        raise renamed(exc, {"method": "decode", "top_k": "top_k_sample"}) from None
+    _int_opt(seed, "seed", 0)
+    _int_opt(no_repeat_ngram, "no_repeat_ngram", 0)
+    if no_repeat_ngram == 1:
+        raise ValueError("no_repeat_ngram: must be 0 (off) or an n-gram size >= 2, got 1")
+    return {"decode": decode, "beam_size": beam_size, "top_k_sample": top_k_sample, "seed": seed,
+            "no_repeat_ngram": no_repeat_ngram}
+
+
+def _rng(seed: int, index: int, salt: int, draw: int = 0) -> np.random.Generator:
+    # the first answer of a context keeps the K = 1 key, so K = 1 runs give the same bytes as before
+    return np.random.default_rng([seed, index, salt] + ([draw] if draw else []))
 
 
 class QAGenerator:
@@ -173,25 +336,50 @@ class QAGenerator:
         self.qa = qa_model if qa_model is not None else self.span
         self.timings = {"extract_s": 0.0, "generate_s": 0.0, "answer_s": 0.0}
 
-    def _decode_options(self, indices: Sequence[int]) -> Dict[str, Any]:
+    def _decode_options(self, keys: Sequence[Tuple[int, int]]) -> Dict[str, Any]:
         c = self.cfg
-        if c.decode == "greedy":
-            return {"method": "greedy"}
-        if c.decode == "beam":
-            return {"method": "beam", "beam_size": c.beam_size}
-        if c.decode == "dbs":
-            return {"method": "dbs", "beam_size": c.beam_size}
-        return {"method": "sample", "top_k": c.top_k_sample,
-                "seeds": [int(_rng(c.seed, i, 2).integers(2**31)) for i in indices]}
+        return decode_options(c.decode, c.beam_size, c.top_k_sample, c.seed, keys)
+
+    def draw_answers(self, context: str, cand: Sequence[Dict[str, Any]], index: int,
+                     counts: Optional[Counter] = None) -> List[Tuple[int, Dict[str, Any]]]:
+        """``(rank, span)`` of the answers of one context: up to ``answers_per_context`` spans drawn
+        uniformly without replacement from ``cand`` (the top spans) with the generator of
+        ``(seed, index)``; a rejected span (:func:`span_rejection`, or an answer text already
+        drawn: ``duplicate_answer``) is counted in ``counts`` as ``rejected_<reason>`` and the next
+        draw replaces it. The first draw is the one of K = 1."""
+        from pysynth.qagen.data import normalize_answer
+
+        c = self.cfg
+        g = _rng(c.seed, index, 1)
+        left, out, seen = list(range(len(cand))), [], set()
+        starts = sentence_starts(context) if c.one_sentence else None
+        while left and len(out) < c.answers_per_context:
+            r = left.pop(int(g.integers(len(left))))
+            a = cand[r]
+            why = span_rejection(context, a["start"], a["start"] + len(a["text"]), one_sentence=c.one_sentence,
+                                 max_words=c.max_answer_words, starts=starts)
+            if why is None and out and normalize_answer(a["text"]) in seen:
+                why = "duplicate_answer"
+            if why is not None:
+                if counts is not None:
+                    counts[f"rejected_{why}"] += 1
+                continue
+            seen.add(normalize_answer(a["text"]))
+            out.append((r, a))
+        return out
 
     def run(self, contexts: Sequence[Context], first_index: int = 0,
-            indices: Optional[Sequence[int]] = None) -> List[Dict[str, Any]]:
-        """One decision row per context (see :mod:`pysynth.qagen.pipeline`). Random draws are
-        keyed by ``(seed, index)``: ``indices`` (default ``first_index, first_index + 1, ...``, the
-        contexts' positions in the whole input), so any chunking or batching gives the same rows."""
+            indices: Optional[Sequence[int]] = None, counts: Optional[Counter] = None) -> List[Dict[str, Any]]:
+        """The decision rows of ``contexts``: one per drawn answer (up to ``answers_per_context``),
+        at least one per context, in context order (see :mod:`pysynth.qagen.pipeline`). Random
+        draws are keyed by ``(seed, index)``: ``indices`` (default ``first_index, first_index + 1,
+        ...``, the contexts' positions in the whole input), so any chunking or batching gives the
+        same rows. ``counts`` (a Counter) gets the rejected spans, the answers a context could not
+        give (``answers_unavailable``) and the question guard's counters."""
         import time
 
         c = self.cfg
+        counts = Counter() if counts is None else counts
         if indices is None:
             indices = range(first_index, first_index + len(contexts))
         elif len(indices) != len(contexts):
@@ -201,44 +389,27 @@ class QAGenerator:
         spans = self.span.extract(texts, k=c.top_k, max_answer_len=c.max_answer_len, joint=c.joint)
         self.timings["extract_s"] += time.perf_counter() - t
         rows: List[Dict[str, Any]] = []
-        picks: List[int] = []
+        picks: List[Tuple[int, int, int]] = []  # (row, context, draw)
         for i, (ctx, cand) in enumerate(zip(contexts, spans)):
             row = {"id": f"{ctx.id}", "title": ctx.title, "context_id": ctx.id, "context": ctx.text}
-            if not cand:
+            drawn = self.draw_answers(ctx.text, cand, indices[i], counts)
+            if c.answers_per_context > 1:
+                counts["answers_unavailable"] += c.answers_per_context - len(drawn)
+            if not drawn:
                 rows.append({**row, "question": None, "answer_text": None, "answer_start": -1, "roundtrip_text": None,
                              "roundtrip_start": -1, "consistent": False, "is_impossible": False,
-                             "reason": "no_answer_span"})
+                             "reason": "no_answer_span" if not cand else "all_spans_rejected"})
                 continue
-            r = int(_rng(c.seed, indices[i], 1).integers(len(cand)))  # A uniformly from the top k
-            a = cand[r]
-            rows.append({**row, "answer_text": a["text"], "answer_start": a["start"], "answer_rank": r + 1,
-                         "answer_score": round(float(a["score"]), 4), "answer_candidates": len(cand)})
-            picks.append(i)
+            for j, (r, a) in enumerate(drawn):
+                extra = {"id": f"{ctx.id}#a{j}"} if j else {}
+                if c.answers_per_context > 1:
+                    extra["answer_draw"] = j
+                picks.append((len(rows), i, j))
+                rows.append({**row, **extra, "answer_text": a["text"], "answer_start": a["start"],
+                             "answer_rank": r + 1, "answer_score": round(float(a["score"]), 4),
+                             "answer_candidates": len(cand)})
         if picks:
-            t = time.perf_counter()
-            qs = self.qg.generate([texts[i] for i in picks],
-                                  [{"start": rows[i]["answer_start"],
-                                    "end": rows[i]["answer_start"] + len(rows[i]["answer_text"])} for i in picks],
-                                  **self._decode_options([indices[i] for i in picks]))
-            self.timings["generate_s"] += time.perf_counter() - t
-            asked = [j for j, q in zip(picks, qs) if q and q.strip()]
-            t = time.perf_counter()
-            preds = self.qa.answer([texts[j] for j in asked], [qs[picks.index(j)] for j in asked],
-                                   max_answer_len=c.qa_max_answer_len) if asked else []
-            self.timings["answer_s"] += time.perf_counter() - t
-            pred_of = dict(zip(asked, preds))
-            for j, q in zip(picks, qs):
-                row = rows[j]
-                row["question"] = q
-                if j not in pred_of:
-                    row.update(roundtrip_text=None, roundtrip_start=-1, consistent=False, is_impossible=False,
-                               reason="empty_question")
-                    continue
-                p = pred_of[j]
-                ok, reason, f1 = roundtrip_decision(row["answer_text"], p, c.match, c.margin)
-                row.update(roundtrip_text=p["text"], roundtrip_start=p["start"], consistent=ok, is_impossible=False,
-                           roundtrip_f1=round(f1, 4), qa_score=round(float(p["score"]), 4),
-                           null_score=round(float(p["null_score"]), 4), reason=reason)
+            self._ask_and_check(rows, picks, texts, indices, counts)
         if c.min_wellformed is not None:  # the --min-wellformed filter of every generating command
             from pysynth.pipelines import ScoreFilter
             from pysynth.quality import wellformedness
@@ -246,6 +417,41 @@ class QAGenerator:
             ScoreFilter("wellformed", c.min_wellformed, wellformedness).apply(
                 rows, "question", when=lambda r: r["consistent"], judge=judge_wellformed)
         return rows
+
+    def _ask_and_check(self, rows, picks, texts, indices, counts) -> None:
+        """Steps 2-4 for the drawn answers ``picks`` (``(row, context, draw)``), in place."""
+        import time
+
+        c = self.cfg
+        t = time.perf_counter()
+        qs = ask_questions(self.qg, [texts[i] for _, i, _ in picks],
+                           [{"start": rows[k]["answer_start"], "end": rows[k]["answer_start"] +
+                             len(rows[k]["answer_text"])} for k, _, _ in picks],
+                           self._decode_options([(indices[i], j) for _, i, j in picks]),
+                           c.no_repeat_ngram, c.beam_size, counts)
+        self.timings["generate_s"] += time.perf_counter() - t
+        bad = {n: "empty_question" for n, q in enumerate(qs) if not (q and q.strip())}
+        if c.no_repeat_ngram:
+            bad.update({n: "repeated_ngram" for n, q in enumerate(qs)
+                        if n not in bad and has_repeated_ngram(q, c.no_repeat_ngram)})
+        asked = [n for n in range(len(picks)) if n not in bad]
+        t = time.perf_counter()
+        preds = self.qa.answer([texts[picks[n][1]] for n in asked], [qs[n] for n in asked],
+                               max_answer_len=c.qa_max_answer_len) if asked else []
+        self.timings["answer_s"] += time.perf_counter() - t
+        pred_of = dict(zip(asked, preds))
+        for n, ((k, _, _), q) in enumerate(zip(picks, qs)):
+            row = rows[k]
+            row["question"] = q
+            if n in bad:
+                row.update(roundtrip_text=None, roundtrip_start=-1, consistent=False, is_impossible=False,
+                           reason=bad[n])
+                continue
+            p = pred_of[n]
+            ok, reason, f1 = roundtrip_decision(row["answer_text"], p, c.match, c.margin)
+            row.update(roundtrip_text=p["text"], roundtrip_start=p["start"], consistent=ok, is_impossible=False,
+                       roundtrip_f1=round(f1, 4), qa_score=round(float(p["score"]), 4),
+                       null_score=round(float(p["null_score"]), 4), reason=reason)
 
 
 def judge_wellformed(row: Dict[str, Any], keep: bool) -> None:
@@ -273,7 +479,7 @@ def add_unanswerables(rows: List[Dict[str, Any]], pool: Sequence[Context], index
         if not r.get("consistent"):
             continue
         i = index_of[r["context_id"]]
-        g = _rng(seed, i, 3)
+        g = _rng(seed, i, 3, int(r.get("answer_draw", 0)))
         if g.random() >= p:
             continue
         others = [j for j in by_title.get(pool[i].title, []) if j != i and pool[j].text != pool[i].text]

@@ -37,6 +37,7 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--systems", default="own,torch,onnx-fp32,onnx-int8")
     p.add_argument("--searches", default="greedy,beam4")
+    p.add_argument("--reuse", action="store_true", help="decode the exports already in --out (no new export)")
     args = p.parse_args(argv)
 
     import qg_warmstart as X
@@ -70,9 +71,10 @@ def main(argv=None):
         if f"onnx-{kind}" in systems:
             d = out / f"onnx-{kind}"
             t = time.perf_counter()
-            export_warmstart_onnx(model, d, require_minilm() / "vocab.txt", quantize=kind == "int8",
-                                  extra_meta={"step": state["step"]})
-            res["export_s"][kind] = round(time.perf_counter() - t, 1)
+            if not (args.reuse and (d / "meta.json").is_file()):
+                export_warmstart_onnx(model, d, require_minilm() / "vocab.txt", quantize=kind == "int8",
+                                      extra_meta={"step": state["step"]})
+                res["export_s"][kind] = round(time.perf_counter() - t, 1)
             res["sizes_mb"][kind] = round(sum(f.stat().st_size for f in d.iterdir()) / 2**20, 1)
             qgs[f"onnx-{kind}"] = WarmStartQG.from_onnx(d, threads=args.threads)
     searches = {"greedy": SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3),
@@ -101,7 +103,8 @@ def main(argv=None):
                                                               / len(hyps), 1)
     res["items"] = [dict({"answer": a["text"], "gold": r}, **{k: v[i] for k, v in outputs.items()})
                     for i, ((_, _, a), r) in enumerate(zip(items, refs))]
-    (out / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    (out / f"results_{args.systems.replace(',', '+')}_{args.searches.replace(',', '+')}_n{len(items)}"
+           f"_t{args.threads}.json").write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps({k: v for k, v in res.items() if k != "items"}, indent=1), flush=True)
     return 0
 

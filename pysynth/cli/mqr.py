@@ -60,7 +60,7 @@ def _cmd_rewrite(args) -> int:
     model = C.resolve_model(args.model, default="mqr-copynet-small")
     summary = rewrite_file(args.inp, args.out, model=str(model.path), backend=args.backend, threads=args.threads,
                            beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
-                           backoff=args.backoff, min_wellformed=args.min_wellformed,
+                           backoff=args.backoff, select=args.select, min_wellformed=args.min_wellformed,
                            min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
                            progress=args.out != "-")
     if args.out != "-":  # stdout may be the output: the summary goes there only when it is not
@@ -197,6 +197,9 @@ def add_commands(sub) -> None:
                     metavar="W", help="rerank the beam: + W x log P(well-formed) of pysynth.quality's classifier")
     rw.add_argument("--backoff", type=C.float_in(0, False, 1, "a share in [0, 1]"), default=0.7, metavar="F",
                     help="the rule floor instead of a rewrite that keeps less than F of the question's words")
+    rw.add_argument("--select", choices=("safe", "model"), default="safe",
+                    help="safe: the input, the rule floor or the model's rewrite, whichever is best by well-formedness "
+                         "and kept words, never worse than the input; model: the model's rewrite (the first version)")
     C.add_backend(rw)
     C.add_threads(rw, help="onnxruntime threads")
     rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
@@ -244,7 +247,8 @@ def add_commands(sub) -> None:
                                         "(`mqr table6`: deprecated)")
     C.add_data_dir(t6)
     t6.add_argument("--model", action="append", metavar="[NAME=]MODEL[@OPTS]",
-                    help="rewriters (default: mqr-copynet-small); OPTS: beam=B,coverage=C,wellformed=W,backoff=F")
+                    help="rewriters (default: mqr-copynet-small); OPTS: beam=B,coverage=C,wellformed=W,backoff=F,"
+                         "select=safe|model")
     C.add_decoding(t6, beam=4, seed=False)
     t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
                     help="the round-trip translation row's pivot: fr (the shipped English<->French models of "

@@ -77,7 +77,8 @@ class _Kernel(pipelines.RowKernel):
     def generate(self, rw, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         d = self.decoding
         out = rw.rewrite([r["question"] for r in rows], beam=d["beam"], batch_size=self.batch_size,
-                         coverage=d["coverage"], wellformed=d["wellformed"], backoff=d["backoff"])
+                         coverage=d["coverage"], wellformed=d["wellformed"], backoff=d["backoff"],
+                         select=d["select"])
         return pipelines.Chunk([{**r, "rewrite": o} for r, o in zip(rows, out)])
 
     def judge(self, row: dict, keep: bool) -> None:
@@ -187,8 +188,8 @@ def _write_text(out: Path, texts) -> int:
 def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto", threads: int = 0,
                  beam: int = DEFAULT_DECODING["beam"], coverage: float = DEFAULT_DECODING["coverage"],
                  wellformed: float = DEFAULT_DECODING["wellformed"], backoff: float = DEFAULT_DECODING["backoff"],
-                 min_wellformed: Optional[float] = None, min_similarity: Optional[float] = None,
-                 batch_size: int = 64, executor="local", workers: int = 1,
+                 select: str = DEFAULT_DECODING["select"], min_wellformed: Optional[float] = None,
+                 min_similarity: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
                  ray_address: Optional[str] = None, chunk_size: int = 512, resume: bool = True,
                  progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Rewrite the questions of ``inp`` into ``out`` (``pysynth mqr rewrite``).
@@ -203,8 +204,9 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
         a file, ``OUT.meta.json`` (signature and counts) and, while it runs, ``OUT.parts``.
     model, backend, threads : the rewriter (:class:`~pysynth.mqr.rewrite.Rewriter`; default the shipped
         ``mqr-copynet-small``; ``auto``: onnxruntime when installed and the model has an export).
-    beam, coverage, wellformed, backoff : the decoding of :meth:`~pysynth.mqr.rewrite.Rewriter.rewrite`
-        (defaults: :data:`~pysynth.mqr.rewrite.DEFAULT_DECODING`, chosen on held-out MQR dev pairs).
+    beam, coverage, wellformed, backoff, select : the decoding of :meth:`~pysynth.mqr.rewrite.Rewriter.rewrite`
+        (defaults: :data:`~pysynth.mqr.rewrite.DEFAULT_DECODING`, chosen on held-out MQR dev pairs;
+        ``select="safe"``: the input, the rule floor or the model's rewrite, never worse than the input).
     min_wellformed : float or None
         A rewrite whose well-formedness (:mod:`pysynth.quality`) is below it gives the input back;
         rows get ``wellformed`` and ``rewritten``.
@@ -219,7 +221,7 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     -------
     dict : the summary (questions, changed, unchanged, dropped_wellformed, rows_written, ...).
     """
-    check_decoding(coverage, wellformed, backoff)
+    check_decoding(coverage, wellformed, backoff, select)
     if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
         raise ValueError(f"beam: must be a positive integer, got {beam!r}")
     if isinstance(inp, (str, os.PathLike)):
@@ -229,7 +231,7 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     else:
         rows = _check_rows(list(inp), "inp")
     text = rows is None
-    decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff}
+    decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff, "select": select}
     stage = _Stage([{"question": t} for t in texts] if text else rows, text, out, model, backend, threads,
                    decoding, batch_size, min_wellformed, min_similarity)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,

@@ -11,10 +11,16 @@ exists offline (:func:`training_pairs`):
   articles dropped, a fragment moved to the front "X, how to ..."): pysynth's stand-in for the
   missing train split, as the paper's Paralex / Quora rows stand in for in-domain data.
 
-Baselines (Table 6's rows): the ill-formed input itself and :func:`rule_floor` ("How to" when
-no question word starts the input, then "?"). Models decode lower-cased tokens
+Baselines (Table 6's rows): the ill-formed input itself and :func:`rule_floor` (a question template
+only where the input's form fits it, :mod:`pysynth.mqr.forms`). Models decode lower-cased tokens
 (:mod:`pysynth.models.vocab`); :func:`truecase` restores the case of words copied from the input
 and capitalises the first letter.
+
+Output never worse than the input (issue 26): with ``select="safe"`` (``pysynth mqr rewrite``'s
+default) :func:`select` chooses among the input, the rule floor and the model's rewrite by
+well-formedness (:mod:`pysynth.quality`), the share of the input's content words kept and their
+overlap, and gives the input back (reason ``kept_input``) rather than a worse text; :func:`hard_rule`
+is never broken.
 """
 from __future__ import annotations
 
@@ -26,28 +32,21 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from pysynth.models.postprocess import WORD as _WORD
 from pysynth.models.postprocess import respace, truecase  # noqa: F401 - re-exported (public API)
+from pysynth.mqr.forms import rule_floor, template_misfit
 from pysynth.mqr.mining import QUESTION_WORDS
 
-__all__ = ["DEFAULT_DECODING", "check_decoding", "choose", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
+__all__ = ["DEFAULT_DECODING", "SELECTIONS", "SAFE", "check_decoding", "choose", "select", "content_words",
+           "dropped_share", "overlap", "hard_rule", "rule_floor", "noise", "respace", "truecase", "paralex_pairs", "drop_rates", "training_pairs", "Rewriter", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "mqr-copynet-small"
 #: the decoding of ``pysynth mqr rewrite``, chosen on the held-out MQR dev pairs (:meth:`Rewriter.rewrite`)
-DEFAULT_DECODING = {"beam": 6, "coverage": 2.0, "wellformed": 0.5, "backoff": 0.7}
+DEFAULT_DECODING = {"beam": 6, "coverage": 2.0, "wellformed": 0.5, "backoff": 0.7, "select": "safe"}
+#: how :meth:`Rewriter.rewrite` picks its output: ``safe`` chooses among the input, the rule floor and the
+#: model's rewrite (:func:`select`); ``model`` is the model's rewrite, the rule floor when it keeps too few words
+SELECTIONS = ("safe", "model")
 _AUX = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "has", "have",
         "had", "may", "must", "might"}
 _ARTICLES = {"a", "an", "the"}
-
-
-def rule_floor(text: str) -> str:
-    """The rule baseline: prefix "How to" when the text does not start with a question word
-    (:data:`pysynth.mqr.mining.QUESTION_WORDS`), end with "?" (replacing a final "." or "!")."""
-    t = " ".join(text.split())
-    if not t:
-        return t
-    if not t.lower().startswith(QUESTION_WORDS):
-        t = "How to " + t[0].lower() + t[1:]
-    t = t.rstrip(".!? ")
-    return t + "?"
 
 
 def _qclass(question: str) -> str:
@@ -238,11 +237,38 @@ def training_pairs(data_dir: Union[str, Path], seed: int = 0, noised: int = 4000
     return pairs, counts
 
 
-def check_decoding(coverage: float, wellformed: float, backoff: float) -> None:
-    """Refuse a rerank setting of :meth:`Rewriter.rewrite` that is not a number >= 0."""
+def check_decoding(coverage: float, wellformed: float, backoff: float, select: str = "model") -> None:
+    """Refuse a rerank setting of :meth:`Rewriter.rewrite` that is not a number >= 0, and an unknown
+    ``select`` (:data:`SELECTIONS`)."""
     for name, v in (("coverage", coverage), ("wellformed", wellformed), ("backoff", backoff)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
             raise ValueError(f"{name}: must be a number >= 0, got {v!r}")
+    if select not in SELECTIONS:
+        raise ValueError(f"select: must be one of {', '.join(SELECTIONS)}, got {select!r}")
+
+
+def _kept(text: str, cand: str) -> float:
+    """The share of the words of ``text`` that ``cand`` keeps (the back-off's measure; all words)."""
+    src = [w.lower() for w in _WORD.findall(text) if w[0].isalnum()]
+    words = {w.lower() for w in _WORD.findall(cand)}
+    return sum(w in words for w in src) / max(1, len(src))
+
+
+def _rank(text: str, cands: Sequence[str], scores: Sequence[float], logwf: Optional[Sequence[float]],
+          coverage: float, wellformed: float) -> List[int]:
+    """The candidates' order under the rerank (best first; ties: beam order)."""
+    if not ((coverage or wellformed) and len(cands) > 1):
+        return list(range(len(cands)))
+    lw = logwf if logwf is not None else [0.0] * len(cands)
+    score = [sc / max(1, len(_WORD.findall(c))) + coverage * _kept(text, c) + wellformed * w
+             for c, sc, w in zip(cands, scores, lw)]
+    return sorted(range(len(cands)), key=lambda j: -score[j])
+
+
+def _choose(text: str, cands: Sequence[str], scores: Sequence[float], logwf: Optional[Sequence[float]],
+            coverage: float, wellformed: float, backoff: float) -> Tuple[str, str]:
+    best = _rank(text, cands, scores, logwf, coverage, wellformed)[0]
+    return (cands[best], "model") if _kept(text, cands[best]) >= backoff else (rule_floor(text), "rule")
 
 
 def choose(text: str, cands: Sequence[str], scores: Sequence[float], logwf: Optional[Sequence[float]] = None,
@@ -251,19 +277,101 @@ def choose(text: str, cands: Sequence[str], scores: Sequence[float], logwf: Opti
     log-probabilities ``scores``: the rerank and back-off of :meth:`Rewriter.rewrite` (its
     parameters), one place for the library and ``POST /v1/rewrite``. ``logwf``: each candidate's
     log well-formedness probability (used when ``wellformed`` > 0)."""
-    src = [w.lower() for w in _WORD.findall(text) if w[0].isalnum()]
+    return _choose(text, cands, scores, logwf, coverage, wellformed, backoff)[0]
 
-    def kept(c: str) -> float:
-        words = {w.lower() for w in _WORD.findall(c)}
-        return sum(w in words for w in src) / max(1, len(src))
 
-    best = 0
-    if (coverage or wellformed) and len(cands) > 1:
-        lw = logwf if logwf is not None else [0.0] * len(cands)
-        score = [sc / max(1, len(_WORD.findall(c))) + coverage * kept(c) + wellformed * w
-                 for c, sc, w in zip(cands, scores, lw)]
-        best = max(range(len(score)), key=score.__getitem__)
-    return cands[best] if kept(cands[best]) >= backoff else rule_floor(text)
+#: words that carry no content of their own: question words, auxiliaries, pronouns, articles,
+#: prepositions, conjunctions (what a rewrite adds or drops freely: "install x" -> "How do I install x?")
+_FUNCTION = frozenset("""
+how why when what which who whom whose where whats is are was were am be been being do does did done can could
+should would will shall may might must has have had need i me my mine you your yours he him his she her it its we
+us our they them their this that these those there here a an the of to in on for at by with from about as into
+onto over under than then so if or and but nor not no any some all also just very too s t m ll ve re d
+""".split())
+
+#: the safe selection's settings (:func:`select`), chosen on the 300 held-out MQR dev pairs among 64
+#: (summed BLEU/ROUGE/METEOR): the drop and overlap penalties changed nothing there, the beam fallback and a
+#: margin that lets the input win on well-formedness alone cost points, so the input comes back only when
+#: no candidate passes the guards (the hard rule, the template check, the back-off)
+SAFE = {"max_drop": 0.3, "drop_weight": 0.0, "overlap_weight": 0.0, "model_bonus": 0.1, "margin": -1.0,
+        "fallback": False}
+
+
+def content_words(text: str) -> List[str]:
+    """The distinct lower-cased content words of ``text`` in order (words with a letter or digit
+    that are not function words): what :func:`hard_rule` counts."""
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(text)
+                              if any(ch.isalnum() for ch in w) and w.lower() not in _FUNCTION))
+
+
+def dropped_share(source: str, output: str) -> float:
+    """The share of the content words of ``source`` (:func:`content_words`) missing from ``output``
+    (0 when the source has none). A word counts as kept only in the same form: "mixing" is dropped
+    by "How to mix ...", which makes the hard rule stricter, never looser."""
+    src = content_words(source)
+    out = {w.lower() for w in _WORD.findall(output)}
+    return sum(w not in out for w in src) / len(src) if src else 0.0
+
+
+def overlap(source: str, output: str) -> float:
+    """Token-overlap similarity of two texts: the Dice coefficient of their content-word sets
+    (1 when neither has one): a rewrite loses it by dropping words and by adding new ones."""
+    a, b = set(content_words(source)), set(content_words(output))
+    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 1.0
+
+
+def hard_rule(source: str, output: str, wf_source: float, wf_output: float, max_drop: float = 0.3) -> bool:
+    """True when ``output`` may replace ``source``: it is not both less well-formed (by the
+    classifier's probabilities ``wf_*``) and missing ``max_drop`` or more of the source's content
+    words (:func:`dropped_share`). Issue 26's "never worse than the input"; :func:`select` never
+    returns an output that fails it."""
+    return not (wf_output < wf_source and dropped_share(source, output) >= max_drop)
+
+
+def select(text: str, models: Union[None, str, Sequence[str]], wellformed: Sequence[float], backoff: float = 0.0,
+           settings: Optional[dict] = None) -> Tuple[str, str]:
+    """The safe choice among the input ``text``, its :func:`rule_floor` and the model's rewrites.
+
+    Parameters
+    ----------
+    text : the ill-formed question.
+    models : the model's rewrites in the rerank's order (best first; one string: one rewrite), or None.
+    wellformed : the well-formedness probabilities (:mod:`pysynth.quality`) of the input, of the rule
+        floor's output, then of each of ``models``.
+    backoff : a model rewrite is a candidate only when it keeps at least this share of the input's
+        words (as :func:`choose`'s back-off).
+    settings : :data:`SAFE` by default.
+
+    Returns
+    -------
+    (output, reason) : reason ``model``, ``rule`` or ``kept_input`` (output == ``text``).
+
+    Notes
+    -----
+    The model's candidate is its first rewrite (in the rerank's order; only the first unless
+    ``fallback``) that keeps ``backoff`` of the words, puts no template before a form that does not fit it (:func:`pysynth.mqr.forms.template_misfit`)
+    and passes :func:`hard_rule`; the rule floor is a candidate when it passes :func:`hard_rule` too.
+    Each candidate scores ``wf - drop_weight x dropped share - overlap_weight x (1 - overlap)``
+    (:func:`dropped_share`, :func:`overlap`), the model's plus ``model_bonus``; the input scores its
+    own ``wf`` plus ``margin``. The best wins; the input's ties keep the input.
+    """
+    cfg = {**SAFE, **(settings or {})}
+    models = [] if models is None else [models] if isinstance(models, str) else list(models)
+    wf_in, wf_rule = float(wellformed[0]), float(wellformed[1])
+    cands = [(rule_floor(text), wf_rule, "rule", 0.0)]
+    for m, wf in zip(models if cfg["fallback"] else models[:1], wellformed[2:]):
+        if m != text and _kept(text, m) >= backoff and not template_misfit(m, text) and \
+                hard_rule(text, m, wf_in, float(wf), cfg["max_drop"]):
+            cands.append((m, float(wf), "model", cfg["model_bonus"]))
+            break
+    best, best_score = (text, "kept_input"), wf_in + cfg["margin"]
+    for out, wf, reason, bonus in cands:
+        if out == text or not hard_rule(text, out, wf_in, wf, cfg["max_drop"]):
+            continue
+        score = wf - cfg["drop_weight"] * dropped_share(text, out) - cfg["overlap_weight"] * (1 - overlap(text, out))
+        if score + bonus > best_score:
+            best, best_score = (out, reason), score + bonus
+    return best
 
 
 class Rewriter:
@@ -290,7 +398,8 @@ class Rewriter:
         return self
 
     def rewrite(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[str]:
+                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, select: str = "model",
+                **decode) -> List[str]:
         """One rewrite per text. A text the model cannot read (no word in its vocabulary) is
         returned unchanged.
 
@@ -306,25 +415,41 @@ class Rewriter:
             well-formed question (:func:`pysynth.quality.wellformedness`) to the rerank score: the
             classifier as a second model scoring the beam (chosen on held-out MQR dev pairs: 0.5).
         backoff : a rewrite that keeps less than this share of the question's words is replaced by
-            :func:`rule_floor` of the question: losing that many words is a copy failure (a rare
-            word replaced by a frequent one, "wiimote" -> "need") more often than a rewrite
-            (chosen on held-out MQR dev pairs: 0.7; 0 never backs off).
+            :func:`rule_floor` of the question (``select="model"``) or is no candidate
+            (``select="safe"``): losing that many words is a copy failure (a rare word replaced by a
+            frequent one, "wiimote" -> "need") more often than a rewrite (chosen on held-out MQR dev
+            pairs: 0.7; 0 never backs off).
         scorer : callable ``scorer(texts) -> probabilities``, optional
-            The well-formedness model of ``wellformed`` (default :func:`pysynth.quality.wellformedness`).
+            The well-formedness model of ``wellformed`` and ``select="safe"`` (default
+            :func:`pysynth.quality.wellformedness`).
+        select : ``"model"``: the model's rewrite (the rule floor on back-off), the first version's
+            behaviour and this method's default; ``"safe"`` (``pysynth mqr rewrite``'s default): the
+            best of the input, the rule floor and the model's rewrite, the input when neither is
+            better (:func:`select`).
         decode : more options of :meth:`pysynth.models.generate.Generator.generate`
             (``length_penalty``, ``alpha``).
         """
         texts = list(texts)
-        outs = self.rewrite_each(texts, beam, batch_size, coverage, wellformed, backoff, scorer, **decode)
+        outs = self.rewrite_each(texts, beam, batch_size, coverage, wellformed, backoff, scorer, select, **decode)
         return [t if o is None else o for t, o in zip(texts, outs)]
 
     def rewrite_each(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                     wellformed: float = 0.0, backoff: float = 0.0, scorer=None, **decode) -> List[Optional[str]]:
+                     wellformed: float = 0.0, backoff: float = 0.0, scorer=None, select: str = "model",
+                     **decode) -> List[Optional[str]]:
         """:meth:`rewrite` (same parameters), with None for each text the model cannot read (no word in
         its vocabulary) or gives no candidate for: ``POST /v1/rewrite`` answers those ``rewritten: false``."""
+        return [None if c is None else c[0] for c in
+                self.choices(texts, beam, batch_size, coverage, wellformed, backoff, scorer, select, **decode)]
+
+    def choices(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
+                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, select: str = "model",
+                **decode) -> List[Optional[Tuple[str, str]]]:
+        """:meth:`rewrite_each` (same parameters) with the reason of each choice: ``(rewrite, reason)``,
+        reason ``model``, ``rule`` or ``kept_input`` (:func:`select`), None where the model cannot read
+        the text (it stays as it is with either ``select``)."""
         from pysynth.models.generate import prepare_sources
 
-        check_decoding(coverage, wellformed, backoff)
+        check_decoding(coverage, wellformed, backoff, select)
         texts = list(texts)
         ok, out = [], [None] * len(texts)
         for i, t in enumerate(texts):
@@ -333,25 +458,50 @@ class Rewriter:
                 ok.append(i)
             except ValueError:
                 pass
-        if not ok:
-            return out
         rerank = bool(coverage or wellformed)
         res = self.generator.generate([texts[i] for i in ok], beam=beam, n=beam if rerank else 1,
-                                      batch_size=batch_size, **decode)
+                                      batch_size=batch_size, **decode) if ok else []
         cands = [[truecase(t, texts[i]) for t in g.texts] for i, g in zip(ok, res)]
+        if (wellformed and rerank) or select == "safe":
+            if scorer is None:
+                from pysynth.quality import wellformedness as scorer
         logwf: List[List[float]] = [[0.0] * len(c) for c in cands]
+        wfp: List[List[float]] = [[] for _ in cands]  # the probabilities themselves (the safe selection's)
         if wellformed and rerank:
             import numpy as np
 
-            if scorer is None:
-                from pysynth.quality import wellformedness as scorer
-            probs = np.log(scorer([c for cs in cands for c in cs]) + 1e-6).tolist()
+            raw = np.asarray(scorer([c for cs in cands for c in cs]), dtype=np.float64)
+            probs = np.log(raw + 1e-6).tolist()
             k = 0
             for j, cs in enumerate(cands):
-                logwf[j], k = probs[k:k + len(cs)], k + len(cs)
+                logwf[j], wfp[j], k = probs[k:k + len(cs)], raw[k:k + len(cs)].tolist(), k + len(cs)
         for j, (i, g) in enumerate(zip(ok, res)):
-            if cands[j]:
-                out[i] = choose(texts[i], cands[j], g.scores, logwf[j], coverage, wellformed, backoff)
+            if not cands[j]:
+                continue
+            if select == "safe":
+                order = _rank(texts[i], cands[j], g.scores, logwf[j], coverage, wellformed)
+                out[i] = ([cands[j][k] for k in order], [wfp[j][k] for k in order] if wfp[j] else None)
+            else:
+                out[i] = _choose(texts[i], cands[j], g.scores, logwf[j], coverage, wellformed, backoff)
+        return self._safe(texts, out, backoff, scorer) if select == "safe" else out
+
+    @staticmethod
+    def _safe(texts: List[str], ranked: list, backoff: float, scorer) -> List[Optional[Tuple[str, str]]]:
+        """:func:`select` for each text the model read (``ranked[i]``: its candidates in the rerank's
+        order and their well-formedness, None when not scored yet), one classifier call for the rest."""
+        todo = [i for i, r in enumerate(ranked) if r is not None]  # an unreadable text stays as it is
+        flat: List[str] = []
+        for i in todo:
+            models, wf = ranked[i]
+            flat += [texts[i], rule_floor(texts[i])] + (models if wf is None else [])
+        probs = [float(p) for p in scorer(flat)] if flat else []
+        out: List[Optional[Tuple[str, str]]] = [None] * len(texts)
+        k = 0
+        for i in todo:
+            models, wf = ranked[i]
+            n = 2 + (len(models) if wf is None else 0)
+            out[i] = select(texts[i], models, probs[k:k + n] + (wf or []), backoff)
+            k += n
         return out
 
 

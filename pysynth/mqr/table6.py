@@ -48,14 +48,18 @@ _COLS = ("bleu4", "rouge1", "rouge2", "rougeL", "meteor")
 
 
 def parse_step(step: str, beam: int = 4) -> Tuple[str, dict]:
-    """``MODEL[@beam=B,coverage=C,wellformed=W,backoff=F]`` -> ``(model, rewrite options)``: the decoding
-    of one rewriter row (:meth:`pysynth.mqr.rewrite.Rewriter.rewrite`)."""
+    """``MODEL[@beam=B,coverage=C,wellformed=W,backoff=F,select=S]`` -> ``(model, rewrite options)``: the
+    decoding of one rewriter row (:meth:`pysynth.mqr.rewrite.Rewriter.rewrite`; ``select``: ``safe`` or
+    ``model``, the default)."""
     model, _, opts = step.partition("@")
     kw: dict = {"beam": beam}
     for item in filter(None, opts.split(",")):
         key, _, val = item.partition("=")
-        if key not in ("beam", "coverage", "wellformed", "backoff"):
-            raise ValueError(f"{step!r}: unknown option {key!r} (beam, coverage, wellformed, backoff)")
+        if key not in ("beam", "coverage", "wellformed", "backoff", "select"):
+            raise ValueError(f"{step!r}: unknown option {key!r} (beam, coverage, wellformed, backoff, select)")
+        if key == "select":
+            kw[key] = val
+            continue
         try:
             kw[key] = int(val) if key == "beam" else float(val)
         except ValueError:

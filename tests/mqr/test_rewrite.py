@@ -15,8 +15,9 @@ from _data_dir import DATA, need_data  # noqa: E402
 
 
 def test_rule_floor():
-    assert rule_floor("Spaghetti carbonara, mixing") == "How to spaghetti carbonara, mixing?"
-    assert rule_floor("what is  ubuntu") == "what is ubuntu?"
+    # issue 26: a template only where the form fits (more cases in test_select.py); before, "How to" everywhere
+    assert rule_floor("Spaghetti carbonara, mixing") == "Spaghetti carbonara, mixing?"
+    assert rule_floor("what is  ubuntu") == "What is ubuntu?"
     assert rule_floor("Install Ubuntu.") == "How to install Ubuntu?"
     assert rule_floor("Does it work??") == "Does it work?"
     assert rule_floor("") == ""
@@ -153,6 +154,7 @@ def test_parse_step():
     assert parse_step("mqr-copynet-small") == ("mqr-copynet-small", {"beam": 4})
     assert parse_step("/a/run@beam=6,coverage=2,wellformed=0.5") == \
         ("/a/run", {"beam": 6, "coverage": 2.0, "wellformed": 0.5})
+    assert parse_step("m@beam=6,select=safe") == ("m", {"beam": 6, "select": "safe"})
     with pytest.raises(ValueError, match="unknown option 'beem'"):
         parse_step("m@beem=3")
     with pytest.raises(ValueError, match="coverage needs a number"):
@@ -201,7 +203,9 @@ def test_cli_rewrite(tmp_path):
     r = _cli("rewrite", "--in", str(txt), "--out", "-")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert len(lines) == 3 and lines[1] == "zzqxv qqzzv" and lines[0].endswith("?")
+    assert len(lines) == 3 and lines[1] == "zzqxv qqzzv" and lines[2].endswith("?")
+    # the safe selection (issue 26) may give a question back unchanged (kept_input) rather than a worse rewrite
+    assert lines[0] == "Spaghetti carbonara, mixing" or lines[0].endswith("?")
     r = _cli("rewrite", "--in", "-", "--out", "-", "--min-wellformed", "0.0",
              inp='{"question": "install ubuntu on usb stick", "id": 7}\n')
     assert r.returncode == 0, r.stderr
@@ -224,7 +228,7 @@ def test_cli_rewrite_defaults_are_the_dev_chosen_decoding():
 
     a = build_parser().parse_args(["mqr", "rewrite", "--in", "-", "--out", "-"])
     assert {"beam": a.beam, "coverage": a.coverage, "wellformed": a.rerank_wellformed,
-            "backoff": a.backoff} == DEFAULT_DECODING
+            "backoff": a.backoff, "select": a.select} == DEFAULT_DECODING
 
 
 def test_truecase_respaces_too():

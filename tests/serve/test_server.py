@@ -264,17 +264,20 @@ def test_rewrite_endpoint(server):
     qs = ["Spaghetti carbonara, mixing", "install ubuntu on usb stick", "zzqxv qqzzv"]
     status, res = server.post("/v1/rewrite", {"questions": qs})
     assert status == 200 and res["model"] == "mqr-copynet-small"
-    want = Rewriter(threads=1).rewrite(qs, **DEFAULT_DECODING)  # the CLI's default decoding
-    assert [r["rewrite"] for r in res["results"]] == want
-    assert [r["rewritten"] for r in res["results"]] == [True, True, False]
-    plain = {"beam": 4, "coverage": 0, "rerank_wellformed": 0, "backoff": 0}  # the beam's best, no rerank
+    # the CLI's default decoding, the safe selection included (issue 26), with the reason of each choice
+    want = Rewriter(threads=1).choices(qs, **DEFAULT_DECODING)
+    assert [r["rewrite"] for r in res["results"]] == [w[0] for w in want[:2]] + [qs[2]]
+    assert [r["reason"] for r in res["results"]] == [w[1] for w in want[:2]] + [None]
+    assert [r["rewritten"] for r in res["results"]] == [w[1] != "kept_input" for w in want[:2]] + [False]
+    plain = {"beam": 4, "coverage": 0, "rerank_wellformed": 0, "backoff": 0, "select": "model"}  # the beam's best
     status, res = server.post("/v1/rewrite", {"questions": qs, **plain})
     assert status == 200 and [r["rewrite"] for r in res["results"]] == Rewriter(threads=1).rewrite(qs, beam=4)
     status, res = server.post("/v1/rewrite", {"questions": qs[0], "min_wellformed": 1.0, "beam": 1})
     r = res["results"][0]
     assert status == 200 and 0 <= r["wellformed"] <= 1 and (r["rewritten"] is False) == (r["rewrite"] == qs[0])
     for body in ({"questions": []}, {"questions": "x", "beam": 0}, {"question": "x"}, {"questions": "x", "coverage": -1},
-                 {"questions": "x", "backoff": 2}, {"questions": "x", "rerank_wellformed": "high"}):
+                 {"questions": "x", "backoff": 2}, {"questions": "x", "rerank_wellformed": "high"},
+                 {"questions": "x", "select": "best"}):
         assert server.post("/v1/rewrite", body)[0] == 422
 
 

@@ -130,9 +130,10 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     ``triples.jsonl`` (every generated triple with its proxy labels), ``sheet.csv`` and
     ``sheet_key.csv`` into ``out``; returns the results.
 
-    ``config``: the generation settings (:class:`~pysynth.qagen.pipeline.QAGenConfig`; default the
-    paper's: one answer per context, no span rejection, no question guard), run ``draws`` times
-    with seeds ``seed, seed + 1, ...``. ``roundtrip_only``: only the kept-vs-discarded measurement
+    ``config``: the generation settings (:class:`~pysynth.qagen.pipeline.QAGenConfig`; default
+    ``QAGenConfig()``: one answer per context, span rejection and the question guard on; the
+    paper's pipeline is ``QAGenConfig(one_sentence=False, max_answer_words=None,
+    no_repeat_ngram=0)``), run ``draws`` times with seeds ``seed, seed + 1, ...``. ``roundtrip_only``: only the kept-vs-discarded measurement
     (no recall@10, QG-from-gold or QA scores)."""
     import dataclasses
 

@@ -19,7 +19,7 @@ def _cmd_paraphrase(args) -> int:
     if args.candidates_out:
         C.check_output(args.candidates_out, "--candidates-out")
     cfg = ParaphraseConfig(pivot=args.pivot, decode=args.decode, beams=args.beam, groups=args.groups,
-                           diversity=args.diversity, mode=args.mode, top=args.top, top_k=args.top_k, top_p=args.top_p,
+                           diversity=args.diversity, distinct=args.distinct, mode=args.mode, top=args.top, top_k=args.top_k, top_p=args.top_p,
                            unknown_penalty=args.unknown_penalty, length_penalty=args.length_penalty,
                            ban_unk=not args.allow_unk, strip_question=args.strip_question,
                            backend=C.backend(args.backend), threads=args.workers,
@@ -54,6 +54,9 @@ def add_commands(sub) -> None:
     p.add_argument("--decode", choices=("dbs", "beam", "sample"), default="dbs",
                    help="diverse beam search (default), beam search, or top-k/top-p sampling")
     C.add_decoding(p, beam=16, beam_aliases=("--beams",), groups=4, diversity=0.5, sampling=True)
+    p.add_argument("--distinct", action="store_true",
+                   help="dbs: no two groups hold the same sequence, so each stage gives --beam distinct outputs "
+                        "(the thesis's search, the default, lets groups merge)")
     p.add_argument("--mode", choices=("augmented", "diverse"), default="augmented",
                    help="augmented: the top scores > 0; diverse: unknowns cost 10, chosen paraphrases count as overlap")
     p.add_argument("--top", type=C.positive_int, default=3, help="paraphrases per question at most")

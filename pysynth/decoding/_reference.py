@@ -170,8 +170,10 @@ def beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 5, max_l
 def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 6, groups: int = 3,
                            diversity: float = 0.5, max_len: int = 40, length_penalty: str = "none",
                            alpha: float = 0.6, n_best=None, ban_unk: bool = True,
-                           no_repeat_ngram: int = 0) -> List[Hypothesis]:
-    """Diverse beam search (Vijayakumar et al. 2016, Hamming diversity) for one source."""
+                           no_repeat_ngram: int = 0, distinct: bool = False) -> List[Hypothesis]:
+    """Diverse beam search (Vijayakumar et al. 2016, Hamming diversity) for one source;
+    ``distinct``: a group's candidate whose sequence an earlier group holds at this step (alive
+    or just finished) scores ``-inf``."""
     import torch
 
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
@@ -184,6 +186,7 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
     done = [False] * groups
     for t in range(max_len):
         used = torch.zeros(0, dtype=torch.float64)  # tokens picked at this step by earlier groups
+        seen = set()  # sequences held by earlier groups at this step (distinct)
         for g in range(groups):
             was_done = done[g]
             rows, cand_search, cand_model = [], [], []
@@ -197,6 +200,11 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
                 cand_model.append(logprob + logp)
             flat = torch.cat(cand_search)
             V = cand_search[0].numel()
+            if distinct and groups > 1:
+                for b, (tokens, *_rest) in enumerate(alive[g]):
+                    for seq in seen:
+                        if len(seq) == len(tokens) + 1 and list(seq[:-1]) == tokens:
+                            flat[b * V + seq[-1]] = float("-inf")
             order = torch.sort(flat, descending=True, stable=True).indices[: 2 * Kg]
             new_alive = []
             for rank, j in enumerate(order.tolist()):
@@ -205,9 +213,11 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
                 if tok == s.sp.eos:
                     if rank < Kg and not was_done and torch.isfinite(flat[j]):
                         finished[g].append(_hyp(tokens, cand_model[b][tok], True, length_penalty, alpha, g))
+                        seen.add((*tokens, tok))
                 elif len(new_alive) < Kg:
                     new_alive.append((tokens + [tok], float(flat[j]), float(cand_model[b][tok]), rows[b]))
             alive[g] = new_alive
+            seen.update(tuple(hyp[0]) for hyp in new_alive)
             if not was_done:
                 for hyp in new_alive:
                     used[hyp[0][-1]] += 1.0

@@ -62,6 +62,10 @@ class SearchConfig:
     no_repeat_ngram : int
         Every search: no output repeats an n-gram of this many tokens (0, the default: off; 3
         blocks repeated trigrams). See :func:`pysynth.decoding.search.ngram_bans`.
+    distinct : bool
+        ``dbs``: no group extends a prefix to a sequence an earlier group holds at that step, so
+        the outputs are distinct (False, the default: Vijayakumar et al.'s search, where groups
+        can end in the same hypothesis). See :func:`pysynth.decoding.search.diverse_beam_search`.
 
     Raises
     ------
@@ -88,6 +92,7 @@ class SearchConfig:
     ban_unk: bool = True
     seed: int = 0
     no_repeat_ngram: int = 0
+    distinct: bool = False
 
     def __post_init__(self):
         from pysynth.decoding.search import LENGTH_PENALTIES
@@ -115,6 +120,8 @@ class SearchConfig:
         _num(self.alpha, "alpha", lambda v: True, "finite")
         _int(self.seed, "seed", 0)
         _int(self.no_repeat_ngram, "no_repeat_ngram", 0, " (0: off)")
+        if not isinstance(self.distinct, bool):
+            raise TypeError(f"distinct: must be True or False, got {self.distinct!r}")
 
     @property
     def outputs(self) -> int:
@@ -181,4 +188,4 @@ def run_search(backend, batch, config: SearchConfig, max_len: int, seeds: Option
                              alpha=c.alpha, ban_unk=c.ban_unk, no_repeat_ngram=nr)
     return S.diverse_beam_search(backend, batch, beam=c.beam, groups=c.groups, diversity=c.diversity,
                                  max_len=max_len, length_penalty=c.length_penalty, alpha=c.alpha, ban_unk=c.ban_unk,
-                                 no_repeat_ngram=nr)
+                                 no_repeat_ngram=nr, distinct=c.distinct)

@@ -351,7 +351,7 @@ def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty
 def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversity: float = 0.5,
                         max_len: int = 40, length_penalty: str = "none", alpha: float = 0.6,
                         n_best: Optional[int] = None, ban_unk: bool = True,
-                        no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
+                        no_repeat_ngram: int = 0, distinct: bool = False) -> List[List[Hypothesis]]:
     """Batched diverse beam search (Vijayakumar et al. 2016) with Hamming diversity.
 
     Parameters
@@ -367,6 +367,12 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
         by normalised score.
     no_repeat_ngram : int
         No hypothesis repeats an n-gram (0: off; see the module docstring).
+    distinct : bool
+        A group never extends a prefix to a sequence an earlier group holds (alive or just
+        finished) at the same step, so the ``beam`` hypotheses are distinct. Hamming diversity
+        penalises a token only at the step another group picks it, and groups often merge into the
+        same hypothesis a step later (on pivoted paraphrases: 140 distinct of 256 vs 160 for
+        beam search, ``bench/RESULTS_paraphrase.md``). False: the paper's search.
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
     nr = _check_ngram(no_repeat_ngram)
@@ -379,6 +385,9 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     vx = backend.vocab_size + int(batch.n_ext)
     # a group needs its 2*Kg best candidates; earlier groups can push down (G-1)*Kg tokens
     need = 2 * Kg + (G - 1) * Kg if diversity else 2 * Kg
+    distinct = bool(distinct) and G > 1
+    if distinct:  # and up to 2 Kg sequences of each earlier group to skip
+        need += 2 * (G - 1) * Kg
     enc1, h1 = backend.encode(batch)
     rep = np.repeat(np.arange(B), K)
     enc, h = backend.take(enc1, rep), backend.take_h(h1, rep)
@@ -393,7 +402,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     gdone = np.zeros((B, G), dtype=bool)
     beam_off = (np.arange(Kg) * vx)[None, :, None]
     # (the device selection knows no n-gram bans: with the guard on, numpy selects)
-    on_device = (G > 1 and not nr and getattr(backend, "step_diverse", None) is not None
+    on_device = (G > 1 and not nr and not distinct and getattr(backend, "step_diverse", None) is not None
                  and backend.vocab_size >= Kg + 4)
     eos_flat = (np.arange(Kg) * vx + sp.eos)[None, :]
     t = -1
@@ -422,6 +431,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
         parent = np.tile(np.arange(K), (nA, 1))  # row within source, per new slot
         new_tok = np.full((nA, K), sp.pad, dtype=np.int64)
         used = np.zeros((nA, vx)) if (G > 1 and diversity) else None
+        seen: List[set] = [set() for _ in range(nA)] if distinct else []
         for g in range(G):
             if on_device:
                 val, bm, tk, mval = _device_group(g, Kg, vx, (pk_b, pk_t, pk_lp, eos_lp), srch, mdl,
@@ -433,11 +443,13 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                     cand = cand - diversity * used[ar[:, :, None], ix]
                 cand = cand.reshape(nA, Kg * kc)
                 flat = (beam_off + ix).reshape(nA, Kg * kc)
-                order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg]
+                order = np.lexsort((flat, -cand), axis=-1)[:, : 2 * Kg + (2 * g * Kg if distinct else 0)]
                 val = np.take_along_axis(cand, order, 1)
                 fl = np.take_along_axis(flat, order, 1)
+                mval = mdl[ar, g, fl // vx] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
+                if distinct and g:
+                    val, fl, mval = _skip_seen(val, fl, mval, seen, hist, g * Kg, K, vx, 2 * Kg)
                 bm, tk = fl // vx, fl % vx
-                mval = mdl[ar, g, bm] + np.take_along_axis(v.reshape(nA, Kg * kc), order, 1)
             eos = tk == sp.eos
             was_done = gdone[active, g]
             for i, r in zip(*np.nonzero(eos[:, :Kg])):
@@ -446,9 +458,15 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                     continue
                 finished[s][g].append(_finish(hist[i * K + g * Kg + bm[i, r]], mval[i, r], True,
                                               length_penalty, alpha, g))
+                if distinct:
+                    seen[i].add((*hist[i * K + g * Kg + bm[i, r]].tolist(), int(sp.eos)))
             keep = ~eos & (np.cumsum(~eos, 1) <= Kg)
             sel_b = bm[keep].reshape(nA, Kg)
             sel_t = tk[keep].reshape(nA, Kg)
+            if distinct:
+                for i in range(nA):
+                    for b, tok in zip(sel_b[i].tolist(), sel_t[i].tolist()):
+                        seen[i].add((*hist[i * K + g * Kg + b].tolist(), tok))
             srch[:, g] = val[keep].reshape(nA, Kg)
             mdl[:, g] = mval[keep].reshape(nA, Kg)
             parent[:, g * Kg:(g + 1) * Kg] = g * Kg + sel_b
@@ -485,6 +503,23 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             hyps.extend(_rank(finished[s][g])[:nb])
         results.append(_rank(hyps))
     return results
+
+
+def _skip_seen(val, fl, mval, seen, hist, off: int, K: int, vx: int, keep: int):
+    """Group candidates ``(val, flat id, model logprob)`` (ranked) without those whose sequence an
+    earlier group holds (``seen[row]``): they move last with score ``-inf`` (ranked by flat id
+    among themselves, as every ``-inf`` candidate), then the first ``keep`` ranks are returned."""
+    val = val.copy()
+    for i in range(val.shape[0]):
+        if not seen[i]:
+            continue
+        for r in range(val.shape[1]):
+            b, tok = divmod(int(fl[i, r]), vx)
+            if (*hist[i * K + off + b].tolist(), tok) in seen[i]:
+                val[i, r] = -np.inf
+    order = np.lexsort((fl, -val), axis=-1)[:, :keep]
+    return (np.take_along_axis(val, order, 1), np.take_along_axis(fl, order, 1),
+            np.take_along_axis(mval, order, 1))
 
 
 def _device_group(g: int, Kg: int, vx: int, picks, srch, mdl, used, diversity: float, eos_flat):

@@ -47,6 +47,10 @@ class ParaphraseConfig:
         beam search (the thesis's Table 3.8), or top-k / top-p sampling of ``beams`` outputs.
     beams, groups, diversity : int, int, float
         B, G and lambda; ``beams`` outputs per input in every mode.
+    distinct : bool
+        ``dbs``: groups never hold the same sequence (:attr:`pysynth.decoding.SearchConfig.distinct`),
+        so each stage returns ``beams`` distinct outputs; False (default): the thesis's search,
+        whose groups often merge (fewer distinct candidates than beam search).
     mode, top : str, int
         :func:`pysynth.paraphrase.filters.select`'s mode and count.
     unknown_penalty, length_penalty, violation_penalty, case_sensitive
@@ -85,6 +89,7 @@ class ParaphraseConfig:
     beams: int = 16
     groups: int = 4
     diversity: float = 0.5
+    distinct: bool = False
     mode: str = "augmented"
     top: int = 3
     unknown_penalty: Optional[float] = None
@@ -129,7 +134,7 @@ class ParaphraseConfig:
         try:
             return SearchConfig(decode=self.decode, beam=self.beams, groups=self.groups, diversity=self.diversity,
                                 n=self.beams, top_k=self.top_k, top_p=self.top_p, temperature=self.temperature,
-                                ban_unk=self.ban_unk, seed=self.seed)
+                                ban_unk=self.ban_unk, seed=self.seed, distinct=self.distinct)
         except ValueError as exc:
             raise renamed(exc, {"beam": "beams"}) from None
 

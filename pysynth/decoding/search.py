@@ -368,11 +368,9 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     no_repeat_ngram : int
         No hypothesis repeats an n-gram (0: off; see the module docstring).
     distinct : bool
-        A group never extends a prefix to a sequence an earlier group holds (alive or just
-        finished) at the same step, so the ``beam`` hypotheses are distinct. Hamming diversity
-        penalises a token only at the step another group picks it, and groups often merge into the
-        same hypothesis a step later (on pivoted paraphrases: 140 distinct of 256 vs 160 for
-        beam search, ``bench/RESULTS_paraphrase.md``). False: the paper's search.
+        No group extends a prefix to a sequence an earlier group holds (alive or just finished)
+        at that step, so the hypotheses are distinct (Hamming diversity alone lets groups merge a
+        step later; ``bench/RESULTS_generators.md``). False: the paper's search.
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
     nr = _check_ngram(no_repeat_ngram)
@@ -386,8 +384,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     # a group needs its 2*Kg best candidates; earlier groups can push down (G-1)*Kg tokens
     need = 2 * Kg + (G - 1) * Kg if diversity else 2 * Kg
     distinct = bool(distinct) and G > 1
-    if distinct:  # and up to 2 Kg sequences of each earlier group to skip
-        need += 2 * (G - 1) * Kg
+    need += 2 * (G - 1) * Kg if distinct else 0  # up to 2 Kg sequences of each earlier group to skip
     enc1, h1 = backend.encode(batch)
     rep = np.repeat(np.arange(B), K)
     enc, h = backend.take(enc1, rep), backend.take_h(h1, rep)
@@ -463,10 +460,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             keep = ~eos & (np.cumsum(~eos, 1) <= Kg)
             sel_b = bm[keep].reshape(nA, Kg)
             sel_t = tk[keep].reshape(nA, Kg)
-            if distinct:
-                for i in range(nA):
-                    for b, tok in zip(sel_b[i].tolist(), sel_t[i].tolist()):
-                        seen[i].add((*hist[i * K + g * Kg + b].tolist(), tok))
+            _hold(seen, hist, g * Kg, K, sel_b, sel_t)
             srch[:, g] = val[keep].reshape(nA, Kg)
             mdl[:, g] = mval[keep].reshape(nA, Kg)
             parent[:, g * Kg:(g + 1) * Kg] = g * Kg + sel_b
@@ -503,6 +497,14 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
             hyps.extend(_rank(finished[s][g])[:nb])
         results.append(_rank(hyps))
     return results
+
+
+def _hold(seen, hist, off: int, K: int, sel_b, sel_t) -> None:
+    """Add the sequences a group selected (parent prefix + token) to ``seen`` (per row; none when
+    ``seen`` is empty, i.e. ``distinct`` is off)."""
+    for i, held in enumerate(seen):
+        for b, tok in zip(sel_b[i].tolist(), sel_t[i].tolist()):
+            held.add((*hist[i * K + off + b].tolist(), tok))
 
 
 def _skip_seen(val, fl, mval, seen, hist, off: int, K: int, vx: int, keep: int):

@@ -87,30 +87,17 @@ def as_contexts(rows: List[dict]):
 
 
 def train(model, examples, epochs: int, lr: float, batch_size: int, seed: int) -> Dict:
-    import torch
-
-    from pysynth.models.encoders import span_loss
     from pysynth.models.train import EncoderTrainer, bucket_batches, warmup_linear
+    from pysynth.qagen.train import span_batch_loss
 
     lengths = [len(x[0]) for x in examples]
     per_epoch = [bucket_batches(lengths, batch_size, 50, seed + ep) for ep in range(epochs)]
     total = sum(len(b) for b in per_epoch)
     opt, sched = warmup_linear(model.parameters(), lr, total)
 
-    def loss(b):
-        T = max(len(examples[i][0]) for i in b)
-        ids = torch.zeros(len(b), T, dtype=torch.long)
-        tt, am = torch.zeros_like(ids), torch.zeros_like(ids)
-        for r, i in enumerate(b):
-            n = len(examples[i][0])
-            ids[r, :n] = torch.tensor(examples[i][0])
-            tt[r, :n] = torch.tensor(examples[i][1])
-            am[r, :n] = 1
-        return span_loss(model(ids, am, tt), torch.tensor([examples[i][2] for i in b]),
-                         torch.tensor([examples[i][3] for i in b]))
-
     model.train()
-    return EncoderTrainer(model, opt, sched, batches=per_epoch.__getitem__, loss=loss, clip_norm=1.0,
+    return EncoderTrainer(model, opt, sched, batches=per_epoch.__getitem__,
+                          loss=lambda b: span_batch_loss(model, examples, b), clip_norm=1.0,
                           total_steps=total, log=log, log_every=50).fit(epochs)
 
 

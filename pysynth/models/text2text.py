@@ -22,7 +22,7 @@ from pysynth.decoding.config import SearchConfig
 from pysynth.models.generate import Generation
 from pysynth.models.registry import is_onnx_export
 
-__all__ = ["Text2Text", "ModelText2Text", "HFText2Text", "text2text", "round_trip", "is_onnx_export",
+__all__ = ["Text2Text", "generation", "ModelText2Text", "HFText2Text", "text2text", "round_trip", "is_onnx_export",
            "HFTranslator", "ModelTranslator"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -169,17 +169,23 @@ class HFText2Text(Text2Text):
             batch = SourceBatch.from_ids(ids, self.backend.specials.pad)
             res = run_search(self.backend, batch, search, self.max_len,
                              list(seeds[b0 : b0 + len(chunk)]) if search.decode == "sample" else None)
-            for src, hyps in zip(chunk, res):
-                g = Generation(src, [], [], [])
-                for h in hyps[: search.n] if search.n is not None else hyps:
-                    t = self.tok.decode(h.tokens, skip_special_tokens=True).strip()
-                    if dedupe and t in g.texts:
-                        continue
-                    g.texts.append(t)
-                    g.scores.append(h.score)
-                    g.groups.append(h.group)
-                out.append(g)
+            out.extend(generation(src, hyps, search, self.tok, dedupe) for src, hyps in zip(chunk, res))
         return out
+
+
+def generation(source: str, hyps, search: SearchConfig, tokenizer, dedupe: bool = False) -> Generation:
+    """A :class:`~pysynth.models.generate.Generation` of ``source`` from a search's n-best
+    ``hyps`` (the first ``search.n``), decoded by a wordpiece / Hugging Face ``tokenizer``;
+    ``dedupe`` skips a text already in the list."""
+    g = Generation(source, [], [], [])
+    for h in hyps[: search.n] if search.n is not None else hyps:
+        t = tokenizer.decode(h.tokens, skip_special_tokens=True).strip()
+        if dedupe and t in g.texts:
+            continue
+        g.texts.append(t)
+        g.scores.append(h.score)
+        g.groups.append(h.group)
+    return g
 
 
 #: the names these classes had in ``pysynth.paraphrase.pipeline``

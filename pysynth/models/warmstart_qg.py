@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from pysynth.decoding.config import SearchConfig, run_search
 from pysynth.models.generate import Generation
-from pysynth.models.text2text import Text2Text
+from pysynth.models.text2text import Text2Text, generation
 
 __all__ = ["qg_features", "WarmStartQG", "split_highlight", "load_store", "HL", "DEFAULT_SEARCH"]
 
@@ -143,16 +143,8 @@ class WarmStartQG(Text2Text):
             batch = self.source_batch(cs, ans)
             res = run_search(self.backend, batch, search, self.max_len,
                              list(seeds[b0:b0 + len(cs)]) if search.decode == "sample" else None)
-            for c, a, hyps in zip(cs, ans, res):
-                g = Generation(c[int(a["start"]):int(a["end"])], [], [], [])
-                for h in hyps[:search.n] if search.n is not None else hyps:
-                    t = self.tokenizer.decode(h.tokens, skip_special_tokens=True).strip()
-                    if dedupe and t in g.texts:
-                        continue
-                    g.texts.append(t)
-                    g.scores.append(h.score)
-                    g.groups.append(h.group)
-                out.append(g)
+            out.extend(generation(c[int(a["start"]):int(a["end"])], hyps, search, self.tokenizer, dedupe)
+                       for c, a, hyps in zip(cs, ans, res))
         return out
 
     def valid(self, text: str) -> Optional[str]:

@@ -37,7 +37,7 @@ from pysynth.qagen.data import (
     split_articles,
 )
 
-__all__ = ["span_examples", "train_span", "export_span", "qg_pairs", "train_qg"]
+__all__ = ["span_examples", "span_batch_loss", "train_span", "export_span", "qg_pairs", "train_qg"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -88,6 +88,25 @@ def span_examples(contexts: Sequence[Context], tok, role: str, max_length: int =
     return out
 
 
+def span_batch_loss(model, examples, batch):
+    """:func:`pysynth.models.encoders.span_loss` of ``model`` on the :func:`span_examples` rows
+    ``examples[i]`` for ``i`` in ``batch`` (padded to the batch's longest)."""
+    import torch
+
+    from pysynth.models.encoders import span_loss
+
+    T = max(len(examples[i][0]) for i in batch)
+    ids = torch.zeros(len(batch), T, dtype=torch.long)
+    tt, am = torch.zeros_like(ids), torch.zeros_like(ids)
+    for r, i in enumerate(batch):
+        n = len(examples[i][0])
+        ids[r, :n] = torch.tensor(examples[i][0])
+        tt[r, :n] = torch.tensor(examples[i][1])
+        am[r, :n] = 1
+    return span_loss(model(ids, am, tt), torch.tensor([examples[i][2] for i in batch]),
+                     torch.tensor([examples[i][3] for i in batch]))
+
+
 def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int = 4000, n_qa2: int = 0, epochs: int = 1,
                lr: float = 5e-5, batch_size: int = 16, max_length: int = 192, seed: int = 0, threads: int = 0,
                init=None, log=_log):
@@ -99,9 +118,8 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
     decay, length-bucketed batches; seeded. ``init``: continue from a span-encoder folder
     (:func:`pysynth.models.encoders.save_pretrained`) instead of the pretrained MiniLM.
     """
-    import torch
 
-    from pysynth.models.encoders import SpanEncoder, require_minilm, span_loss, wordpiece_tokenizer
+    from pysynth.models.encoders import SpanEncoder, require_minilm, wordpiece_tokenizer
     from pysynth.models.train import EncoderTrainer, bucket_batches, seed_torch, warmup_linear
 
     d = require_minilm()
@@ -128,21 +146,8 @@ def train_span(squad11: PathLike, squad2: PathLike, n_qa: int = 7000, n_ae: int 
     total = sum(len(b) for b in per_epoch)
     opt, sched = warmup_linear(model.parameters(), lr, total)
 
-    def loss(b):
-        T = max(len(ex[i][0]) for i in b)
-        ids = torch.zeros(len(b), T, dtype=torch.long)
-        tt = torch.zeros_like(ids)
-        am = torch.zeros_like(ids)
-        for r, i in enumerate(b):
-            n = len(ex[i][0])
-            ids[r, :n] = torch.tensor(ex[i][0])
-            tt[r, :n] = torch.tensor(ex[i][1])
-            am[r, :n] = 1
-        s = torch.tensor([ex[i][2] for i in b])
-        e = torch.tensor([ex[i][3] for i in b])
-        return span_loss(model(ids, am, tt), s, e)
-
-    run = EncoderTrainer(model, opt, sched, batches=per_epoch.__getitem__, loss=loss, clip_norm=1.0,
+    run = EncoderTrainer(model, opt, sched, batches=per_epoch.__getitem__, loss=lambda b: span_batch_loss(model, ex, b),
+                         clip_norm=1.0,
                          total_steps=total, log=log, log_every=50).fit(epochs)
     info["train_s"] = run["seconds"]
     info["steps"] = run["steps"]

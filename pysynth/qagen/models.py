@@ -5,7 +5,9 @@
 * :class:`QuestionGenerator` -- question generation ``(C, A) -> Q`` (Sect. 3.2-3.3): a pysynth
   seq2seq model (the shipped ``qagen-qg-copynet``: CopyNet from the answer sentence with the answer
   marked, :func:`pysynth.qagen.data.qg_source`; ONNX or torch), the paper's encoder-only generator
-  (:mod:`pysynth.qagen.encoder_qg`, Sect. 3.2), or a local Hugging Face seq2seq folder (input
+  (:mod:`pysynth.qagen.encoder_qg`, Sect. 3.2), a warm-started MiniLM encoder-decoder export
+  (:mod:`pysynth.models.warmstart_qg`, store ``pysynth.warmstart.onnx``: the context window
+  around the answer, onnxruntime only), or a local Hugging Face seq2seq folder (input
   ``"answer: A context: C"``).
 
 Every backend reads texts and returns texts / character spans, so the pipeline does not care
@@ -17,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+from pysynth.decoding.ort_warmstart import WARMSTART_ONNX_FORMAT
 from pysynth.models.span_model import DEFAULT_SPAN_MODEL, SPAN_FORMAT, SPAN_FORMAT_VERSION, SpanModel
 from pysynth.store import format_of
 
@@ -33,7 +36,8 @@ class QuestionGenerator:
     Parameters
     ----------
     model : a registry name (default ``qagen-qg-copynet``), a pysynth seq2seq folder or training
-        run (input: :func:`pysynth.qagen.data.qg_source`), an ONNX export folder of one, or a local
+        run (input: :func:`pysynth.qagen.data.qg_source`), an ONNX export folder of one, a
+        warm-start export (:func:`pysynth.export.warmstart.export_warmstart_onnx`), or a local
         Hugging Face seq2seq folder (input ``"answer: A context: C"``, the usual T5 QG prompt).
     backend : ``onnx`` (the model's ``onnx/`` export on onnxruntime), ``torch``, or ``auto`` (onnx
         when an export exists).
@@ -60,6 +64,13 @@ class QuestionGenerator:
 
                     torch.set_num_threads(int(threads))
                 return
+            if format_of(r.path) == WARMSTART_ONNX_FORMAT:
+                from pysynth.models.warmstart_qg import load_store
+
+                self.name = r.name or str(r.path)
+                self.kind, self.impl = "warmstart", load_store(r.path, backend if backend != "torch" else "onnx",
+                                                              device=device, threads=threads)
+                return
         #: the seq2seq model (:class:`pysynth.models.text2text.Text2Text`)
         self.model = text2text(model, backend, device=None if device == "cpu" else device, threads=threads,
                                default=DEFAULT_QG_MODEL, what="question model")
@@ -85,6 +96,9 @@ class QuestionGenerator:
         if self.kind == "encoder":
             return self.impl.generate(list(contexts), list(answers), method=method, batch_size=batch_size)
         search = question_search(method, beam_size, top_k)
+        if self.kind == "warmstart":  # never a repeated trigram: the decoding it was evaluated with
+            gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), seeds, batch_size)
+            return [g.texts[0] if g.texts else "" for g in gens]
         if self.kind == "hf":
             srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
             if method == "greedy":  # a beam of one on Hugging Face models
@@ -108,6 +122,9 @@ class QuestionGenerator:
         if self.kind == "encoder":
             return [[q] for q in self.impl.generate(list(contexts), list(answers), batch_size=batch_size)]
         search = question_search("beam", beam_size).replace(n=beam_size)
+        if self.kind == "warmstart":
+            gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), batch_size=batch_size)
+            return [list(g.texts) for g in gens]
         if self.kind == "hf":
             srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
         else:

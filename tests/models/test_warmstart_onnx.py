@@ -79,3 +79,23 @@ def test_onnx_path_imports_no_torch(exported):
             "SearchConfig(decode='beam', beam=2, no_repeat_ngram=3)); "
             "assert g[0].texts; assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_qagen_question_generator_opens_warmstart_export(exported):
+    from pysynth.models import load
+    from pysynth.qagen.models import QuestionGenerator
+
+    fp32 = exported[1]
+    qg = QuestionGenerator(str(fp32))
+    assert qg.kind == "warmstart"
+    contexts = [r[0] for r in ROWS]
+    spans = [{"start": s, "end": e} for _, s, e, _ in ROWS]
+    from pysynth.decoding import SearchConfig
+
+    want = [g.texts[0] for g in load(fp32).questions(contexts, spans,
+                                                     SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3))]
+    assert qg.generate(contexts, spans) == want
+    nb = qg.nbest(contexts, spans, beam_size=3)
+    assert len(nb) == len(contexts) and all(1 <= len(x) <= 3 for x in nb)
+    with pytest.raises(ValueError, match="one answer per context"):
+        qg.generate(contexts, spans[:1])

@@ -12,7 +12,7 @@ only its casing and question mark fixed, never a template.
 * ``question``: starts with a question word or an auxiliary ("what is x", "can't set aperture"),
   or has one later ("Geary - How to print emails"): casing and "?" only.
 * ``verb``: a known verb in its base or -ing form first (after an optional -ly adverb), not followed
-  by "of" or a finite verb: "How to <verb> ...?" ("Blocking venting" -> "How to block venting?").
+  by "of" or a finite verb: "How can I <verb> ...?" ("Blocking venting" -> "How can I block venting?").
 * ``noun``: no verb, auxiliary, pronoun subject, -ing/-ed word or separator, at most 8 words, no
   word ending in "s" before a non-preposition (a third-person verb: "trips circuit breaker"), and a
   sure sign of a noun phrase ("X of ...", "X between ...", a superlative or "difference"/"purpose"
@@ -28,6 +28,9 @@ from typing import List, Tuple
 __all__ = ["FORMS", "VERBS", "form_of", "rule_floor", "verb_lemma", "template_misfit"]
 
 FORMS = ("question", "verb", "noun", "other")
+#: the template before a verb phrase: MQR's references put "How can I" before a fragment that starts with a
+#: verb ~9x as often as "How to" (dev: 92 vs 10 of 271 -ing fragments); +2.4 BLEU-4 for the rule floor on dev
+VERB_TEMPLATE = "How can I"
 
 _QWORDS = frozenset("how why when what which who whom whose where whats what's how's where's who's why's "
                     "whats".split())
@@ -205,7 +208,7 @@ def _finish(text: str) -> str:
 
 def rule_floor(text: str, legacy: bool = False) -> str:
     """The rule baseline: a question template only where the input's form fits it (:func:`form_of`):
-    "How to <verb phrase>?", "What is/are [the] <noun phrase>?", else only the first letter
+    "How can I <verb phrase>?", "What is/are [the] <noun phrase>?", else only the first letter
     capitalised and a final "?" (replacing a final "." or "!").
 
     Parameters
@@ -220,7 +223,7 @@ def rule_floor(text: str, legacy: bool = False) -> str:
     >>> rule_floor("capital of australia")
     'What is the capital of australia?'
     >>> rule_floor("Blocking Venting from Rodents")
-    'How to block Venting from Rodents?'
+    'How can I block Venting from Rodents?'
     >>> rule_floor("Time Magazine aiding Al Capone?")
     'Time Magazine aiding Al Capone?'
     """
@@ -241,7 +244,7 @@ def rule_floor(text: str, legacy: bool = False) -> str:
         adverb = t[:start].strip()
         rest = t[start + len(verb):]
         adverb = (adverb[:1].lower() + adverb[1:] + " ") if adverb else ""
-        return _finish(f"How to {adverb}{verb_lemma(verb) or verb.lower()}{rest}")
+        return _finish(f"{VERB_TEMPLATE} {adverb}{verb_lemma(verb) or verb.lower()}{rest}")
     if form == "noun":
         low = _words(t)
         head = next((x for j, x in enumerate(low) if j + 1 < len(low) and low[j + 1] in _PREPS), low[-1])

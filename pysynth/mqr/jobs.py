@@ -76,10 +76,13 @@ class _Kernel(pipelines.RowKernel):
 
     def generate(self, rw, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         d = self.decoding
-        out = rw.rewrite([r["question"] for r in rows], beam=d["beam"], batch_size=self.batch_size,
+        out = rw.choices([r["question"] for r in rows], beam=d["beam"], batch_size=self.batch_size,
                          coverage=d["coverage"], wellformed=d["wellformed"], backoff=d["backoff"],
                          select=d["select"])
-        return pipelines.Chunk([{**r, "rewrite": o} for r, o in zip(rows, out)])
+        # the choice travels with the row: model / rule / kept_input (safe selection), unreadable (no word
+        # of the text in the model's vocabulary: the text comes back)
+        return pipelines.Chunk([{**r, "rewrite": r["question"] if o is None else o[0],
+                                 "choice": "unreadable" if o is None else o[1]} for r, o in zip(rows, out)])
 
     def judge(self, row: dict, keep: bool) -> None:
         row["rewritten"] = keep
@@ -135,10 +138,14 @@ class _Stage(pipelines.RowStage):
     def write(self, parts: List[Dict[str, np.ndarray]], info) -> Dict[str, Any]:
         changed = 0
 
+        choices: Dict[str, int] = {}
+
         def rows():
             nonlocal changed
             for r in self.iter_rows(parts):
                 changed += r["rewrite"] != r["question"]
+                c = r.get("choice", "model")
+                choices[c] = choices.get(c, 0) + 1
                 yield r
 
         if self.text:
@@ -147,6 +154,7 @@ class _Stage(pipelines.RowStage):
             n_out = io.write_rows(self.out, rows())
         counts = self.counts(parts)
         summary = {"questions": info.n_items, "changed": changed, "unchanged": info.n_items - changed,
+                   "choices": dict(sorted(choices.items())),
                    "dropped_wellformed": int(counts.get("dropped_wellformed", 0)), "rows_written": n_out,
                    **({"dropped_similarity": int(counts.get("dropped_similarity", 0))}
                       if self.min_similarity is not None else {}),

@@ -45,6 +45,7 @@ def test_rows_lists_and_gzip(tmp_path, reference):
     out = tmp_path / "r.jsonl"
     rewrite_file(rows, out, backend="onnx", chunk_size=3, progress=False)
     got = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(g.pop("choice") in ("model", "rule", "kept_input", "unreadable") for g in got)  # the safe selection's
     assert got == [{"id": i, "question": q, "rewrite": o} for i, (q, o) in enumerate(zip(QS, reference))]
     gz = tmp_path / "t.txt.gz"
     rewrite_file(QS, gz, backend="onnx", chunk_size=5, progress=False)
@@ -63,6 +64,7 @@ def test_min_wellformed_gives_the_input_back(tmp_path, reference):
     probs = wellformedness(reference).tolist()
     got = [json.loads(x) for x in out.read_text().splitlines()]
     for g, q, o, p in zip(got, QS, reference, probs):
+        assert g.pop("choice") in ("model", "rule", "kept_input", "unreadable")
         assert g == {"question": q, "rewrite": o if p >= 0.6 else q, "wellformed": round(p, 6), "rewritten": p >= 0.6}
     assert s["dropped_wellformed"] == sum(p < 0.6 for p in probs)
     assert json.loads((tmp_path / "w.jsonl.meta.json").read_text())["config"]["min_wellformed"] == 0.6

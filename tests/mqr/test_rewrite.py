@@ -18,7 +18,7 @@ def test_rule_floor():
     # issue 26: a template only where the form fits (more cases in test_select.py); before, "How to" everywhere
     assert rule_floor("Spaghetti carbonara, mixing") == "Spaghetti carbonara, mixing?"
     assert rule_floor("what is  ubuntu") == "What is ubuntu?"
-    assert rule_floor("Install Ubuntu.") == "How to install Ubuntu?"
+    assert rule_floor("Install Ubuntu.") == "How can I install Ubuntu?"
     assert rule_floor("Does it work??") == "Does it work?"
     assert rule_floor("") == ""
 
@@ -115,7 +115,7 @@ def test_paralex_pairs_from_comqa_clusters():
 def test_run_chain_rule_steps():
     from pysynth.mqr.table6 import run_chain
 
-    assert run_chain(["rule", "rule"], ["install ubuntu", "Why not?"]) == ["How to install ubuntu?", "Why not?"]
+    assert run_chain(["rule", "rule"], ["install ubuntu", "Why not?"]) == ["How can I install ubuntu?", "Why not?"]
 
 
 @pytest.fixture(scope="module")

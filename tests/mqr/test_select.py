@@ -17,13 +17,13 @@ RULE_CASES = [
     ("Capital of Australia", "What is the capital of Australia?"),
     ("difference between let and var", "What is the difference between let and var?"),
     ("use of semicolons in python", "What is the use of semicolons in python?"),
-    ("install ubuntu on usb stick", "How to install ubuntu on usb stick?"),
-    ("Install Ubuntu.", "How to install Ubuntu?"),
-    ("Blocking Venting from Rodents", "How to block Venting from Rodents?"),
-    ("Setting up a proxy", "How to set up a proxy?"),
-    ("Safely Increase Size of Door Bolt?", "How to safely increase Size of Door Bolt?"),
-    ("Downsample a texture", "How to downsample a texture?"),
-    ("Work around the power line safely", "How to work around the power line safely?"),
+    ("install ubuntu on usb stick", "How can I install ubuntu on usb stick?"),
+    ("Install Ubuntu.", "How can I install Ubuntu?"),
+    ("Blocking Venting from Rodents", "How can I block Venting from Rodents?"),
+    ("Setting up a proxy", "How can I set up a proxy?"),
+    ("Safely Increase Size of Door Bolt?", "How can I safely increase Size of Door Bolt?"),
+    ("Downsample a texture", "How can I downsample a texture?"),
+    ("Work around the power line safely", "How can I work around the power line safely?"),
     # no template fits: casing and "?" only
     ("Spaghetti carbonara, mixing", "Spaghetti carbonara, mixing?"),
     ("Air conditioner trips circuit breaker", "Air conditioner trips circuit breaker?"),
@@ -51,8 +51,8 @@ def test_rule_floor_never_puts_how_before_a_non_verb():
                                           "the best way to learn", "Windows 10 update failed", "login issue"]
     for t in texts:
         out = rule_floor(t)
-        if out.startswith("How to "):
-            nxt = out.split()[2]
+        if out.startswith(("How to ", "How can I ")):
+            nxt = out.split()[2 if out.startswith("How to ") else 3]
             assert verb_lemma(nxt) == nxt.lower() or form_of(t)[0] == "verb", (t, out)
         assert not template_misfit(out, t), (t, out)
 
@@ -116,7 +116,7 @@ def test_select_keeps_the_input_rather_than_a_worse_text():
     # back-off: a rewrite keeping under 70 % of the words is no candidate (the default margin -1: the rule floor
     # wins over the input whenever it passes the hard rule)
     assert select("install ubuntu on usb stick", "How do I fix it?", [0.1, 0.05, 0.99], backoff=0.7) == \
-        ("How to install ubuntu on usb stick?", "rule")
+        ("How can I install ubuntu on usb stick?", "rule")
     # ... with fallback, the next of the beam (in the rerank's order) that keeps them is
     beam = ["How do I fix it?", "How do I install Ubuntu on a USB stick?", "How to install Ubuntu?"]
     assert select("install ubuntu on usb stick", beam, [0.1, 0.05, 0.99, 0.9, 0.95], backoff=0.7,

@@ -12,8 +12,9 @@ from pysynth.mqr.rewrite import Rewriter
 from pysynth.mqr.table6 import score_system
 
 split, n = sys.argv[1], int(sys.argv[2])
-rows=[json.loads(l) for l in gzip.open(f'/work/shared/data/mqr/{split}.jsonl.gz')][:n]
-src=[r['ill_formed'] for r in rows]; ref=[r['well_formed'] for r in rows]
+rows = [json.loads(line) for line in gzip.open(f'/work/shared/data/mqr/{split}.jsonl.gz')][:n]
+src = [r['ill_formed'] for r in rows]
+ref = [r['well_formed'] for r in rows]
 rw = Rewriter("mqr-copynet-small", threads=1)
 out = {}
 for t in ["How to", "How can I"]:

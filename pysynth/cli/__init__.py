@@ -48,7 +48,27 @@ def build_parser() -> _common.Parser:
     dup.add_commands(sub)
     export.add_commands(sub)
     serve.add_commands(sub)
+    for leaf in _leaves(p):
+        _add_verbosity(leaf)
     return p
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list:
+    """The parsers that run a command (those without verbs of their own)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for a in subs for sp in dict.fromkeys(a.choices.values()) for leaf in _leaves(sp)]
+
+
+def _add_verbosity(p: argparse.ArgumentParser) -> None:
+    """``-v/--verbose`` and ``-q/--quiet`` on every command (:func:`._common.configure_logging`)."""
+    have = p._option_string_actions
+    if "-v" not in have and "--verbose" not in have:
+        p.add_argument("-v", "--verbose", action="count", default=0,
+                       help="more log lines (-v: debug, and third-party library messages)")
+    if "--quiet" not in have:
+        p.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only: no progress")
 
 
 def verbs(parser: argparse.ArgumentParser) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import logging
 import math
 import os
 import stat
@@ -160,11 +161,69 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
             raise
         say(f"error: {exc}")
         return 2
+class _StderrHandler(logging.StreamHandler):
+    """A handler on the current ``sys.stderr`` (looked up at each record: tests swap it)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        msg = super().format(record)
+        if record.levelno >= logging.WARNING:  # the CLI's own warning spelling
+            return f"{PROG}: {record.levelname.lower()}: {msg}"
+        return msg
+
+
+def configure_logging(verbose: int = 0, quiet: bool = False) -> Callable[[], None]:
+    """The CLI's logging: one stderr handler on the root logger; pysynth's records at INFO
+    (progress and stage lines; ``-q``: warnings and errors only; ``-v``: DEBUG); third-party
+    libraries' warnings only unless ``-v``: this hides the "PyTorch was not found" advice of
+    transformers (only its tokenizers are used without torch) and faiss's loader lines (which CPU
+    build it picked).  Returns a function that restores the previous configuration."""
+    root, log = logging.getLogger(), logging.getLogger("pysynth")
+    before = (root.level, log.level, list(root.handlers), os.environ.get("TRANSFORMERS_NO_ADVISORY_WARNINGS"))
+    for h in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(h)
+    h = _StderrHandler()
+    h.setFormatter(_Formatter("%(message)s"))
+    root.addHandler(h)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    log.setLevel(logging.WARNING if quiet else (logging.DEBUG if verbose else logging.INFO))
+    if not verbose:
+        os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = "1"
+
+    def restore() -> None:
+        root.removeHandler(h)
+        for old in before[2]:
+            if old not in root.handlers:
+                root.addHandler(old)
+        root.setLevel(before[0])
+        log.setLevel(before[1])
+        if before[3] is None:
+            os.environ.pop("TRANSFORMERS_NO_ADVISORY_WARNINGS", None)
+        else:
+            os.environ["TRANSFORMERS_NO_ADVISORY_WARNINGS"] = before[3]
+
+    return restore
+
+
     except KeyboardInterrupt:
         if debug:
             raise
+    restore = None
         say("error: interrupted")
         return 130
+        restore = configure_logging(getattr(args, "verbose", 0), getattr(args, "quiet", False))
     except BrokenPipeError:
         _silence_stdout()  # the reader went away (| head): no message, no flush error at exit
         return 141
@@ -199,6 +258,9 @@ def _silence_stdout() -> None:
 
 # ------------------------------------------------------------------------- argument types
 
+    finally:
+        if restore is not None:  # main() called in a program leaves its logging as it was
+            restore()
 def positive_int(s: str) -> int:
     try:
         v = int(s)

@@ -18,8 +18,10 @@ STRATEGIES = ("popular", "discriminative", "combination")
 DEFAULT_MODEL = "k2q-copynet-small"
 
 
-def _rows_with(path: str, field: str, flag: str = "--in") -> list:
-    rows = list(C.read_rows(path, flag))
+def _rows_with(src, field: str, flag: str = "--in", path: str | None = None) -> list:
+    """The rows of ``src`` (a path, or rows read from ``path``), each with a string ``field``."""
+    rows = list(C.read_rows(src, flag)) if path is None else list(src)
+    path = src if path is None else path
     for i, r in enumerate(rows, 1):
         if not isinstance(r, dict) or not isinstance(r.get(field), str):
             raise ValueError(f"{flag} {path!r} row {i}: needs a string field {field!r}")
@@ -171,7 +173,9 @@ def _cmd_generate(args) -> int:
     if model.kind != "pysynth":
         raise C.UsageError(f"argument --model: {str(model.path)!r} is a Hugging Face model; k2q generate runs "
                            f"pysynth seq2seq models ({DEFAULT_MODEL} or a `pysynth k2q train` folder)")
-    kws = [r["keywords"] for r in _rows_with(args.inp, "keywords")]
+    rows = list(C.read_rows(args.inp))
+    if rows and not any(isinstance(r, dict) and isinstance(r.get("keywords"), str) for r in rows):
+        _rows_with(rows[:1], "keywords", path=args.inp)  # no row has the field: the wrong input, most likely
     backend = args.backend
     if backend == "auto" and (args.device not in (None, "cpu") or args.kernels == "triton"):
         backend = "torch"  # a GPU or the Triton kernels: the torch backend's
@@ -179,10 +183,13 @@ def _cmd_generate(args) -> int:
                          kernels=args.kernels)
     groups = args.groups if args.diverse else 1
     beam = max(args.beam, args.groups) if args.diverse and args.groups else args.beam
-    res = gen.generate(kws, beam=beam, n=args.n, groups=groups, diversity=args.diversity,
-                       method=("diverse" if args.diverse else None), batch_size=args.batch_size,
-                       length_penalty=args.length_penalty, alpha=args.alpha, max_len=args.max_len)
-    rows = [{"keywords": r.source, "questions": r.texts, "scores": [round(s, 6) for s in r.scores]} for r in res]
+    from pysynth.k2q.generate import generate_rows
+
+    # a row the model cannot read is written with a "reason" (and counted), never aborting the batch
+    rows, _ = generate_rows(gen, rows, progress=not args.quiet, beam=beam, n=args.n, groups=groups,
+                            diversity=args.diversity, method=("diverse" if args.diverse else None),
+                            batch_size=args.batch_size, length_penalty=args.length_penalty, alpha=args.alpha,
+                            max_len=args.max_len)
     if args.min_wellformed is not None:
         from pysynth.quality import filter_rows
 

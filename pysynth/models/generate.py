@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -169,6 +169,7 @@ class Generator:
         seed: int = 0,
         seeds: Optional[Sequence[int]] = None,
         search: Optional[SearchConfig] = None,
+        on_batch: Optional[Callable[[int], None]] = None,
     ) -> List[Generation]:
         """Generate n-best lists for ``texts``.
 
@@ -189,6 +190,8 @@ class Generator:
             All the search settings at once (then ``method``, ``beam``, ``n``, ``groups``,
             ``diversity``, ``max_len``, ``length_penalty``, ``alpha``, ``ban_unk``, ``top_k``,
             ``top_p``, ``temperature`` and ``seed`` are not read).
+        on_batch : callable, optional
+            Called with the number of inputs of each finished batch (a progress bar's update).
         """
         if search is None:
             if method is None:
@@ -203,9 +206,10 @@ class Generator:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
         if seeds is not None and search.decode == "sample" and len(seeds) != len(texts):
             raise ValueError(f"seeds: one per input, got {len(seeds)} for {len(texts)} inputs")
-        return self._generate(texts, search, seeds, batch_size, dedupe)
+        return self._generate(texts, search, seeds, batch_size, dedupe, on_batch)
 
-    def _generate(self, texts, search: SearchConfig, seeds, batch_size: int, dedupe: bool) -> List[Generation]:
+    def _generate(self, texts, search: SearchConfig, seeds, batch_size: int, dedupe: bool,
+                  on_batch=None) -> List[Generation]:
         n = search.n
         toks, trunc = prepare_sources(texts, self.vocab, self.max_src_len)
         # sort by length so batches carry little padding; results go back in input order
@@ -233,5 +237,7 @@ class Generator:
                     scores_i.append(hyp.score)
                     groups_i.append(hyp.group)
                 out[i] = Generation(texts[i], texts_i[:k], scores_i[:k], groups_i[:k], trunc[i])
+            if on_batch is not None:
+                on_batch(len(idx))
         return out  # type: ignore[return-value]
 

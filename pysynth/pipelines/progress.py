@@ -2,6 +2,7 @@
 (logs, CI, ``nohup``), and plain lines when tqdm is not installed.  tqdm is imported lazily."""
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time
@@ -9,8 +10,16 @@ import time
 __all__ = ["Progress", "say"]
 
 
+_log = logging.getLogger("pysynth.pipelines")
+
+
 def say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """A stage or progress line: an INFO record of ``pysynth.pipelines`` once the program set the
+    level of the ``pysynth`` logger (the CLI does: ``-q``/``-v``), else printed on stderr as before."""
+    if logging.getLogger("pysynth").level != logging.NOTSET:
+        _log.info(msg)
+    else:
+        print(msg, file=sys.stderr, flush=True)
 
 
 def _hms(seconds: float) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from pysynth.models.spans import check_k_len
+from pysynth.models.spans import WINDOW_TOKENS, check_k_len
 from pysynth.store import format_of
 
 __all__ = ["SpanModel", "SPAN_FORMAT", "SPAN_FORMAT_VERSION", "DEFAULT_SPAN_MODEL"]
@@ -66,13 +66,16 @@ class SpanModel:
         Hugging Face extractive-QA folder.
     max_length, stride : window size and overlap in wordpieces; longer contexts are read in
         overlapping windows, never truncated.
-    batch_size : contexts per scorer call.
+    batch_size : contexts per tokenizer call.
     threads, device : onnxruntime / torch settings.
+    max_tokens : tokens per scorer call (windows x padded length, at least one window): bounds
+        peak memory whatever the contexts' length (:func:`pysynth.models.spans.predict_spans`).
     """
 
     def __init__(self, model: Optional[PathLike] = None, max_length: int = 256, stride: int = 96,
-                 batch_size: int = 16, threads: int = 0, device: str = "cpu"):
-        for k, v in (("max_length", max_length), ("stride", stride), ("batch_size", batch_size)):
+                 batch_size: int = 16, threads: int = 0, device: str = "cpu", max_tokens: int = WINDOW_TOKENS):
+        for k, v in (("max_length", max_length), ("stride", stride), ("batch_size", batch_size),
+                     ("max_tokens", max_tokens)):
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "stride" else 1):
                 raise ValueError(f"{k}: must be a positive integer, got {v!r}")
         if stride >= max_length - 64:
@@ -111,7 +114,7 @@ class SpanModel:
             import torch
 
             torch.set_num_threads(int(threads))
-        self.max_length, self.stride, self.batch_size = max_length, stride, batch_size
+        self.max_length, self.stride, self.batch_size, self.max_tokens = max_length, stride, batch_size, max_tokens
 
     def extract(self, contexts: Sequence[str], k: int = 10, max_answer_len: int = 32,
                 joint: Optional[bool] = None) -> List[List[Dict[str, Any]]]:
@@ -156,7 +159,7 @@ class SpanModel:
         scorer = self.scorer if joint or self.backend != "onnx" else _Fetch(self.scorer, _NO_JOINT)
         res = predict_spans(scorer, self.tokenizer, [contexts[i] for i in order],
                             [questions[i] for i in order] if questions is not None else None, k, max_answer_len,
-                            self.max_length, self.stride, joint, self.batch_size)
+                            self.max_length, self.stride, joint, self.batch_size, self.max_tokens)
         out: List[List[Dict[str, Any]]] = [[] for _ in contexts]
         for i, r in zip(order, res):
             out[i] = r

@@ -21,9 +21,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 __all__ = ["best_spans", "best_joint_spans", "predict_spans", "wordpiece_tokenizer", "cosine", "MASK_NEG",
-           "check_k_len"]
+           "check_k_len", "WINDOW_TOKENS", "count_windows"]
 
 MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no inf arithmetic)
+#: tokens per span-scorer call of :func:`predict_spans` (4 windows of 256): peak memory of a long
+#: context's windows (issue 27; 2 to 16 windows per call ran at the same speed here)
+WINDOW_TOKENS = 1024
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -123,12 +126,18 @@ def best_joint_spans(joint, k: int = 1, mask=None, max_len: Optional[int] = None
 
 def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optional[Sequence[str]] = None,
                   k: int = 1, max_answer_len: int = 30, max_length: int = 384, stride: int = 128,
-                  joint: bool = False, batch_size: int = 16) -> List[List[Dict[str, Any]]]:
+                  joint: bool = False, batch_size: int = 16, max_tokens: Optional[int] = WINDOW_TOKENS
+                  ) -> List[List[Dict[str, Any]]]:
     """Top-k answer spans of ``contexts`` as text, for answer extraction and extractive QA.
 
     Contexts longer than ``max_length`` tokens are read in overlapping windows (``stride``
     tokens of overlap, the SQuAD "doc stride"); candidates of all windows compete, and the
-    no-answer score is the smallest of the windows' (as in BERT's SQuAD 2.0 decoding).
+    no-answer score is the smallest of the windows' (as in BERT's SQuAD 2.0 decoding). The
+    scorer sees at most ``max_tokens`` tokens (windows x padded length) per call and each call's
+    scores are reduced to candidates before the next, so peak memory does not grow with the
+    length of a context (issue 27: one 100,000-character context took 4.7 GB when its 131
+    windows ran in one call). The windows' padding is the tokenizer batch's, whatever the calls,
+    so the scores, and the spans, do not depend on ``max_tokens``.
 
     Parameters
     ----------
@@ -145,7 +154,9 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         question and special tokens).
     joint : rank with the joint head's scores (Alberti et al. 2019, Sect. 3.1) instead of
         ``start + end``.
-    batch_size : contexts per tokenizer / scorer call.
+    batch_size : contexts per tokenizer call.
+    max_tokens : tokens per scorer call (at least one window; None: a whole tokenizer batch per
+        call). The joint head holds ~60 KB per token: 1024 tokens are ~250 MB.
 
     Returns
     -------
@@ -159,6 +170,9 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
     check_k_len(k, max_answer_len)
     if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length:
         raise ValueError(f"stride: must be an integer in [0, max_length={max_length}), got {stride!r}")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                   or max_tokens < 1):
+        raise ValueError(f"max_tokens: must be a positive integer or None, got {max_tokens!r}")
     results: List[List[Dict[str, Any]]] = []
     ctx_seq = 1 if questions is not None else 0
     for b in range(0, len(contexts), batch_size):
@@ -167,20 +181,13 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         enc = tokenizer(*args, truncation="only_second" if questions is not None else True, max_length=max_length,
                         stride=stride, return_overflowing_tokens=True, padding=True, return_offsets_mapping=True,
                         return_tensors="np")
-        sc = scorer.span_scores(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids"))
         owner = np.asarray(enc["overflow_to_sample_mapping"])  # window -> context
         cands: List[list] = [[] for _ in ctx]
         null = np.full(len(ctx), np.inf)
-        for w, r in enumerate(owner):
-            mask = np.array([sid == ctx_seq for sid in enc.sequence_ids(w)], dtype=bool)
-            # over-fetch: spans with equal text (different tokens or windows) collapse to one
-            if joint:
-                spans = best_joint_spans(sc["joint"][w], 4 * k, mask, max_answer_len)
-            else:
-                spans = best_spans(sc["start_logits"][w], sc["end_logits"][w], max_answer_len, 4 * k, mask)
-            offs = enc["offset_mapping"][w]
-            cands[r] += [(score, int(offs[s][0]), int(offs[e][1])) for s, e, score in spans]
-            null[r] = min(null[r], float(sc["null_score"][w]))
+        step = len(owner) if max_tokens is None else max(1, max_tokens // max(1, enc["input_ids"].shape[1]))
+        for w0 in range(0, len(owner), step):
+            _window_candidates(scorer, enc, owner, w0, min(w0 + step, len(owner)), ctx_seq, joint, k,
+                               max_answer_len, cands, null)
         for r, text in enumerate(ctx):
             seen, out = set(), []
             for score, a, z in sorted(cands[r], key=lambda c: (-c[0], c[1], c[2])):
@@ -192,6 +199,44 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
                     break
             results.append(out)
     return results
+
+
+def count_windows(n_tokens: int, max_length: int = 256, stride: int = 96, reserved: int = 2) -> int:
+    """How many windows :func:`predict_spans` reads a text of ``n_tokens`` wordpieces in.
+
+    ``reserved``: tokens of a window that are not the text's (2 special tokens alone; a question
+    and 3 special tokens in QA). Each window holds ``max_length - reserved`` text tokens and
+    overlaps the one before by ``stride`` (the tokenizer's overflowing windows).
+
+    >>> count_windows(200), count_windows(20753)
+    (1, 131)
+    """
+    room = max_length - reserved
+    if room <= stride:
+        raise ValueError(f"stride: must be below max_length - reserved = {room}, got {stride}")
+    if n_tokens <= room:
+        return 1
+    return 1 + -(-(n_tokens - room) // (room - stride))
+
+
+def _window_candidates(scorer, enc, owner, w0: int, w1: int, ctx_seq: int, joint: bool, k: int,
+                       max_answer_len: int, cands: List[list], null: np.ndarray) -> None:
+    """Score windows ``[w0, w1)`` of ``enc`` in one scorer call; add their top spans ``(score, start
+    char, end char)`` to ``cands`` and lower ``null`` (both indexed by context)."""
+    sl = slice(w0, w1)
+    tt = enc.get("token_type_ids")
+    sc = scorer.span_scores(enc["input_ids"][sl], enc["attention_mask"][sl], None if tt is None else tt[sl])
+    for i, w in enumerate(range(w0, w1)):
+        r = int(owner[w])
+        mask = np.array([sid == ctx_seq for sid in enc.sequence_ids(w)], dtype=bool)
+        # over-fetch: spans with equal text (different tokens or windows) collapse to one
+        if joint:
+            spans = best_joint_spans(sc["joint"][i], 4 * k, mask, max_answer_len)
+        else:
+            spans = best_spans(sc["start_logits"][i], sc["end_logits"][i], max_answer_len, 4 * k, mask)
+        offs = enc["offset_mapping"][w]
+        cands[r] += [(score, int(offs[s][0]), int(offs[e][1])) for s, e, score in spans]
+        null[r] = min(null[r], float(sc["null_score"][i]))
 
 
 def wordpiece_tokenizer(vocab_file, do_lower_case: bool = True):

@@ -15,7 +15,7 @@ What is measured:
   drawn with a fixed seed), shuffled with that seed; the queries the server answers with 422 (no
   word the model knows) are dropped before any measurement.
 * The client: a closed loop on raw ``asyncio.open_connection`` streams (HTTP/1.1 keep-alive, no
-  dependencies; uvloop's event loop when it is installed, as it is with ``pysynth[serve]``): C
+  dependencies; uvloop's event loop when it is installed, as it is with the ``[serve]`` extra): C
   connections, opened before the clock starts, each sending its next request when the previous
   answer is in, for a fixed number of requests and at most ``--max-s`` seconds per level. Per
   request: latency (send to last body byte) and status (0: connection error or a timeout). It
@@ -567,13 +567,13 @@ def bad_requests(host: str, port: int) -> List[Tuple[str, str, int]]:
              chunked + b"0\r\n\r\n")),
         ("Content-Length: abc", "400",
          raw("POST /v1/k2q HTTP/1.1\nHost: HOST\nContent-Type: application/json\nContent-Length: abc\n\n", b"{}")),
-        ("form-urlencoded `keywords=honda`", "400",
+        ("form-urlencoded `keywords=honda`", "415",
          post(b"keywords=honda+civic", "application/x-www-form-urlencoded")),
-        ("multipart/form-data", "400",
+        ("multipart/form-data", "415",
          post(b'--xx\r\nContent-Disposition: form-data; name="keywords"\r\n\r\nhonda\r\n--xx--\r\n',
               "multipart/form-data; boundary=xx")),
-        ("text/plain, not JSON", "400", post(b"honda civic", "text/plain")),
-        ("text/plain holding valid JSON (read as JSON)", "200", post(j({"keywords": "honda civic"}), "text/plain")),
+        ("text/plain, not JSON", "415", post(b"honda civic", "text/plain")),
+        ("text/plain holding valid JSON (refused: issue 27)", "415", post(j({"keywords": "honda civic"}), "text/plain")),
         ("GET /v1/k2q", "405", raw("GET /v1/k2q HTTP/1.1\nHost: HOST\n\n")),
         ("POST /v1/nothing", "404", post(j({"keywords": "honda civic"}), path="/v1/nothing")),
         ("garbage request line", "400", raw("HELLO\n\n")),

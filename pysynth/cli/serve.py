@@ -15,6 +15,33 @@ def _model_spec(s: str):
         raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--model {s!r}: ")) from None
 
 
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _origin_safety(args) -> tuple:
+    """``(allowed hosts, API key)``: the key from --api-key or PYSYNTH_API_KEY; a non-loopback
+    --host needs one (or --insecure); a specific --host is an allowed Host name."""
+    import ipaddress
+    import os
+
+    key = args.api_key if args.api_key is not None else os.environ.get("PYSYNTH_API_KEY") or None
+    if key is not None and (len(key) < 8 or not key.isprintable() or " " in key):
+        raise C.UsageError("argument --api-key: use at least 8 printable characters without spaces")
+    hosts = list(args.allow_host or ())
+    try:
+        loopback = ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = args.host in _LOOPBACK
+    if not loopback:
+        if key is None and not args.insecure:
+            raise C.UsageError(f"argument --host: {args.host} listens beyond this machine; give --api-key KEY "
+                               "(or PYSYNTH_API_KEY) so that only clients with the key are served, or --insecure "
+                               "to serve anyone who can reach it")
+        if args.host not in ("0.0.0.0", "::"):
+            hosts.append(args.host)
+    return tuple(hosts), key
+
+
 def _cmd_serve(args) -> int:
     import logging
     import socket
@@ -37,15 +64,23 @@ def _cmd_serve(args) -> int:
     try:
         from pysynth.serve import ServeConfig, create_app
     except ImportError as exc:
-        raise C.UsageError(f"pysynth serve needs the [serve] extra: pip install 'pysynth[serve]' ({exc})") from None
+        raise C.UsageError(f"pysynth serve needs the [serve] extra: pip install '.[serve]' ({exc})") from None
     try:
         import uvicorn
     except ImportError:
-        raise C.UsageError("pysynth serve needs uvicorn: pip install 'pysynth[serve]'") from None
+        raise C.UsageError("pysynth serve needs uvicorn: pip install '.[serve]'") from None
+    from pysynth.serve.budget import Budget
+    from pysynth.serve.conn import protocol_class
+
+    hosts, key = _origin_safety(args)
+    budget = Budget(max_hypotheses=args.max_hypotheses, max_segment_tokens=args.max_segment_tokens,
+                    max_lcs_cells=args.max_lcs_cells, max_meteor_tokens=args.max_meteor_tokens,
+                    max_context_chars=args.max_context_chars)
     cfg = ServeConfig(models=models, collection=args.collection, meteor=args.meteor, device=args.device, threads=args.threads,
                       batching=not args.no_batching, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
                       max_queue=args.max_queue, timeout_s=args.timeout, max_inputs=args.max_inputs,
-                      max_body_bytes=args.max_body_bytes)
+                      max_body_bytes=args.max_body_bytes, budget=budget, allow_hosts=hosts,
+                      cors_origins=tuple(args.cors_origin or ()), api_key=key, docs=args.docs)
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="pysynth serve: %(message)s")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -62,9 +97,16 @@ def _cmd_serve(args) -> int:
         raise OSError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     port = sock.getsockname()[1]
     served = ", ".join(f"{t}={m or 'default'}" for t, m in models.items())
-    C.say(f"serving {served} on http://{args.host}:{port}/ "
-          f"(batching {'off' if args.no_batching else f'max {args.max_batch}, wait {args.max_wait_ms:g} ms'})")
-    config = uvicorn.Config(app, log_level=args.log_level, access_log=args.access_log, timeout_keep_alive=5,
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    C.say(f"serving {served} on http://{shown}:{port}/ "
+          f"(batching {'off' if args.no_batching else f'max {args.max_batch}, wait {args.max_wait_ms:g} ms'}"
+          f"{'; API key required' if key else ''})")
+    if key is None and args.insecure:
+        C.say(f"warning: --insecure: anyone who can reach {args.host}:{port} can use this server")
+    # idle and slow clients are dropped (pysynth.serve.conn): --max-connections protects, never locks out
+    config = uvicorn.Config(app, log_level=args.log_level, access_log=args.access_log,
+                            timeout_keep_alive=max(1, round(args.idle_timeout)),
+                            http=protocol_class(args.read_timeout, args.idle_timeout),
                             limit_concurrency=args.max_connections, timeout_graceful_shutdown=5)
     try:
         uvicorn.Server(config).run(sockets=[sock])
@@ -107,6 +149,33 @@ def add_commands(sub) -> None:
     s.add_argument("--max-body-bytes", type=C.positive_int, default=1 << 20, help="largest request body")
     s.add_argument("--max-connections", type=C.positive_int, default=2048,
                    help="open connections before uvicorn answers 503")
+    s.add_argument("--read-timeout", type=C.float_in(0, True, 3600, "a number of seconds in (0, 3600]"), default=10.0,
+                   metavar="S", help="a request's headers and body must arrive within S seconds of its first byte "
+                                     "(408 past it)")
+    s.add_argument("--idle-timeout", type=C.float_in(0, True, 3600, "a number of seconds in (0, 3600]"), default=5.0,
+                   metavar="S", help="close a connection silent for S seconds (new or kept alive)")
+    g = s.add_argument_group("origin safety (see docs/serving.md)")
+    g.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="a Host name served beside localhost, 127.0.0.1 and [::1] (repeatable; '*': any)")
+    g.add_argument("--api-key", default=None, metavar="KEY",
+                   help="require 'Authorization: Bearer KEY' on every request but /health and / (default: the "
+                        "PYSYNTH_API_KEY environment variable; none: no auth)")
+    g.add_argument("--insecure", action="store_true",
+                   help="allow a non-loopback --host without an API key")
+    g.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                   help="send CORS headers to this origin, e.g. https://app.example (repeatable; default: no CORS)")
+    g.add_argument("--docs", action="store_true", help="serve Swagger UI at /docs (loads its assets from a CDN)")
+    b = s.add_argument_group("per-request budgets (413 before any work; see pysynth.serve.budget)")
+    b.add_argument("--max-hypotheses", type=C.positive_int, default=8192, metavar="N",
+                   help="sequences one generator request decodes at once (inputs x beams; paraphrase: both stages)")
+    b.add_argument("--max-segment-tokens", type=C.positive_int, default=2000, metavar="N",
+                   help="whitespace tokens of any /v1/score segment")
+    b.add_argument("--max-lcs-cells", type=C.positive_int, default=20_000_000, metavar="N",
+                   help="ROUGE-L/Lsum table cells (sum of hypothesis x reference tokens) per /v1/score request")
+    b.add_argument("--max-meteor-tokens", type=C.positive_int, default=256, metavar="N",
+                   help="whitespace tokens of a segment scored by METEOR")
+    b.add_argument("--max-context-chars", type=C.positive_int, default=100_000, metavar="N",
+                   help="characters of all contexts of one /v1/qagen request")
     s.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     s.add_argument("--access-log", action="store_true", help="log every request (slower)")
     s.set_defaults(func=_cmd_serve)

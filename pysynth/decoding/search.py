@@ -63,6 +63,7 @@ from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
+from pysynth.decoding.cancel import checkpoint
 from pysynth.decoding.protocol import SpecialIds, check_backend
 
 __all__ = ["Hypothesis", "normalize_score", "check_search_args", "apply_bans", "ngram_bans", "topk_ordered", "topk_from_parts",
@@ -297,6 +298,7 @@ def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban
     out: List[List[int]] = [[] for _ in range(R)]
     hyps: List[Optional[Hypothesis]] = [None] * R
     for t in range(max_len):
+        checkpoint()  # a caller that gave up stops the search here (pysynth.decoding.cancel)
         banned = _row_bans([out[j] for j in active], no_repeat_ngram)
         vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk, banned)
         vals, idx, col = pick(t, active, vals, idx)
@@ -404,6 +406,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     eos_flat = (np.arange(Kg) * vx + sp.eos)[None, :]
     t = -1
     for t in range(max_len):
+        checkpoint()
         nA = len(active)
         srch, mdl = search[active], model[active]
         if on_device:

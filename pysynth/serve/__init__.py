@@ -6,7 +6,7 @@
 :data:`.models.ADAPTERS`; :mod:`.schemas` turns its dataclasses into validated models,
 :mod:`.batching` groups concurrent requests into one model call, :mod:`.models` loads the
 adapters (ONNX exports, never torch), :mod:`.prom` writes the Prometheus metrics. Needs the
-``[serve]`` extra (``pip install 'pysynth[serve]'``).
+``[serve]`` extra (``pip install '.[serve]'``).
 """
 from pysynth.serve.app import ServeConfig, create_app
 

@@ -14,21 +14,30 @@ Endpoints (JSON in and out; the schema is at ``/openapi.json``, a browsable one 
 * ``POST /v1/duplicates`` — BM25 / SDM search of the loaded ``--collection`` (dense / hybrid
   too when it is a duplicate index of ``pysynth dup index``);
 * ``GET /`` — the keyword→question page (paper 000, Fig. 1); ``GET /health``, ``GET /ready``,
-  ``GET /metrics`` (Prometheus text).
+  ``GET /metrics`` (Prometheus text); ``/docs`` only with ``docs=True`` (Swagger UI's assets come
+  from a CDN, so it is off by default).
+
+Every request passes :class:`pysynth.serve.guard.Guard` first (Host allow-list, Origin, bearer
+token, JSON only, strict JSON body) and every generator request a cost model
+(:mod:`pysynth.serve.budget`) before any work starts.
 
 Each ``POST /v1/...`` endpoint is its method's served adapter (``pysynth/<method>/served.py``;
 :data:`pysynth.serve.models.ADAPTERS`), mounted by :func:`create_app` as it is.
 
-Errors are JSON ``{"error": message}``: 400 malformed JSON, 404 a task with no model loaded, 413
-a body over ``max_body_bytes``, 422 a request that does not fit the schema or the model (the
-message names the field), 503 a full queue (``Retry-After``), 504 a request past its timeout,
-500 a model failure (``{"error", "id"}``; the id is in the server log) — the server keeps serving.
+Errors are JSON ``{"error": message}``, always: 400 malformed JSON or HTTP, 401 no or a wrong
+API key, 403 a foreign ``Origin``, 404 an unknown path or a task with no model loaded, 405, 408 a
+request not received within the read timeout, 413 a body over ``max_body_bytes`` or a request
+over budget, 415 a body that is not ``application/json``, 421 a ``Host`` not allowed, 422 a
+request that does not fit the schema or the model (the message names the field; NaN and Infinity
+included), 503 a full queue (``Retry-After``), 504 a request past its timeout (its search stops
+within one decoding step), 500 a model failure (``{"error", "id"}``; the id is in the server log)
+— the server keeps serving. No response shows a filesystem path: models are named by their name,
+or a folder's name and a fingerprint.
 """
 
 import asyncio
 import dataclasses
 import logging
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +45,9 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence
 
 from pysynth.pipelines.served import Adapter, Context, RequestError
 from pysynth.serve.batching import QueueFull
+from pysynth.serve.budget import Budget
+from pysynth.serve.budget import check as check_budget
+from pysynth.serve.guard import Guard
 from pysynth.serve.models import ADAPTERS, OPTIONS, TASKS, ServedModel
 from pysynth.serve.prom import Counter, Gauge, Histogram, render
 
@@ -63,7 +75,12 @@ class ServeConfig:
     max_queue : inputs waiting per model before requests get 503
     timeout_s : per request, queueing included (504 past it)
     max_body_bytes, max_inputs, max_chars, max_segments : request limits
+    budget : the per-request cost limits (:class:`pysynth.serve.budget.Budget`)
     warmup : one call per model before ``/ready`` says ready
+    allow_hosts : ``Host`` names served beside localhost, 127.0.0.1 and ::1 (``*``: any)
+    cors_origins : origins sent CORS headers (none: no CORS)
+    api_key : the bearer token every request but ``/health`` and ``/`` needs (None: no auth)
+    docs : serve Swagger UI at ``/docs`` (its assets come from a CDN; off by default)
     """
 
     models: Dict[str, Optional[str]] = field(default_factory=lambda: {t: None for t in TASKS})
@@ -80,7 +97,12 @@ class ServeConfig:
     max_inputs: int = 64
     max_chars: int = 1000
     max_segments: int = 10000
+    budget: Budget = field(default_factory=Budget)
     warmup: bool = True
+    allow_hosts: Sequence[str] = ()
+    cors_origins: Sequence[str] = ()
+    api_key: Optional[str] = field(default=None, repr=False)
+    docs: bool = False
 
 
 class _Metrics:
@@ -90,78 +112,12 @@ class _Metrics:
                                       [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
         self.batch = Histogram("pysynth_batch_size", "inputs per model call", [1, 2, 4, 8, 16, 32, 64, 128, 256])
         self.queue = Gauge("pysynth_queue_depth", "inputs waiting for a model")
-        self.dropped = Gauge("pysynth_dropped_requests", "requests dropped before the model (timeout, cancel)")
+        self.dropped = Counter("pysynth_dropped_requests_total",
+                               "requests dropped before the model or stopped in it (timeout, cancel)")
         self.inflight = 0
 
     def all(self):
         return [self.requests, self.latency, self.batch, self.queue, self.dropped]
-
-
-class _Limits:
-    """Pure-ASGI middleware: request size limit and request metrics (cheaper than Starlette's
-    ``BaseHTTPMiddleware``, which costs a task per request)."""
-
-    def __init__(self, app, max_body: int, metrics: _Metrics, routes: set):
-        self.app, self.max_body, self.metrics, self.routes = app, max_body, metrics, routes
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        t0 = time.perf_counter()
-        path = scope["path"] if scope["path"] in self.routes else "other"
-        status = [500]
-
-        async def send_(msg):
-            if msg["type"] == "http.response.start":
-                status[0] = msg["status"]
-            await send(msg)
-
-        try:
-            headers = dict(scope["headers"])
-            if scope["method"] == "POST" and not headers.get(b"content-type", b"").startswith(b"application/json"):
-                # every endpoint takes JSON: read it as JSON whatever the client declared (curl -d sends
-                # application/x-www-form-urlencoded), rather than answer a puzzling schema error
-                scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k != b"content-type"]
-                             + [(b"content-type", b"application/json")])
-            length = headers.get(b"content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_body):
-                return await self._reject(send_, length)
-            if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
-                # no Content-Length (a chunked upload): read the body here, counting, and hand it on
-                # (FastAPI would turn an error raised while it reads into a 400)
-                held, size = [], 0
-                while True:
-                    msg = await receive()
-                    held.append(msg)
-                    if msg["type"] != "http.request":
-                        break
-                    size += len(msg.get("body", b""))
-                    if size > self.max_body:
-                        return await self._reject(send_, None)
-                    if not msg.get("more_body", False):
-                        break
-
-                async def replay():
-                    return held.pop(0) if held else await receive()
-
-                return await self.app(scope, replay, send_)
-            await self.app(scope, receive, send_)
-        finally:
-            self.metrics.requests.inc(endpoint=path, code=str(status[0]))
-            self.metrics.latency.observe(time.perf_counter() - t0, endpoint=path)
-
-    async def _reject(self, send, length):
-        import json
-
-        msg = (f"request body of {length.decode(errors='replace')} bytes" if length else "request body") + \
-            f" is over the limit of {self.max_body} bytes"
-        if length is not None and not length.isdigit():
-            msg = "bad Content-Length header"
-        body = json.dumps({"error": msg}).encode()
-        await send({"type": "http.response.start", "status": 413 if length is None or length.isdigit() else 400,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
 
 
 class _Context(Context):
@@ -170,7 +126,7 @@ class _Context(Context):
 
     def __init__(self, cfg: ServeConfig, served: Dict[str, ServedModel], metrics: _Metrics):
         self.max_inputs, self.max_chars, self.max_segments = cfg.max_inputs, cfg.max_chars, cfg.max_segments
-        self.timeout, self.served, self.metrics = cfg.timeout_s, served, metrics
+        self.timeout, self.served, self.metrics, self.budget = cfg.timeout_s, served, metrics, cfg.budget
 
     def has(self, task: str) -> bool:
         return task in self.served
@@ -190,6 +146,11 @@ class _Context(Context):
                                {"Retry-After": "1"}) from None
         except asyncio.TimeoutError:
             raise RequestError(504, f"request timed out after {self.timeout:g} s") from None
+        except (ValueError, TypeError) as exc:
+            # the library's way to refuse an input (the batcher ran this request alone to find it):
+            # the client's to fix, not a server failure
+            log.warning("%s refused an input: %s", task, exc)
+            raise RequestError(422, f"input refused by the {task} model: {str(exc)[:500]}") from None
         finally:
             if batcher.stats.sizes:
                 sizes, batcher.stats.sizes = batcher.stats.sizes, []
@@ -197,7 +158,10 @@ class _Context(Context):
                     self.metrics.batch.observe(s, model=batcher.name)
 
     async def run(self, fn):
-        return await asyncio.get_running_loop().run_in_executor(None, fn)
+        try:  # bounded before it starts by the budget (the work itself cannot be stopped)
+            return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(None, fn), self.timeout)
+        except asyncio.TimeoutError:
+            raise RequestError(504, f"request timed out after {self.timeout:g} s") from None
 
 
 def _mount(app, adapter: Adapter, ctx: _Context, cache: dict) -> None:
@@ -211,7 +175,9 @@ def _mount(app, adapter: Adapter, ctx: _Context, cache: dict) -> None:
     names = [f.name for f in dataclasses.fields(adapter.request)]
 
     async def endpoint(req: body):  # type: ignore[valid-type]
-        out = await adapter.handle(adapter.request(**{n: getattr(req, n) for n in names}), ctx)
+        r = adapter.request(**{n: getattr(req, n) for n in names})
+        check_budget(adapter.name, r, ctx.budget)  # 413 before any work starts
+        out = await adapter.handle(r, ctx)
         return JSONResponse(out)
 
     app.post(adapter.route, name=adapter.name, summary=adapter.summary, responses={c: {} for c in adapter.errors},
@@ -223,6 +189,14 @@ def _error_handlers(app) -> None:
     from fastapi import Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException):
+        msg = {404: f"no such endpoint: {request.url.path[:200]}",
+               405: f"method {request.method} is not allowed on {request.url.path[:200]}"}.get(exc.status_code,
+                                                                                             str(exc.detail))
+        return JSONResponse({"error": msg}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestError)
     async def _request_error(request: Request, exc: RequestError):
@@ -239,9 +213,7 @@ def _error_handlers(app) -> None:
         for e in errs[:5]:
             loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
             parts.append(f"{loc}: {e.get('msg')}")
-        return JSONResponse({"error": "invalid request: " + "; ".join(parts),
-                             "detail": [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
-                                        for e in errs[:20]]}, status_code=422)
+        return JSONResponse({"error": "invalid request: " + "; ".join(parts)}, status_code=422)
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception):
@@ -285,7 +257,7 @@ def create_app(config: Optional[ServeConfig] = None):
         from fastapi import FastAPI
         from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
     except ImportError as exc:
-        raise ImportError(f"pysynth serve needs the [serve] extra: pip install 'pysynth[serve]' ({exc})") from None
+        raise ImportError(f"pysynth serve needs the [serve] extra: pip install '.[serve]' ({exc})") from None
 
     cfg = config or ServeConfig()
     served = _load(cfg)
@@ -311,7 +283,8 @@ def create_app(config: Optional[ServeConfig] = None):
         for b in batchers:
             await b.stop()
 
-    app = FastAPI(title="pysynth", version=_version(), lifespan=lifespan,
+    app = FastAPI(title="pysynth", version=_version(), lifespan=lifespan, redoc_url=None,
+                  docs_url="/docs" if cfg.docs else None,
                   description="Synthetic question data: keyword-to-question generation, metrics, duplicate search. "
                               "Models run on onnxruntime with dynamic batching.")
     _error_handlers(app)
@@ -328,7 +301,7 @@ def create_app(config: Optional[ServeConfig] = None):
         col = served.get("duplicates")
         body = {"ready": state["ready"],
                 "models": {t: {"model": g.name, "providers": g.providers} for t, g in models.items()},
-                "collection": col.path if col else None}
+                "collection": col.name if col else None}
         return JSONResponse(body, status_code=200 if state["ready"] else 503)
 
     @app.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
@@ -341,8 +314,9 @@ def create_app(config: Optional[ServeConfig] = None):
     async def index():
         return HTMLResponse(page)
 
-    app.add_middleware(_Limits, max_body=cfg.max_body_bytes, metrics=metrics,
-                       routes={r.path for r in app.routes} | {"/openapi.json", "/docs"})
+    app.add_middleware(Guard, max_body=cfg.max_body_bytes, metrics=metrics,
+                       routes={r.path for r in app.routes} | {"/openapi.json", "/docs"},
+                       allow_hosts=tuple(cfg.allow_hosts), cors_origins=tuple(cfg.cors_origins), api_key=cfg.api_key)
     app.state.pysynth = {"config": cfg, "generators": models, "collection": served.get("duplicates"),
                          "metrics": metrics}
     return app

@@ -8,7 +8,10 @@ inputs. When the model is idle and the last call served several requests (client
 concurrently), a request waits at most ``max_wait_ms`` for company; a lone client never waits,
 so batching costs nothing at concurrency 1. The queue
 is bounded (:class:`QueueFull`: the server answers 503 with ``Retry-After``); a request that
-times out or whose client went away is dropped before it reaches the model.
+times out or whose client went away is dropped before it reaches the model, and a model call
+whose requests have all timed out stops at its next decoding step
+(:mod:`pysynth.decoding.cancel`), so it never holds the model thread past the timeout by more
+than one step.
 
 One failing input must not fail its neighbours: when a batch of several requests raises, each
 request is run again alone and only the one that fails again gets the error.
@@ -21,6 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, Hashable, List, Optional, Sequence
+
+from pysynth.decoding import cancel
 
 __all__ = ["Batcher", "QueueFull", "BatchStats"]
 
@@ -44,7 +49,8 @@ class BatchStats:
     batches: int = 0
     inputs: int = 0
     requests: int = 0
-    dropped: int = 0  # timed out or cancelled before reaching the model
+    dropped: int = 0  # timed out or cancelled before reaching the model, or stopped in it
+    stopped: int = 0  # model calls stopped between decoding steps (every request of the batch gone)
     failures: int = 0
     sizes: List[int] = field(default_factory=list)  # inputs per model call, drained by the metrics
 
@@ -178,9 +184,12 @@ class Batcher:
             self.stats.inputs += len(inputs)
             self.stats.sizes.append(len(inputs))
             try:
-                outs = await loop.run_in_executor(self._pool, self.run, batch[0].key, inputs)
+                outs = await loop.run_in_executor(self._pool, self._call, batch, batch[0].key, inputs)
                 if len(outs) != len(inputs):
                     raise RuntimeError(f"{self.name}: model returned {len(outs)} outputs for {len(inputs)} inputs")
+            except cancel.Cancelled:
+                self._stopped(batch)
+                continue
             except Exception as exc:
                 if len(batch) == 1:
                     self.stats.failures += 1
@@ -196,6 +205,19 @@ class Batcher:
                     it.future.set_result(outs[i : i + n])
                 i += n
 
+    def _call(self, batch: List[_Item], key: Hashable, inputs: List[Any]) -> List[Any]:
+        """``run(key, inputs)`` on the model thread, stopped between decoding steps once every
+        request of ``batch`` is done (timed out or cancelled)."""
+        with cancel.scope(lambda: all(it.future.done() for it in batch)):
+            return self.run(key, inputs)
+
+    def _stopped(self, batch: List[_Item]) -> None:
+        self.stats.stopped += 1
+        self.stats.dropped += len(batch)
+        for it in batch:  # a stop means all were done; a late one still gets an answer
+            if not it.future.done():
+                it.future.set_exception(asyncio.TimeoutError())
+
     async def _run_alone(self, batch: List[_Item]) -> None:
         """A batch failed: run its requests one by one so only the failing one gets the error."""
         loop = asyncio.get_running_loop()
@@ -203,7 +225,10 @@ class Batcher:
             if it.future.done():
                 continue
             try:
-                outs = await loop.run_in_executor(self._pool, self.run, it.key, list(it.inputs))
+                outs = await loop.run_in_executor(self._pool, self._call, [it], it.key, list(it.inputs))
+            except cancel.Cancelled:
+                self._stopped([it])
+                continue
             except Exception as exc:
                 self.stats.failures += 1
                 if not it.future.done():

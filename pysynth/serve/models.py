@@ -7,9 +7,12 @@ collections (:class:`pysynth.retrieval.collection.Collection` stores, onnxruntim
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, Hashable, List, Optional
 
 from pysynth.dup.served import ADAPTER as _DUPLICATES
@@ -22,7 +25,7 @@ from pysynth.qagen.served import ADAPTER as _QAGEN
 from pysynth.quality.served import ADAPTER as _WELLFORMED
 from pysynth.serve.batching import Batcher
 
-__all__ = ["ADAPTERS", "ServedModel", "SearchCollection", "TASKS", "parse_model_spec"]
+__all__ = ["ADAPTERS", "ServedModel", "SearchCollection", "TASKS", "parse_model_spec", "public_name"]
 
 log = logging.getLogger("pysynth.serve")
 
@@ -46,6 +49,36 @@ def parse_model_spec(spec: str) -> tuple:
     if not model:
         raise ValueError(f"--model {spec!r}: no model after {task}=")
     return task, model
+
+
+def _fingerprint(path: Path) -> str:
+    """12 hex digits of SHA-256 over a folder's ``meta.json`` (a pysynth store lists every file's
+    size and CRC there) or else its file names and sizes."""
+    h = hashlib.sha256()
+    meta = path / "meta.json"
+    if meta.is_file():
+        h.update(meta.read_bytes())
+    elif path.is_dir():
+        for f in sorted(path.rglob("*"))[:10000]:
+            if f.is_file():
+                h.update(f"{f.relative_to(path)}:{f.stat().st_size}\n".encode())
+    else:
+        h.update(str(path).encode())
+    return h.hexdigest()[:12]
+
+
+def public_name(name: str) -> str:
+    """What responses call a model or collection: a shipped model's name as it is; a folder (or
+    any name with a path separator) as its last component and a fingerprint (``mymodel@3f9a0c12d4e5``),
+    never its filesystem path. ``A,B`` pairs are named part by part."""
+    parts = []
+    for part in str(name).split(","):
+        if os.sep in part or "/" in part or (os.altsep and os.altsep in part):
+            p = Path(part)
+            parts.append(f"{p.name or 'model'}@{_fingerprint(p)}")
+        else:
+            parts.append(part)
+    return ",".join(parts)
 
 
 def _cuda_or_cpu(device: str, task: str) -> str:
@@ -87,7 +120,7 @@ class ServedModel:
         if device == "cuda" and got.providers and got.providers[0] != "CUDAExecutionProvider":
             warnings.warn(f"{adapter.name}: onnxruntime runs on {got.providers[0]}, not CUDA", RuntimeWarning,
                           stacklevel=3)
-        self = cls(adapter, got.name, got.model, list(got.providers))
+        self = cls(adapter, public_name(got.name), got.model, list(got.providers))
         if adapter.batched:
             k = adapter.batch_scale
             self.batcher = Batcher(adapter.name, self._run, max_batch=max_batch * k, max_wait_ms=max_wait_ms,
@@ -101,7 +134,7 @@ class ServedModel:
 
     @property
     def path(self) -> str:
-        """:attr:`name` (a collection's directory)."""
+        """:attr:`name` (a collection's folder name and fingerprint; never its path)."""
         return self.name
 
     def _run(self, key: Hashable, inputs: List[Any]) -> List[Any]:

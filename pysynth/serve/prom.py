@@ -41,19 +41,30 @@ class _Metric:
 
 
 class Counter(_Metric):
+    """A counter: :meth:`inc` here, or :meth:`track` a monotonic count kept elsewhere (read at
+    scrape time). Its name ends in ``_total`` (the Prometheus convention)."""
+
     kind = "counter"
 
     def __init__(self, name: str, help: str):
+        if not name.endswith("_total"):
+            raise ValueError(f"name: a counter's name ends in _total, got {name!r}")
         super().__init__(name, help)
         self.values: Dict[Labels, float] = {}
+        self.sources: Dict[Labels, object] = {}
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
         key = tuple(sorted(labels.items()))
         with self._lock:
             self.values[key] = self.values.get(key, 0.0) + amount
 
+    def track(self, fn, **labels: str) -> None:
+        self.sources[tuple(sorted(labels.items()))] = fn
+
     def lines(self) -> List[str]:
-        return self.header() + [f"{self.name}{_fmt_labels(k)} {_num(v)}" for k, v in sorted(self.values.items())]
+        vals = dict(self.values)
+        vals.update((k, float(fn())) for k, fn in self.sources.items())  # type: ignore[operator]
+        return self.header() + [f"{self.name}{_fmt_labels(k)} {_num(v)}" for k, v in sorted(vals.items())]
 
 
 class Gauge(_Metric):

@@ -21,9 +21,12 @@ class Server:
     process's stderr lines (read on a thread so the pipe never fills).
     """
 
-    def __init__(self, *args: str, env: Optional[dict] = None, timeout: float = 120.0):
+    def __init__(self, *args: str, env: Optional[dict] = None, timeout: float = 120.0, api_key: Optional[str] = None):
+        self.auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         cmd = [sys.executable, "-m", "pysynth", "serve", "--port", "0", "--log-level", "warning", *args]
         e = dict(os.environ, **(env or {}))
+        if api_key:
+            e["PYSYNTH_API_KEY"] = api_key
         e.setdefault("PYTHONUNBUFFERED", "1")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, env=e)
@@ -65,14 +68,15 @@ class Server:
         """(status, parsed JSON or text, response headers with lower-case names) of one request."""
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json", **(headers or {})})
+                                     headers={"Content-Type": "application/json", **self.auth, **(headers or {})})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 status, raw, hdrs = r.status, r.read(), r.headers
         except urllib.error.HTTPError as err:
             status, raw, hdrs = err.code, err.read(), err.headers
         ctype = hdrs.get("Content-Type", "")
-        return status, (json.loads(raw) if "json" in ctype else raw.decode("utf-8", "replace")), {k.lower(): v for k, v in hdrs.items()}
+        parsed = json.loads(raw) if "json" in ctype and raw else raw.decode("utf-8", "replace")
+        return status, parsed, {k.lower(): v for k, v in hdrs.items()}
 
     def get(self, path: str, **kw):
         return self.request("GET", path, **kw)

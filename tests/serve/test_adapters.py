@@ -120,7 +120,8 @@ def test_a_new_adapter_is_served_with_nothing_else_to_change(echo_registered):
     t.start()
 
     def call(path, body=None):
-        req = urllib.request.Request(url + path, data=None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(url + path, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req) as r:
                 return r.status, json.loads(r.read())

@@ -158,21 +158,21 @@ def test_bad_k2q_requests_get_a_clear_4xx(server, body, status, msg):
 
 
 def test_bad_bodies_content_types_and_sizes(server):
-    # no JSON content type (curl -d): still read as JSON
+    # no JSON content type (curl -d without -H): 415 (a web page can send a form cross-origin; issue 27)
     got, res = server.request("POST", "/v1/k2q", b'{"keywords": "capital france"}',
                               headers={"Content-Type": "application/x-www-form-urlencoded"})
-    assert got == 200, res
+    assert got == 415 and "application/json" in res["error"], res
     # an oversized body is refused from its Content-Length, before it is read (a raw socket: urllib
     # would see the connection close while it still sends)
     host, port = server.url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: 1200000\r\n\r\n" + b'{"keywords": "' + b"a " * 1000)
         reply = _read_until_closed(sock)  # headers and body may come in separate segments
     assert reply.startswith(b"HTTP/1.1 413") and b"over the limit of 1048576 bytes" in reply
     # a chunked upload has no Content-Length: it is counted as it arrives
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")
         chunk = b"a" * 65536
         try:
@@ -185,9 +185,9 @@ def test_bad_bodies_content_types_and_sizes(server):
     got, res = server.post("/v1/k2q", b"\xff\xfe\x00garbage")
     assert got == 400, res
     got, res = server.get("/v1/k2q")
-    assert got == 405
+    assert got == 405 and res == {"error": "method GET is not allowed on /v1/k2q"}
     got, res = server.get("/no/such/path")
-    assert got == 404
+    assert got == 404 and res == {"error": "no such endpoint: /no/such/path"}
     assert server.get("/health")[0] == 200
 
 
@@ -355,7 +355,8 @@ def test_duplicates_over_a_dup_index_dense_hybrid_sparse(tmp_path):
         status, res = s.post("/v1/duplicates", {"queries": queries, "model": "bm25", "k": 2})
         assert status == 200 and res["results"][1][0]["id"] in ("q1", "q3")
         status, ready = s.get("/ready")
-        assert ready["collection"] == str(tmp_path / "dup")
+        # named by its folder and a fingerprint, never by its path (issue 27)
+        assert ready["collection"].startswith("dup@") and str(tmp_path) not in json.dumps(ready)
     pid_modules = subprocess.run(
         [sys.executable, "-c", f"""
 import sys
@@ -407,7 +408,7 @@ def test_slow_and_silent_clients_do_not_block_others(server):
     silent = socket.create_connection((host, int(port)))
     slow = socket.create_connection((host, int(port)))
     body = b'{"keywords": "capital france"}'
-    slow.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    slow.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: %d\r\n\r\n" % len(body) + body[:5])
     try:
         status, res = server.post("/v1/k2q", {"keywords": "java hashmap"}, timeout=10)
@@ -445,10 +446,11 @@ req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/k2q", data=json.dumps(
                              "n": 3, "diverse": True}).encode(), headers={"Content-Type": "application/json"})
 assert urllib.request.urlopen(req).status == 200
 urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/score", data=json.dumps(
-    {"hyps": ["a b"], "refs": ["a c"]}).encode())).read()
+    {"hyps": ["a b"], "refs": ["a c"]}).encode(), headers={"Content-Type": "application/json"})).read()
 if "qagen" in TASKS:
     urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/qagen", data=json.dumps(
-        {"contexts": ["Oxygen was discovered by Carl Wilhelm Scheele in Uppsala in 1773."]}).encode())).read()
+        {"contexts": ["Oxygen was discovered by Carl Wilhelm Scheele in Uppsala in 1773."]}).encode(),
+        headers={"Content-Type": "application/json"})).read()
 server.should_exit = True
 print(sorted(m for m in sys.modules if m.split(".")[0] in FORBIDDEN))
 """.replace("TASKS", repr(tasks)).replace("FORBIDDEN", repr(forbidden))
@@ -567,7 +569,8 @@ def test_a_failing_model_gives_500_with_an_id_over_http(caplog):
                 time.sleep(0.05)
 
         def post(kw):
-            req = urllib.request.Request(url + "/v1/k2q", data=json.dumps({"keywords": kw}).encode())
+            req = urllib.request.Request(url + "/v1/k2q", data=json.dumps({"keywords": kw}).encode(),
+                                         headers={"Content-Type": "application/json"})
             try:
                 with urllib.request.urlopen(req) as r:
                     return r.status, json.loads(r.read())

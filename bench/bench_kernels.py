@@ -30,7 +30,7 @@ Timed: wall clock of one whole decode (host bookkeeping and transfers included),
 hypothesis has the same tokens as eager's (float32 rounding can flip near-ties; below 0.5
 fails).
 
-Run (a CUDA GPU and ``pip install 'pysynth[gpu]' pytest-benchmark``)::
+Run (a CUDA GPU and ``pip install '.[gpu]' pytest-benchmark``)::
 
     python -m pytest bench/bench_kernels.py --benchmark-only --benchmark-json=/tmp/kernels.json
     python bench/bench_kernels.py            # the same grid, CUDA-event timing, markdown table

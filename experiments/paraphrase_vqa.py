@@ -6,7 +6,7 @@ Table 3.9's accuracy rows (no images here).
 
 Writes ``bench/results/paraphrase_vqa/`` (outputs, candidates, summary.json) and, with
 ``--write-results``, ``bench/RESULTS_paraphrase.md``. Needs the shared data (``../shared/data``) and
-scikit-learn (``pip install 'pysynth[bench]'``) for the classifier.
+scikit-learn (``pip install '.[bench]'``) for the classifier.
 """
 from __future__ import annotations
 

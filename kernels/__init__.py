@@ -26,7 +26,7 @@ _LAZY = {
 
 
 def triton_available() -> bool:
-    """Whether triton is importable (it is an extra: ``pip install 'pysynth[gpu]'``)."""
+    """Whether triton is importable (it is an extra: ``pip install '.[gpu]'``)."""
     return importlib.util.find_spec("triton") is not None
 
 

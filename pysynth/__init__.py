@@ -12,11 +12,20 @@ __version__ = "0.1.0"
 __all__ = ["show_config", "metrics", "ranking", "text", "sampling", "__version__"]
 
 
+#: subpackages reachable as attributes (``pysynth.quality.wellformedness(...)``), each imported on
+#: first use so that ``import pysynth`` stays cheap
+_LAZY = ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "io", "store", "signature",
+         "pipelines", "errors", "models", "decoding", "export", "quality", "datasets", "data",
+         "k2q", "qagen", "paraphrase", "mqr", "dup", "serve", "cli")
+
+
 def __getattr__(name):
-    # Submodules load on first use so `import pysynth` stays cheap.
-    if name in ("metrics", "ranking", "text", "sampling", "retrieval", "filtering", "k2q", "io", "store",
-                "signature", "pipelines", "models", "decoding", "export", "data"):
+    if name in _LAZY:
         import importlib
 
         return importlib.import_module(f"pysynth.{name}")
     raise AttributeError(f"module 'pysynth' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -148,7 +148,7 @@ def pyarrow_parquet(what: str):
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise ImportError(f"{what}: Parquet needs pyarrow: pip install 'pysynth[parquet]'") from None
+        raise ImportError(f"{what}: Parquet needs pyarrow: pip install '.[parquet]'") from None
     return pq
 
 

@@ -290,3 +290,82 @@ def test_py_typed():
 
 def test_version():
     assert isinstance(pysynth.__version__, str) and pysynth.__version__.count(".") >= 2
+
+
+# ----------------------------------------------------------------------------- issue 28: a newcomer's install
+
+
+def _pyproject() -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_distribution_name_and_extras():
+    """The distribution name is not the PyPI project "pysynth" (an unrelated one); [onnx] runs the
+    shipped models without torch; [export] has the exporter; [all] names every user-facing extra."""
+    proj = _pyproject()["project"]
+    assert proj["name"] == "pysynth-qdata"
+    extras = proj["optional-dependencies"]
+    assert extras["onnx"] == ["onnxruntime"]
+    assert any(r.startswith("torch") for r in extras["export"]) and "onnx" in extras["export"]
+    (everything,) = extras["all"]
+    inside = set(everything.partition("[")[2].rstrip("]").split(","))
+    assert everything.startswith(proj["name"] + "[")
+    assert inside == set(extras) - {"all", "gpu", "test", "bench"}
+
+
+def test_readme_extras_table_lists_every_extra():
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([a-z]+)` \|", readme, re.M))
+    assert set(_pyproject()["project"]["optional-dependencies"]) <= rows
+
+
+def test_no_install_hint_names_the_taken_pypi_name():
+    import re
+
+    bad = []
+    for base in ("pysynth", "kernels", "docs", "tests", "bench", "experiments", "tools"):
+        for p in (ROOT / base).rglob("*"):
+            if p.suffix in (".py", ".md", ".toml") and p.is_file() and p.name != "test_package.py":
+                if re.search(r"pysynth\[[a-z]", p.read_text(encoding="utf-8", errors="replace")):
+                    bad.append(str(p.relative_to(ROOT)))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pysynth[" not in readme
+    assert not bad, f"install hints naming pysynth[...] (the PyPI name of another project): {bad}"
+
+
+def test_license_changelog_citation():
+    assert "Apache License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert _pyproject()["project"]["license"]["text"] == "Apache-2.0"
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert "cff-version: 1.2.0" in cff and f"version: {pysynth.__version__}" in cff and "license: Apache-2.0" in cff
+
+
+def test_method_packages_are_lazy_attributes():
+    out = ok(run_py("""
+        import sys, pysynth
+        names = ("quality", "qagen", "paraphrase", "mqr", "dup", "k2q", "datasets", "metrics")
+        print(all(f"pysynth.{n}" not in sys.modules for n in names), all(n in dir(pysynth) for n in names))
+        print([getattr(pysynth, n).__name__ for n in names] == [f"pysynth.{n}" for n in names])
+    """))
+    assert out.split() == ["True", "True", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        pysynth.nope  # noqa: B018
+
+
+def test_metrics_meteor_is_callable_and_still_a_module():
+    pytest.importorskip("pycocoevalcap")
+    import types
+
+    from pysynth import metrics
+    from pysynth.metrics.meteor import meteor
+
+    assert isinstance(metrics.meteor, types.ModuleType) and metrics.meteor.meteor is meteor
+    hyps, refs = ["the cat sat on the mat"], ["the cat is on the mat"]
+    assert metrics.meteor(hyps, refs).score == meteor(hyps, refs).score == metrics.meteor_score(hyps, refs).score

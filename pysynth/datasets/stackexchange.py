@@ -304,7 +304,7 @@ def _py7zr():
         import py7zr
     except ImportError:
         raise ValueError("reading .7z dumps needs the 7z command (Debian: p7zip-full) or py7zr "
-                         "(pip install 'pysynth[stackexchange]'); or extract the archive first") from None
+                         "(pip install '.[stackexchange]'); or extract the archive first") from None
     return py7zr
 
 

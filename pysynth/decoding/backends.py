@@ -78,7 +78,7 @@ def resolve_kernels(kernels: str, device: torch.device) -> str:
         return "triton" if device.type == "cuda" and has_triton else "torch"
     if kernels == "triton":
         if not has_triton:
-            raise ValueError("kernels='triton': triton is not installed (pip install 'pysynth[gpu]'); "
+            raise ValueError("kernels='triton': triton is not installed (pip install '.[gpu]'); "
                              "use kernels='torch'")
         if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
             raise ValueError("kernels='triton' with the model on the CPU runs the Triton interpreter, "

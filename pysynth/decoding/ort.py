@@ -127,7 +127,7 @@ def onnxruntime():
     try:
         import onnxruntime
     except ImportError:
-        raise ImportError("onnxruntime is not installed; pip install 'pysynth[onnx]' (or 'pysynth[serve]') to run "
+        raise ImportError("onnxruntime is not installed; pip install '.[onnx]' (or '.[serve]') to run "
                           "the shipped models") from None
     return onnxruntime
 

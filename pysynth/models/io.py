@@ -38,7 +38,7 @@ def _safetensors():
     try:
         import safetensors.torch as st
     except ModuleNotFoundError:
-        raise ModuleNotFoundError("model weights are safetensors files: pip install 'pysynth[torch]' "
+        raise ModuleNotFoundError("model weights are safetensors files: pip install '.[torch]' "
                                   "(torch and safetensors)") from None
     return st
 

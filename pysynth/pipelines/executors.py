@@ -3,7 +3,7 @@ their range and of the prepared context; the runner merges parts in chunk order)
 
 * :class:`LocalExecutor` (default) -- chunks one after another in this process; ``workers`` is
   the number of threads of the compiled code inside each chunk.
-* :class:`RayExecutor` -- chunks on Ray actors (``pip install 'pysynth[ray]'``).  Each actor
+* :class:`RayExecutor` -- chunks on Ray actors (``pip install '.[ray]'``).  Each actor
   memory-maps the prepared context from the run directory once (so the run directory must be on
   a file system every node sees: a shared volume on a cluster) and runs the chunks it is given.
   Actors take ``num_cpus=0.5`` by default: full-CPU actors can deadlock a 2-CPU Ray
@@ -47,7 +47,7 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise ImportError("the ray executor needs Ray: pip install 'pysynth[ray]'") from None
+        raise ImportError("the ray executor needs Ray: pip install '.[ray]'") from None
     return ray
 
 
@@ -177,7 +177,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> argparse.Argument
     """Add ``--executor local|ray`` and ``--ray-address ADDR`` to a pipeline command's parser."""
     parser.add_argument("--executor", choices=["local", "ray"], default="local",
                         help="where chunks run: in this process (default) or on Ray actors "
-                             "(pip install 'pysynth[ray]'); the output is the same")
+                             "(pip install '.[ray]'); the output is the same")
     parser.add_argument("--ray-address", dest="ray_address", default=None, metavar="ADDR",
                         help="Ray cluster to join (e.g. ray://head:10001 or auto); default: a local Ray")
     return parser

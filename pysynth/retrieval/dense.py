@@ -60,7 +60,7 @@ the CPU under ``"auto"`` and refuses ``"cuda"``.  Candidate requests beyond fais
 device (the exactness bound holds for any summation order); :attr:`DenseIndex.device` says
 which one searches.
 
-faiss is imported on first use (``pip install 'pysynth[dist]'``); importing this module imports
+faiss is imported on first use (``pip install '.[dist]'``); importing this module imports
 neither faiss nor torch.
 
 Examples

@@ -1,6 +1,6 @@
 """faiss on demand: the lazy import, where a search runs (CPU or a GPU copy), and its OpenMP threads.
 
-faiss is imported on first use (``pip install 'pysynth[dist]'``); importing this module imports
+faiss is imported on first use (``pip install '.[dist]'``); importing this module imports
 neither faiss nor torch.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ def faiss_module():
     try:
         import faiss
     except ImportError as exc:
-        raise ImportError(f"pysynth.retrieval.dense needs faiss: pip install 'pysynth[dist]' ({exc})") from None
+        raise ImportError(f"pysynth.retrieval.dense needs faiss: pip install '.[dist]' ({exc})") from None
     return faiss
 
 

@@ -69,7 +69,7 @@ def load(kernels_pkg):
 def device():
     """Where the Triton tests run: CPU under the interpreter, else CUDA (or skip)."""
     if not HAS_TRITON:
-        pytest.skip("triton is not installed (pip install 'pysynth[gpu]')")
+        pytest.skip("triton is not installed (pip install '.[gpu]')")
     if INTERPRET:
         return "cpu"
     import torch

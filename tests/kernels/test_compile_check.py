@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch", reason="torch is not installed (pip install 'pysynth[gpu]')")
+pytest.importorskip("torch", reason="torch is not installed (pip install '.[gpu]')")
 
 
 def test_kernels_compile_for_sm90(kernels_pkg, device):

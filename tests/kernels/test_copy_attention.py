@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'pysynth[gpu]')")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install '.[gpu]')")
 
 # Tolerances (absolute and relative, on log-probabilities, attention and context). Both
 # paths see the same inputs in the same dtype and accumulate in fp32 (products of fp16/bf16

@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'pysynth[gpu]')")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install '.[gpu]')")
 
 from pysynth.decoding import search as S  # noqa: E402
 from pysynth.decoding.backends import TorchBackend, resolve_kernels  # noqa: E402
@@ -63,7 +63,7 @@ def torch_ops(monkeypatch):
     no Triton code runs): ``kernels="triton"`` on CPU is accepted only with the interpreter
     variable set, so set it (also on a GPU run with TRITON_INTERPRET=0)."""
     if importlib.util.find_spec("triton") is None:
-        pytest.skip("triton is not installed (pip install 'pysynth[gpu]')")
+        pytest.skip("triton is not installed (pip install '.[gpu]')")
     monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 

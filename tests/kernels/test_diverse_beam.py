@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'pysynth[gpu]')")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install '.[gpu]')")
 
 NEG = float("-inf")
 

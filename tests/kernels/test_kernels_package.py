@@ -22,7 +22,7 @@ def test_import_does_not_pull_torch_or_triton(kernels_pkg):
 
 
 def test_public_functions_are_lazy_attributes(kernels_pkg):
-    pytest.importorskip("torch", reason="torch is not installed (pip install 'pysynth[gpu]')")
+    pytest.importorskip("torch", reason="torch is not installed (pip install '.[gpu]')")
     assert kernels_pkg.copy_attention_step.__name__ == "copy_attention_step"
     assert kernels_pkg.diverse_beam_step.__name__ == "diverse_beam_step"
     with pytest.raises(AttributeError):

@@ -156,7 +156,7 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         ``start + end``.
     batch_size : contexts per tokenizer call.
     max_tokens : tokens per scorer call (at least one window; None: a whole tokenizer batch per
-        call). The joint head holds ~60 KB per token: 1024 tokens are ~250 MB.
+        call). The joint head holds ~240 KB per token: 1024 tokens are ~250 MB.
 
     Returns
     -------

@@ -3,12 +3,15 @@
 (``pysynth.spans.onnx``: answer extraction and QA) and a question generator's ONNX export."""
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
-from typing import Any, Hashable, List, Literal, Optional, Union
+from typing import Any, Dict, Hashable, List, Literal, Optional, Sequence, Union
 
+from pysynth.models.spans import WINDOW_TOKENS, count_windows
 from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
 
-__all__ = ["QAGenAdapter"]
+__all__ = ["QAGenAdapter", "estimate_cost"]
 
 DEFAULT_MODELS = "qagen-span-minilm,qagen-qg-copynet"
 #: the answer of a triple, as served
@@ -43,6 +46,60 @@ class QAGenTriple:
 class QAGenResponse:
     model: str
     results: List[QAGenTriple]
+
+
+_PRETOKENS = re.compile(r"\w+|[^\w\s]")  # BERT's pre-tokenizer: words and single punctuation marks
+#: wordpieces per pre-token: 1.09 on held-out SQuAD paragraphs (64 x 20,000 characters), with margin
+WORDPIECES_PER_WORD = 1.25
+#: measured on the shipped span model (issue 27, bench/qagen_memory.py): bytes per token of one
+#: joint span-scorer call (its [T, 32] span table), per window token of a tokenizer batch
+#: (ids, offsets, encodings), and per context character (the text, the JSON body, the answer)
+SCORER_BYTES_PER_TOKEN, ENCODING_BYTES_PER_TOKEN, BYTES_PER_CHAR = 256_000, 600, 16
+
+
+def estimate_cost(texts: Sequence[str], *, max_length: int = 256, stride: int = 96,
+                  max_tokens: int = WINDOW_TOKENS, batch_size: int = 16, answers: int = 1,
+                  question_tokens: int = 32) -> Dict[str, int]:
+    """What a ``/v1/qagen`` request over ``texts`` costs, estimated before any work (no tokenizer).
+
+    The span model reads each context in windows (:func:`pysynth.models.spans.predict_spans`):
+    once to extract answers, once per drawn answer to check it (the question and 3 special tokens
+    take ``question_tokens + 3`` places of a QA window). Wordpieces are estimated from BERT
+    pre-tokens (:data:`WORDPIECES_PER_WORD`). Memory above the loaded models does not grow with
+    a context's length: one scorer call (``max_tokens``), the tokenizer batch of the
+    ``batch_size`` longest contexts, and the texts themselves.
+
+    Parameters
+    ----------
+    texts : the request's contexts.
+    max_length, stride, max_tokens, batch_size : the span model's windows
+        (:class:`pysynth.models.span_model.SpanModel`).
+    answers : answers drawn per context (each one asked and checked).
+    question_tokens : wordpieces reserved for a question in a QA window.
+
+    Returns
+    -------
+    dict
+        ``contexts``, ``context_chars``, ``tokens`` (estimated wordpieces), ``windows`` (span
+        model window passes: the work, ~40 ms each on one core here) and ``peak_bytes``
+        (estimated memory of the request above the loaded models).
+
+    Examples
+    --------
+    >>> estimate_cost(["Oxygen was discovered in 1773."])["windows"]
+    2
+    """
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts: must be a sequence of strings")
+    tokens = [math.ceil(len(_PRETOKENS.findall(t)) * WORDPIECES_PER_WORD) for t in texts]
+    ex = [count_windows(n, max_length, stride, 2) for n in tokens]
+    qa = [count_windows(n, max_length, stride, question_tokens + 3) for n in tokens]
+    biggest = sorted(ex, reverse=True)[:batch_size]
+    peak = (SCORER_BYTES_PER_TOKEN * max(max_tokens, max_length)
+            + ENCODING_BYTES_PER_TOKEN * max_length * sum(biggest)
+            + BYTES_PER_CHAR * sum(len(t) for t in texts))
+    return {"contexts": len(texts), "context_chars": sum(len(t) for t in texts), "tokens": sum(tokens),
+            "windows": sum(ex) + answers * sum(qa), "peak_bytes": int(peak)}
 
 
 class QAGenAdapter(Adapter):
@@ -88,6 +145,9 @@ class QAGenAdapter(Adapter):
         g = ctx.model(self.name)
         # contexts are paragraphs: 20x the per-text limit of the other endpoints
         texts = ctx.texts(req.contexts, "contexts", max_chars=20 * ctx.max_chars)
+        for i, t in enumerate(texts):  # the question generator needs a word to start from (else a 500)
+            if not any(c.isalnum() for c in t):
+                raise RequestError(422, f"contexts[{i}]: no word (only punctuation, symbols or spaces)")
         try:
             parse_match(req.match)
         except ValueError as exc:

@@ -186,7 +186,7 @@ def _cmd_generate(args) -> int:
     from pysynth.k2q.generate import generate_rows
 
     # a row the model cannot read is written with a "reason" (and counted), never aborting the batch
-    rows, _ = generate_rows(gen, rows, progress=not args.quiet, beam=beam, n=args.n, groups=groups,
+    rows, _ = generate_rows(gen, rows, progress=not args.quiet and len(rows) >= 100, beam=beam, n=args.n, groups=groups,
                             diversity=args.diversity, method=("diverse" if args.diverse else None),
                             batch_size=args.batch_size, length_penalty=args.length_penalty, alpha=args.alpha,
                             max_len=args.max_len)

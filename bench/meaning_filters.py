@@ -93,10 +93,34 @@ def select_all(rows, sims, mode: str, s):
     return out
 
 
-def cmd_eval(work: Path, report: Path) -> None:
+def mean_pool_encoder(folder: Path):
+    """A sentence-transformers folder with mean pooling + normalisation (all-mpnet-base-v2), on
+    transformers: the independent judge (other architecture, other initialisation than the filter)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+
+    def encode(texts, batch=32):
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(texts), batch):
+                enc = tok(texts[i:i + batch], padding=True, truncation=True, max_length=128, return_tensors="pt")
+                h = model(**enc).last_hidden_state
+                m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+                e = torch.nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1e-9), dim=-1)
+                out.extend(e.numpy())
+        return out
+
+    return encode
+
+
+def cmd_eval(work: Path, report: Path, judge_model: Path = None) -> None:
     from pysynth.models.embed import encode_texts
 
-    cache_p = work / "judge.json"
+    if judge_model is not None:
+        encode_texts = mean_pool_encoder(judge_model)  # noqa: F811
+    cache_p = work / ("judge.json" if judge_model is None else f"judge_{judge_model.name}.json")
     cache = json.loads(cache_p.read_text()) if cache_p.exists() else {}
 
     def judge(pairs):
@@ -176,11 +200,17 @@ def cmd_others(work: Path, n: int = 100) -> None:
     (work / "others.json").write_text(json.dumps(summary, indent=1))
 
 
-def cmd_calib(work: Path, n_speed: int = 40) -> None:
-    """How close the judge is to the filter; what the filter does to real paraphrase pairs; the cost."""
+def cmd_calib(work: Path, n_speed: int = 40, judge_model: Path = None) -> None:
+    """How close the judge is to the filter; what the filter does to real paraphrase pairs; the cost
+    (not with ``judge_model``)."""
     from pysynth.io import read_jsonl
     from pysynth.models.embed import encode_texts, similarity
     from pysynth.paraphrase.pipeline import ParaphraseConfig, Paraphraser
+
+    if judge_model is not None:
+        encode = mean_pool_encoder(judge_model)
+        encode_texts = lambda texts: np.asarray(encode(texts))  # noqa: E731,F811
+        n_speed = 0
 
     out = {}
     rows = json.loads((work / "test.cands.json").read_text())
@@ -211,14 +241,15 @@ def cmd_calib(work: Path, n_speed: int = 40) -> None:
                          "judge_ge_0.7": round(100 * float(np.mean(js >= 0.7)), 1)}
     # cost: the default pipeline with and without the filter (1 thread)
     qs = [r["question"] for r in rows[:n_speed]]
-    for s in (None, 0.7):
+    for s in (None, 0.7) if n_speed else ():
         p = Paraphraser(ParaphraseConfig(threads=1, min_similarity=s))
         p.run(qs[:2])
         t = time.perf_counter()
         p.run(qs)
         out[f"seconds_per_question_S={s}"] = round((time.perf_counter() - t) / len(qs), 3)
     print(json.dumps(out))
-    (work / "calib.json").write_text(json.dumps(out, indent=1))
+    (work / ("calib.json" if judge_model is None else f"calib_{judge_model.name}.json")).write_text(
+        json.dumps(out, indent=1))
 
 
 def cmd_all(work: Path, report: Path) -> None:
@@ -250,12 +281,14 @@ def main() -> None:
     ap.add_argument("step", choices=("gen", "sim", "eval", "others", "calib", "all"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/meaning"))
     ap.add_argument("--report", type=Path, default=Path(__file__).resolve().parent / "results" / "meaning_filters.json")
+    ap.add_argument("--judge-model", type=Path, default=None,
+                    help="a sentence-transformers folder with mean pooling as the judge (default: raw all-MiniLM-L6-v2)")
     a = ap.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
     # "gen" runs every step too: a run queued for the CPU lock gets all of them in one go
     {"gen": lambda: cmd_all(a.work, a.report), "sim": lambda: cmd_sim(a.work), "others": lambda: cmd_others(a.work),
-     "calib": lambda: cmd_calib(a.work),
-     "eval": lambda: cmd_eval(a.work, a.report), "all": lambda: cmd_all(a.work, a.report)}[a.step]()
+     "calib": lambda: cmd_calib(a.work, judge_model=a.judge_model),
+     "eval": lambda: cmd_eval(a.work, a.report, a.judge_model), "all": lambda: cmd_all(a.work, a.report)}[a.step]()
 
 
 if __name__ == "__main__":

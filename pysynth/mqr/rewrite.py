@@ -397,11 +397,13 @@ class Rewriter:
         self.generator = generator
         return self
 
-    def rewrite(self, texts: Sequence[str], beam: int = 4, batch_size: int = 64, coverage: float = 0.0,
-                wellformed: float = 0.0, backoff: float = 0.0, scorer=None, select: str = "model",
+    def rewrite(self, texts: Sequence[str], beam: int = 6, batch_size: int = 64, coverage: float = 2.0,
+                wellformed: float = 0.5, backoff: float = 0.7, scorer=None, select: str = "safe",
                 **decode) -> List[str]:
         """One rewrite per text. A text the model cannot read (no word in its vocabulary) is
-        returned unchanged.
+        returned unchanged.  The defaults are ``pysynth mqr rewrite``'s (:data:`DEFAULT_DECODING`);
+        ``beam=4, coverage=0, wellformed=0, backoff=0, select="model"`` is the plain beam's best
+        (this method's defaults before issue 28).
 
         Parameters
         ----------
@@ -423,7 +425,7 @@ class Rewriter:
             The well-formedness model of ``wellformed`` and ``select="safe"`` (default
             :func:`pysynth.quality.wellformedness`).
         select : ``"model"``: the model's rewrite (the rule floor on back-off), the first version's
-            behaviour and this method's default; ``"safe"`` (``pysynth mqr rewrite``'s default): the
+            behaviour; ``"safe"`` (the default, as in ``pysynth mqr rewrite``): the
             best of the input, the rule floor and the model's rewrite, the input when neither is
             better (:func:`select`).
         decode : more options of :meth:`pysynth.models.generate.Generator.generate`

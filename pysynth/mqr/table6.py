@@ -82,7 +82,9 @@ def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: 
             model, kw = parse_step(step, beam)
             if model not in cache:
                 cache[model] = Rewriter(model)
-            out = cache[model].rewrite(out, **kw)
+            # an option the step does not name is off (the plain beam's best), not Rewriter.rewrite's default
+            out = cache[model].rewrite(out, **{"coverage": 0.0, "wellformed": 0.0, "backoff": 0.0, "select": "model",
+                                               **kw})
     return out
 
 

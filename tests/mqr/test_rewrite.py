@@ -126,6 +126,13 @@ def rewriter():
     return Rewriter(threads=1)
 
 
+def test_rewrite_defaults_are_the_clis(rewriter):
+    from pysynth.mqr.rewrite import DEFAULT_DECODING
+
+    qs = ["capital of australia", "install ubuntu on usb stick"]
+    assert rewriter.rewrite(qs) == rewriter.rewrite(qs, **DEFAULT_DECODING)
+
+
 def test_shipped_rewriter(rewriter):
     out = rewriter.rewrite(["Spaghetti carbonara, mixing", "install ubuntu on usb stick", "zzqxv qqzzv", ""])
     assert len(out) == 4 and out[2] == "zzqxv qqzzv" and out[3] == ""  # unreadable inputs come back as they are
@@ -135,11 +142,12 @@ def test_shipped_rewriter(rewriter):
 
 def test_rewrite_reranking(rewriter):
     qs = ["install ubuntu on usb stick", "Bonding wireless networks", "zzqxv qqzzv"]
-    plain = rewriter.rewrite(qs, beam=4)
-    cov = rewriter.rewrite(qs, beam=4, coverage=2.0)
-    wf = rewriter.rewrite(qs, beam=4, coverage=2.0, wellformed=0.5)
+    off = {"coverage": 0.0, "wellformed": 0.0, "backoff": 0.0, "select": "model"}  # the plain beam's best
+    plain = rewriter.rewrite(qs, beam=4, **off)
+    cov = rewriter.rewrite(qs, beam=4, **{**off, "coverage": 2.0})
+    wf = rewriter.rewrite(qs, beam=4, **{**off, "coverage": 2.0, "wellformed": 0.5})
     assert len(cov) == len(wf) == 3 and cov[2] == wf[2] == "zzqxv qqzzv"
-    assert rewriter.rewrite(qs, beam=1, coverage=2.0) == rewriter.rewrite(qs, beam=1)  # nothing to rerank
+    assert rewriter.rewrite(qs, beam=1, **{**off, "coverage": 2.0}) == rewriter.rewrite(qs, beam=1, **off)
     for bad in (-1, True, "2"):
         with pytest.raises(ValueError, match="coverage: must be a number >= 0"):
             rewriter.rewrite(qs, coverage=bad)

@@ -271,7 +271,8 @@ def test_rewrite_endpoint(server):
     assert [r["rewritten"] for r in res["results"]] == [w[1] != "kept_input" for w in want[:2]] + [False]
     plain = {"beam": 4, "coverage": 0, "rerank_wellformed": 0, "backoff": 0, "select": "model"}  # the beam's best
     status, res = server.post("/v1/rewrite", {"questions": qs, **plain})
-    assert status == 200 and [r["rewrite"] for r in res["results"]] == Rewriter(threads=1).rewrite(qs, beam=4)
+    assert status == 200 and [r["rewrite"] for r in res["results"]] == Rewriter(threads=1).rewrite(
+        qs, beam=4, coverage=0, wellformed=0, backoff=0, select="model")
     status, res = server.post("/v1/rewrite", {"questions": qs[0], "min_wellformed": 1.0, "beam": 1})
     r = res["results"][0]
     assert status == 200 and 0 <= r["wellformed"] <= 1 and (r["rewritten"] is False) == (r["rewrite"] == qs[0])

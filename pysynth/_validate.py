@@ -6,14 +6,25 @@ with a message that names the argument and what it must be.
 """
 from __future__ import annotations
 
+import math
 import operator
+import os
 from typing import Any, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-__all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged"]
+__all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged",
+           "threads", "max_threads", "finite", "beam", "search_budget", "distinct_outputs", "clip",
+           "MAX_BEAM", "MAX_HYPOTHESES"]
 
 _I32_MAX = 2**31 - 1
+
+#: the widest beam any search accepts: beyond it memory, not quality, is what grows (issue 27: --beam 100000
+#: asked for 18-67 GiB)
+MAX_BEAM = 256
+#: hypotheses alive at once in one decoding batch (beam x batch size): ~16k keeps the decoder's per-step
+#: logits (hypotheses x vocabulary, float32) near 2 GiB for a 30k vocabulary
+MAX_HYPOTHESES = 16_384
 
 
 def sequence(obj, name: str, what: str, hint: str = "") -> list:
@@ -157,3 +168,93 @@ def ragged(ids: Any, off: Any, name: str) -> Tuple[np.ndarray, np.ndarray]:
     if ids.size and (ids.min() < 0 or ids.max() > _I32_MAX):
         raise ValueError(f"{name} ids must lie in [0, 2**31 - 1]")
     return np.ascontiguousarray(ids, dtype=np.int32), off
+
+
+# ------------------------------------------------------------------------- numeric settings of commands and services
+
+def clip(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for echoing user input in a message
+    (a 10,000-digit ``--workers`` must not come back whole)."""
+    r = repr(value)
+    return r if len(r) <= limit else f"{r[:limit]}... ({len(r):,} characters)"
+
+
+def max_threads() -> int:
+    """The most threads a runtime may be given: 4 x the cores (more only adds contention, and
+    onnxruntime crashed creating a session with ~10^5 threads)."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def threads(value, name: str = "threads", *, wrong_type: Type[Exception] = TypeError) -> int:
+    """A runtime's thread count: 0 (the runtime's default), -1 (all cores, returned as the core
+    count) or 1 .. :func:`max_threads`; ValueError naming ``name`` otherwise.
+
+    Shared by every ``--threads`` flag (:mod:`pysynth.cli`) and the server's config.
+    """
+    v = _int(value, name, wrong_type)
+    hi = max_threads()
+    if v not in (-1, 0) and not 1 <= v <= hi:
+        raise ValueError(f"{name} must be an integer in 1..{hi} (4 x the cores), 0 (the runtime's default) or -1 "
+                         f"(all cores), got {clip(v)}")
+    return (os.cpu_count() or 1) if v == -1 else v
+
+
+def finite(value, name: str, lo: Optional[float] = None, hi: Optional[float] = None, *,
+           lo_open: bool = False) -> float:
+    """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``); NaN and
+    infinities are refused (a NaN penalty silently rejected every candidate: issue 27)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {v}")
+    if lo is not None and (v <= lo if lo_open else v < lo):
+        raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {v}")
+    return v
+
+
+def beam(value, name: str = "beam", *, wrong_type: Type[Exception] = TypeError) -> int:
+    """A beam size: 1 .. :data:`MAX_BEAM`."""
+    return int_range(value, name, 1, MAX_BEAM, wrong_type=wrong_type)
+
+
+def search_budget(beam_size: int, batch_size: Optional[int] = None, groups: Optional[int] = None, *,
+                  names: Tuple[str, str, str] = ("beam", "batch_size", "groups")) -> None:
+    """Refuse a search that cannot fit before any work starts.
+
+    ``beam_size`` <= :data:`MAX_BEAM`; ``groups`` (diverse beam search; None when the search is
+    not diverse) must divide ``beam_size`` (each group keeps ``beam / groups`` hypotheses, so
+    ``groups`` <= ``beam``); ``beam_size x batch_size`` (the hypotheses decoded at once) <=
+    :data:`MAX_HYPOTHESES`.  ``names`` spell the three settings in messages (``--beam``...).
+    """
+    nb, nbs, ng = names
+    b = beam(beam_size, nb)
+    if groups is not None:
+        g = int_range(groups, ng, 1)
+        if g > b or b % g:
+            ok = g * max(1, b // g)
+            raise ValueError(f"{ng} must divide {nb} for diverse beam search (each of the {g} groups keeps "
+                             f"{nb} / {ng} hypotheses), got {nb} {b}, {ng} {g}; e.g. {nb} {ok} or {ng} "
+                             f"{max(d for d in range(1, b + 1) if b % d == 0 and d <= g)}")
+    if batch_size is not None:
+        n = int_range(batch_size, nbs, 1)
+        if b * n > MAX_HYPOTHESES:
+            raise ValueError(f"{nb} {b} x {nbs} {n} = {b * n:,} hypotheses decoded at once, over the "
+                             f"{MAX_HYPOTHESES:,} that fit in memory; use {nbs} <= {max(1, MAX_HYPOTHESES // b)}")
+
+
+def distinct_outputs(outputs: Sequence[Tuple[str, Any]]) -> None:
+    """Refuse two outputs that are the same file: ``outputs`` is ``[(name, path or None), ...]``;
+    ``-`` (stdout) counts as one file too.  Paths are compared after resolving symlinks."""
+    seen: dict = {}
+    for name, path in outputs:
+        if path is None:
+            continue
+        key = "-" if str(path) == "-" else os.path.realpath(os.fspath(path))
+        if key in seen:
+            where = "stdout" if key == "-" else repr(str(path))
+            raise ValueError(f"{name} and {seen[key]} are the same file ({where}): one would overwrite the "
+                             f"other; give {name} its own path")
+        seen[key] = name

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Callable
 
+from pysynth import _validate as V
 from pysynth.io import atomic_open
 
 PROG = "pysynth"
@@ -58,6 +59,24 @@ class Parser(argparse.ArgumentParser):
                 message = message.replace("/".join(a.option_strings),
                                           "/".join(s for s in a.option_strings if s not in old))
         raise UsageError(message)
+
+    def _get_value(self, action, arg_string):
+        # one place for every numeric flag: a plain ``type=float`` must be finite (``nan``/``inf`` are
+        # refused, not silently turned into "every candidate rejected"), and no message echoes a huge value
+        if action.type is float:
+            try:
+                v = float(arg_string)
+            except ValueError:
+                v = math.nan
+            if not math.isfinite(v):
+                raise argparse.ArgumentError(action, f"must be a finite number, got {V.clip(arg_string)}")
+            return v
+        if action.type is int:
+            try:
+                return int(arg_string)
+            except ValueError:
+                raise argparse.ArgumentError(action, f"must be an integer, got {V.clip(arg_string)}") from None
+        return super()._get_value(action, arg_string)
 
 
 def deprecate(action: argparse.Action, **old: str) -> argparse.Action:
@@ -142,25 +161,6 @@ def say(msg: str) -> None:
     print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
 
 
-def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
-    """Parse ``argv``, run the command, map every outcome to an exit status (see the module doc)."""
-    debug = os.environ.get("PYSYNTH_DEBUG", "") not in ("", "0")
-    try:
-        args = parser.parse_args(argv)
-        apply_model_alias(args)
-        return int(args.func(args) or 0)
-    except SystemExit as exc:  # --help, --version, or a library calling sys.exit
-        code = exc.code
-        if code is None or isinstance(code, int):
-            return code or 0
-        msg = str(code)
-        say(f"error: {msg[len(PROG) + 2:] if msg.startswith(PROG + ': ') else msg}")
-        return 1
-    except UsageError as exc:
-        if debug:
-            raise
-        say(f"error: {exc}")
-        return 2
 class _StderrHandler(logging.StreamHandler):
     """A handler on the current ``sys.stderr`` (looked up at each record: tests swap it)."""
 
@@ -217,13 +217,33 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> Callable[[], Non
     return restore
 
 
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv``, run the command, map every outcome to an exit status (see the module doc)."""
+    debug = os.environ.get("PYSYNTH_DEBUG", "") not in ("", "0")
+    restore = None
+    try:
+        args = parser.parse_args(argv)
+        restore = configure_logging(getattr(args, "verbose", 0), getattr(args, "quiet", False))
+        apply_model_alias(args)
+        check_args(args)
+        return int(args.func(args) or 0)
+    except SystemExit as exc:  # --help, --version, or a library calling sys.exit
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        msg = str(code)
+        say(f"error: {msg[len(PROG) + 2:] if msg.startswith(PROG + ': ') else msg}")
+        return 1
+    except UsageError as exc:
+        if debug:
+            raise
+        say(f"error: {exc}")
+        return 2
     except KeyboardInterrupt:
         if debug:
             raise
-    restore = None
         say("error: interrupted")
         return 130
-        restore = configure_logging(getattr(args, "verbose", 0), getattr(args, "quiet", False))
     except BrokenPipeError:
         _silence_stdout()  # the reader went away (| head): no message, no flush error at exit
         return 141
@@ -238,6 +258,9 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> Callable[[], Non
         say(f"error: internal error: {type(exc).__name__}: {_one_line(exc)} "
             "(run with PYSYNTH_DEBUG=1 for the traceback)")
         return 1
+    finally:
+        if restore is not None:  # main() called in a program leaves its logging as it was
+            restore()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -258,21 +281,49 @@ def _silence_stdout() -> None:
 
 # ------------------------------------------------------------------------- argument types
 
-    finally:
-        if restore is not None:  # main() called in a program leaves its logging as it was
-            restore()
+def check_args(args: argparse.Namespace) -> None:
+    """The checks that involve several flags, run once for every command after parsing: the
+    search fits (:func:`pysynth._validate.search_budget`: ``--beam`` x ``--batch-size``, and
+    ``--groups`` divides ``--beam`` when the search is diverse) and no two outputs are one file
+    (:func:`pysynth._validate.distinct_outputs`)."""
+    beam = getattr(args, "beam", None)
+    if isinstance(beam, int):
+        diverse = getattr(args, "diverse", False) is True or getattr(args, "decode", None) == "dbs"
+        batch = getattr(args, "batch_size", None)
+        groups = getattr(args, "groups", None) if diverse else None
+        try:
+            V.search_budget(beam, batch if isinstance(batch, int) else None,
+                            groups if isinstance(groups, int) else None, names=("--beam", "--batch-size", "--groups"))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    outs = [(f"--{d.replace('_', '-')}", getattr(args, d, None)) for d in ("out", "squad_out", "candidates_out")]
+    try:
+        V.distinct_outputs([(f, o) for f, o in outs if isinstance(o, str)])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def positive_int(s: str) -> int:
     try:
         v = int(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s!r}") from None
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {V.clip(s)}") from None
     if not 1 <= v <= 2**31 - 1:
-        raise argparse.ArgumentTypeError(f"must be an integer in [1, 2**31 - 1], got {s!r}")
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, 2**31 - 1], got {V.clip(s)}")
     return v
 
 
+def beam_size(s: str) -> int:
+    """``--beam``: 1 .. :data:`pysynth._validate.MAX_BEAM`."""
+    try:
+        return V.beam(int(s), "beam")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer in 1..{V.MAX_BEAM} (hypotheses kept per input), "
+                                         f"got {V.clip(s)}") from None
+
+
 def _max_threads() -> int:
-    return 4 * (os.cpu_count() or 1)
+    return V.max_threads()
 
 
 def workers(s: str) -> int:
@@ -283,7 +334,7 @@ def workers(s: str) -> int:
         v = 0
     if v != -1 and not 1 <= v <= _max_threads():
         raise argparse.ArgumentTypeError(f"must be an integer in 1..{_max_threads()} (4 x the cores) or -1 "
-                                         f"(all cores), got {s!r}")
+                                         f"(all cores), got {V.clip(s)}")
     return v
 
 
@@ -291,13 +342,10 @@ def threads(s: str) -> int:
     """``--threads`` (a runtime's threads): 0 (the runtime's default), -1 (all cores, returned as
     the core count) or 1 .. 4 x the cores."""
     try:
-        v = int(s)
+        return V.threads(int(s))
     except ValueError:
-        v = -2
-    if v not in (-1, 0) and not 1 <= v <= _max_threads():
         raise argparse.ArgumentTypeError(f"must be an integer in 1..{_max_threads()} (4 x the cores), 0 (the "
-                                         f"runtime's default) or -1 (all cores), got {s!r}")
-    return os.cpu_count() or 1 if v == -1 else v
+                                         f"runtime's default) or -1 (all cores), got {V.clip(s)}") from None
 
 
 def count(s: str) -> int:
@@ -307,7 +355,7 @@ def count(s: str) -> int:
     except ValueError:
         v = -1
     if v < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {s!r}")
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {V.clip(s)}")
     return v
 
 
@@ -316,9 +364,9 @@ def float_in(lo: float, lo_open: bool, hi: float | None, what: str) -> Callable[
         try:
             v = float(s)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {what}, got {V.clip(s)}") from None
         if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (hi is None or v <= hi)):
-            raise argparse.ArgumentTypeError(f"must be {what}, got {s!r}")
+            raise argparse.ArgumentTypeError(f"must be {what}, got {V.clip(s)}")
         return v
 
     return parse
@@ -389,8 +437,8 @@ def add_decoding(p: argparse.ArgumentParser, *, beam: int | None = None, beam_al
     ``--groups``, ``--diversity``, ``--top-k``/``--top-p`` (sampling only) and ``--seed``."""
     g = p.add_argument_group("decoding")
     if beam is not None:
-        a = g.add_argument("--beam", *beam_aliases, type=positive_int, default=beam, metavar="B",
-                           help=f"beam size: hypotheses kept per input ({beam})")
+        a = g.add_argument("--beam", *beam_aliases, type=beam_size, default=beam, metavar="B",
+                           help=f"beam size: hypotheses kept per input, at most {V.MAX_BEAM} ({beam})")
         if beam_aliases:
             deprecate(a, **{o: "--beam" for o in beam_aliases})
     if groups is not None:

@@ -121,6 +121,11 @@ class ParaphraseConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+        from pysynth import _validate
+
+        for name in ("unknown_penalty", "length_penalty", "violation_penalty"):  # NaN rejected every candidate
+            if getattr(self, name) is not None:
+                _validate.finite(getattr(self, name), name)
         m = self.min_similarity
         if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not -1.0 <= m <= 1.0):
             raise ValueError(f"min_similarity: must be a cosine in [-1, 1] (e.g. 0.6) or None, got {m!r}")

@@ -179,6 +179,19 @@ def test_idle_and_slow_clients_are_dropped(server):
             s.close()
 
 
+def test_max_connections_answers_json_503_and_recovers():
+    with Server("--threads", "1", "--tasks", "wellformed", "--max-connections", "4", "--idle-timeout", "1") as s:
+        idle = [socket.create_connection(_addr(s), timeout=30) for _ in range(6)]
+        try:
+            status, res, hdrs = s.request_full("GET", "/ready")
+            assert status == 503 and _only_error(res) and "--max-connections" in res["error"], res
+            assert hdrs.get("retry-after") == "1"
+        finally:
+            for c in idle:
+                c.close()
+        assert s.get("/ready", timeout=30)[0] == 200
+
+
 def _readable(sock) -> bool:
     import select
 
@@ -239,7 +252,7 @@ def test_cli_origin_safety_errors():
                                                                                       "PYSYNTH_API_KEY": ""})
 
     for args, msg in ((["--host", "0.0.0.0"], "--api-key"), (["--api-key", "short"], "at least 8"),
-                      (["--read-timeout", "0"], "--read-timeout")):
+                      (["--read-timeout", "0"], "--read-timeout"), (["--threads", "99999"], "--threads")):
         out = cli(*args)
         lines = out.stderr.strip().splitlines()
         assert out.returncode == 2 and len(lines) == 1 and msg in lines[0], out.stderr

@@ -10,9 +10,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Dict, Iterable, Mapping, Sequence
+import re
+from operator import itemgetter
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 __all__ = ["signature", "fingerprint", "versions", "Fingerprint"]
+
+
+#: scalar record types whose JSON encoding one ``json.dumps`` over the whole chunk reproduces
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: records per hashed buffer: bounds the memory of one buffer, not the digest (a stream)
+_CHUNK = 1 << 16
+# the record encoding: compact-ish JSON as json.dumps writes it by default, without ASCII escapes
+_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+# one item per piece: "\x00" never occurs raw in JSON (a NUL in a string is written \u0000), so the
+# pieces of a column of values are exactly the values' encodings when no container in it has two items
+_COLUMN = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
+# what json.dumps(ensure_ascii=False) escapes in a string
+_ESCAPED = re.compile('["\\\\\x00-\x1f]')
+# scalars as ``[x]`` one after another: the item separator closes one record and opens the next
+_SCALAR_RUN = json.JSONEncoder(ensure_ascii=False, separators=("][", ": ")).encode
 
 
 class Fingerprint:
@@ -23,6 +40,12 @@ class Fingerprint:
     A list or dict record is written as it is: its brackets keep it apart from the next one
     (the encoding of the K2Q run signatures, which must not change).  A scalar record is
     written as the one-element list ``[x]``, so ``1, 2`` is not ``12``.
+
+    :meth:`part` and :meth:`columns` write the same bytes as :meth:`record` one record at a time,
+    but encode a whole chunk of records with one ``json.dumps`` (or one per column) and hash it
+    with one ``update``: no Python code runs per record for scalars, fixed-width rows and dicts
+    with the same keys (a one-item container inside is fine; bigger ones fall back to
+    :meth:`record` per record).
     """
 
     def __init__(self) -> None:
@@ -31,19 +54,90 @@ class Fingerprint:
     def part(self, records: Sequence[Any]) -> "Fingerprint":
         """Add one part: its length, then its records."""
         self._h.update(json.dumps([len(records)]).encode())
-        for r in records:
-            self.record(r)
+        if not isinstance(records, (list, tuple)):
+            records = list(records)
+        for i in range(0, len(records), _CHUNK):
+            self._chunk(records[i: i + _CHUNK])
+        return self
+
+    def columns(self, *cols: Sequence[Any]) -> "Fingerprint":
+        """Add one part whose records are the rows ``[cols[0][i], cols[1][i], ...]``: the same
+        digest as ``part(list(zip(*cols)))`` without building the rows."""
+        n = len(cols[0]) if cols else 0
+        if any(len(c) != n for c in cols):
+            raise ValueError(f"cols: columns of unequal lengths {[len(c) for c in cols]}; give one value per row")
+        self._h.update(json.dumps([n]).encode())
+        for i in range(0, n, _CHUNK):
+            sl = [c[i: i + _CHUNK] for c in cols]
+            if self._rows(sl, len(sl[0])) is None:
+                for r in zip(*sl):
+                    self.record(r)
         return self
 
     def record(self, record: Any) -> "Fingerprint":
         """Add one record (see the class doc for the encoding)."""
         if not isinstance(record, (list, tuple, dict)):
             record = [record]
-        self._h.update(json.dumps(record, ensure_ascii=False).encode())
+        self._h.update(_DUMPS(record).encode())
         return self
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()
+
+    def _chunk(self, recs: Sequence[Any]) -> None:
+        """Hash a chunk of records: scalars with one dumps, fixed-width rows and dicts with the
+        same keys column by column; anything else (mixed records, rows of unequal widths) one
+        record at a time."""
+        types = set(map(type, recs))
+        if types == {str} and not _ESCAPED.search("".join(recs)):
+            # strings JSON writes as they are: the encoding is the text between quotes and brackets
+            self._h.update(('["' + '"]["'.join(recs) + '"]').encode())
+            return
+        if types <= _SCALARS:
+            if recs:
+                self._h.update(_SCALAR_RUN(list(recs)).encode())
+            return
+        if types <= {list, tuple}:
+            widths = set(map(len, recs))
+            if len(widths) == 1 and self._rows(list(zip(*recs)), len(recs)) is not None:
+                return
+        elif types == {dict}:
+            keys = set(map(tuple, recs))
+            if len(keys) == 1:
+                (ks,) = keys
+                if set(map(type, ks)) <= {str}:
+                    cols = [list(map(itemgetter(k), recs)) for k in ks]
+                    if self._rows(cols, len(recs), "{", "}", [_DUMPS(k) + ": " for k in ks]) is not None:
+                        return
+        for r in recs:
+            self.record(r)
+
+    def _rows(self, cols: list, n: int, open: str = "[", close: str = "]",
+              prefixes: Optional[List[str]] = None) -> Optional[bool]:
+        """Hash ``n`` records given as columns (rows ``[v0, v1, ...]``, or dicts ``{"k0": v0, ...}``
+        with ``prefixes`` the encoded keys); ``None`` (nothing hashed) where a value is a container
+        of two or more items, whose separators the column encoding would change."""
+        if n == 0:
+            return True
+        if not cols:  # records ``[]`` or ``{}``
+            self._h.update((open + close).encode() * n)
+            return True
+        pre = prefixes or [""] * len(cols)
+        pieces = []
+        for c in cols:
+            p = _COLUMN(list(c))[1:-1].split("\x00")
+            if len(p) != n:
+                return None
+            pieces.append(p)
+        k = len(cols)
+        # one record: open pre0 v0 ", " pre1 v1 ... close; the last separator also opens the next record
+        head = open + pre[0]
+        seq: list = [None] * (2 * k * n)
+        for j, p in enumerate(pieces):
+            seq[2 * j::2 * k] = p
+            seq[2 * j + 1::2 * k] = [", " + pre[j + 1] if j < k - 1 else close + head] * n
+        self._h.update((head + "".join(seq)[:-len(head)]).encode())
+        return True
 
 
 def fingerprint(*parts: Sequence[Any]) -> str:

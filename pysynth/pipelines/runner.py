@@ -179,8 +179,10 @@ def _exclusive(run_dir: Path):
     """Hold the lock of ``run_dir``: a second run writing the same output is refused, never
     interleaved (it would resume the same parts, or ``--restart`` would delete them under the
     first). ``flock`` on ``.NAME.lock`` beside the run directory: the kernel releases it when the
-    holder exits, ``kill -9`` included, so a killed run never leaves a stale lock. The file stays
-    (removing it while another process waits on it would let a third one in)."""
+    holder exits, ``kill -9`` included, so a killed run never leaves a stale lock. A finished run
+    (its run directory gone) removes the file while it still holds the lock; a run that locked a
+    file just removed that way (the path now names another file, or none) locks the path again,
+    so two runs never hold two different files of one path."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -188,20 +190,32 @@ def _exclusive(run_dir: Path):
         return
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     path = run_dir.parent / f".{run_dir.name}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
             raise RuntimeError(f"{run_dir.parent / run_dir.name.removesuffix('.parts')} is being written by "
                                f"another run (pid {holder}); wait for it to finish, or choose another output") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # a finished run removed the file we locked: lock the path's file again
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         yield
     finally:
+        if not run_dir.exists():  # finished (parts removed): no .lock file left behind
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         os.close(fd)  # releases the lock
 
 

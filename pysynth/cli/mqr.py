@@ -62,7 +62,8 @@ def _cmd_rewrite(args) -> int:
                            beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
                            backoff=args.backoff, select=args.select, min_wellformed=args.min_wellformed,
                            min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
-                           progress=args.out != "-")
+                           # to stdout: a bar on a terminal only (no lines mixed into a pipe's logs); -q: none
+                           progress=not args.quiet and (args.out != "-" or sys.stderr.isatty()))
     if args.out != "-":  # stdout may be the output: the summary goes there only when it is not
         print(json.dumps(summary))
     return 0

@@ -298,8 +298,16 @@ def ensure_paraphrase(para: Path) -> Path:
             return p
         except (ValueError, KeyError, OSError):
             pass  # truncated or foreign: rebuild
+    import time
+
+    from pysynth.pipelines.progress import say
+
+    # tens of seconds with no output looked like a hang: say what happens, once
+    say(f"METEOR: building the paraphrase cache {p} from {para} (once; about 10-20 s) ...")
+    t0 = time.perf_counter()
     build_paraphrase_cache(para, p)
     load_paraphrase(p, verify=True)
+    say(f"METEOR: paraphrase cache built in {time.perf_counter() - t0:.1f} s")
     return p
 
 

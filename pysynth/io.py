@@ -2,7 +2,11 @@
 
 * :func:`read_rows` — rows (dicts) from JSON Lines (``.gz`` too), Parquet, ``-`` (stdin), or
   any iterable of dicts (a list, a generator, a Hugging Face ``datasets.Dataset``), streamed.
-* :func:`write_rows` — rows streamed to JSON Lines or Parquet (``-``: stdout), atomically.
+* :func:`write_rows` — rows streamed to JSON Lines (``.gz``: gzip-compressed) or Parquet
+  (``-``: stdout), atomically.
+* :func:`decode_text` / :data:`BOM` — one rule for every reader of user text: UTF-8, and a
+  leading byte-order mark is dropped (Windows tools write one; it must not turn JSONL into
+  "plain text" or break the first row).
 * :func:`atomic_write` / :func:`atomic_write_text` / :func:`atomic_dir` — readers see the old
   file (directory) or the whole new one, never a part, even when the writer is killed.
 
@@ -22,20 +26,39 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-__all__ = ["atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
+__all__ = ["BOM", "decode_text", "strip_bom", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
            "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: the UTF-8 byte-order mark as text; every reader drops it at the start of a file
+BOM = "\ufeff"
+
+
+def strip_bom(text: str) -> str:
+    """``text`` without a leading byte-order mark (:data:`BOM`)."""
+    return text[1:] if text.startswith(BOM) else text
+
+
+def decode_text(raw: bytes) -> str:
+    """UTF-8 ``raw`` as text, a leading byte-order mark dropped (``utf-8-sig``): the one decoding
+    of every reader of user files.  Raises UnicodeDecodeError for bytes that are not UTF-8."""
+    return raw.decode("utf-8-sig")
 
 
 # ------------------------------------------------------------------------------- atomic files
 
 @contextlib.contextmanager
-def atomic_open(path: PathLike) -> Iterator[IO[bytes]]:
+def atomic_open(path: PathLike, *, before_replace: Optional[Callable[[], None]] = None) -> Iterator[IO[bytes]]:
     """A binary file that replaces ``path`` when the block ends without error: written to a
     temporary file beside ``path``, fsynced, then ``os.replace``-d into place, so readers see
     the old file or the whole new one, never a part, even if the process is killed.  The
-    temporary file is ``.<name>.<random>.tmp`` and is removed on error."""
+    temporary file is ``.<name>.<random>.tmp`` and is removed on error.
+
+    ``before_replace``: called once the data is on disk, just before the rename (a companion
+    file such as ``OUT.meta.json`` written there can never describe older data than ``path``
+    holds: a kill between the two leaves the old data with the new metadata, whose fingerprint
+    then does not match, never new data beside old metadata)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,6 +72,8 @@ def atomic_open(path: PathLike) -> Iterator[IO[bytes]]:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would make shared outputs unreadable to others
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -56,10 +81,25 @@ def atomic_open(path: PathLike) -> Iterator[IO[bytes]]:
         raise
 
 
-def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    """Call ``write(f)`` on :func:`atomic_open`'s file."""
-    with atomic_open(path) as f:
+def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None], *,
+                 before_replace: Optional[Callable[[], None]] = None) -> None:
+    """Call ``write(f)`` on :func:`atomic_open`'s file (``before_replace``: see there)."""
+    with atomic_open(path, before_replace=before_replace) as f:
         write(f)
+
+
+def is_gzip(path: PathLike) -> bool:
+    """Whether an output ``path`` is written gzip-compressed (its name ends in ``.gz``)."""
+    return str(path).endswith(".gz")
+
+
+def _gzipped(write: Callable[[IO[bytes]], None]) -> Callable[[IO[bytes]], None]:
+    # no file name and no time in the header: the same rows give the same bytes
+    def write_gz(raw: IO[bytes]) -> None:
+        with gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+            write(gz)  # type: ignore[arg-type]
+
+    return write_gz
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:
@@ -154,18 +194,20 @@ def pyarrow_parquet(what: str):
 
 def read_jsonl(path: PathLike) -> Iterator[dict]:
     """Rows of a JSON Lines file (``.gz`` is decompressed; ``-`` is stdin); blank lines are
-    skipped; a bad line raises ValueError naming ``file:line``."""
+    skipped, a leading byte-order mark too; a bad line raises ValueError naming ``file:line``."""
     if str(path) == "-":
         yield from _jsonl_lines(sys.stdin, "<stdin>")
         return
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with opener(path, "rt", encoding="utf-8-sig") as f:
         yield from _jsonl_lines(f, str(path))
 
 
 def _jsonl_lines(f, where: str) -> Iterator[dict]:
     for lineno, line in enumerate(f, 1):
+        if lineno == 1:
+            line = strip_bom(line)  # stdin is not opened as utf-8-sig
         if line.strip():
             try:
                 yield json.loads(line)
@@ -223,9 +265,12 @@ def _jsonl_line(row: Mapping) -> bytes:
     return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_jsonl(path: PathLike, rows: Iterable[Mapping]) -> int:
+def write_jsonl(path: PathLike, rows: Iterable[Mapping], *,
+                before_replace: Optional[Callable[[], None]] = None) -> int:
     """Rows as JSON Lines (UTF-8, ``ensure_ascii=False``), streamed and atomic; ``-`` writes
-    to stdout.  Returns the number of rows written."""
+    to stdout; a name ending in ``.gz`` is gzip-compressed (no name or time in the header, so
+    equal rows give equal bytes).  ``before_replace``: see :func:`atomic_open`.  Returns the
+    number of rows written."""
     n = 0
 
     def write(f):
@@ -239,18 +284,20 @@ def write_jsonl(path: PathLike, rows: Iterable[Mapping]) -> int:
         write(out)
         out.flush()
     else:
-        atomic_write(path, write)
+        atomic_write(path, _gzipped(write) if is_gzip(path) else write, before_replace=before_replace)
     return n
 
 
 def write_rows(path: PathLike, rows: Iterable[Mapping], *, schema=None,
-               metadata: Optional[Dict[str, str]] = None, batch_size: int = 100_000) -> int:
+               metadata: Optional[Dict[str, str]] = None, batch_size: int = 100_000,
+               before_replace: Optional[Callable[[], None]] = None) -> int:
     """Rows to ``path``: Parquet when the name ends in ``.parquet`` (streamed in row groups of
     ``batch_size``; ``schema`` a ``pyarrow.Schema`` or None to infer it from the first batch;
-    ``metadata`` added to the schema's key-value metadata), else JSON Lines.  Atomic.
-    Returns the number of rows written."""
+    ``metadata`` added to the schema's key-value metadata), else JSON Lines (``.gz``:
+    gzip-compressed).  Atomic; ``before_replace`` (see :func:`atomic_open`) runs after the data
+    is written and before it is renamed into place.  Returns the number of rows written."""
     if not is_parquet(path):
-        return write_jsonl(path, rows)
+        return write_jsonl(path, rows, before_replace=before_replace)
     pq = pyarrow_parquet(str(path))
     import pyarrow as pa
 
@@ -283,5 +330,5 @@ def write_rows(path: PathLike, rows: Iterable[Mapping], *, schema=None,
             if writer is not None:
                 writer.close()
 
-    atomic_write(path, write)
+    atomic_write(path, write, before_replace=before_replace)
     return n

@@ -174,3 +174,95 @@ def test_parquet_writer_failure_keeps_old_file(tmp_path):
     with pytest.raises(RuntimeError):
         io.write_rows(p, crash(), batch_size=2)
     assert list(io.read_rows(p)) == ROWS and [x.name for x in tmp_path.iterdir()] == ["o.parquet"]
+
+
+# ------------------------------------------------------------------------- issue 27: .gz outputs, BOM, metadata order
+
+
+@pytest.mark.parametrize("name", ["rows.jsonl.gz", "rows.gz"])
+def test_gz_output_is_gzip_and_reads_back(tmp_path, name):
+    p = tmp_path / name
+    assert io.write_rows(p, ROWS) == len(ROWS)
+    raw = p.read_bytes()
+    assert raw[:2] == b"\x1f\x8b"
+    assert list(io.read_rows(p)) == ROWS
+    io.write_rows(tmp_path / "again.jsonl.gz", ROWS)  # no name or time in the header: same rows, same bytes
+    assert (tmp_path / "again.jsonl.gz").read_bytes() == raw
+    assert gzip.decompress(raw) == b"".join(io._jsonl_line(r) for r in ROWS)
+
+
+def test_cli_gz_output_reads_back(tmp_path):
+    """A command's ``--out x.jsonl.gz`` is gzip and pysynth reads it back (issue 27 item 10)."""
+    from pysynth.cli import main
+
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "how do i fix a flat tire"}) + "\n")
+    out = tmp_path / "out.jsonl.gz"
+    assert main(["quality", "wellformed", "--in", str(inp), "--out", str(out)]) == 0
+    assert out.read_bytes()[:2] == b"\x1f\x8b"
+    (row,) = list(io.read_rows(out))
+    assert row["question"] == "how do i fix a flat tire" and 0 <= row["wellformed"] <= 1
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_every_reader_drops_a_bom(tmp_path, gz):
+    body = "\ufeff" + "".join(json.dumps(r) + "\n" for r in ROWS[:3])
+    p = tmp_path / ("bom.jsonl.gz" if gz else "bom.jsonl")
+    p.write_bytes(gzip.compress(body.encode()) if gz else body.encode())
+    assert list(io.read_rows(p)) == ROWS[:3]
+    assert io.decode_text(body.encode()) == body[1:] and io.strip_bom(body) == body[1:]
+
+
+def test_stdin_reader_drops_a_bom():
+    body = "\ufeff" + json.dumps(ROWS[0]) + "\n"
+    r = subprocess.run([sys.executable, "-c", "import json; from pysynth import io; "
+                        "print(json.dumps(list(io.read_rows('-'))))"], input=body.encode(), capture_output=True,
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [ROWS[0]]
+
+
+def test_qagen_contexts_with_a_bom_are_jsonl(tmp_path):
+    """``qagen generate`` read a JSONL file starting with a BOM as one plain-text passage."""
+    from pysynth.qagen.data import read_contexts
+
+    p = tmp_path / "c.jsonl"
+    rows = [{"id": "a", "context": "Paris is the capital of France."}, {"id": "b", "context": "Rome is in Italy."}]
+    p.write_text("\ufeff" + "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    got = read_contexts(p)
+    assert [(c.id, c.text) for c in got] == [("a", rows[0]["context"]), ("b", rows[1]["context"])]
+    p.write_text("\ufeff" + json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "x y", "qas": []}]}]}),
+                 encoding="utf-8")
+    assert [c.text for c in read_contexts(p)] == ["x y"]
+
+
+def test_text_readers_drop_a_bom(tmp_path):
+    from pysynth.cli._common import read_lines
+    from pysynth.mqr.jobs import read_questions
+
+    p = tmp_path / "q.txt"
+    p.write_text("\ufeffhow are you\nwhy\n", encoding="utf-8")
+    assert read_lines(str(p), "--in") == ["how are you", "why"]
+    assert read_questions(p)[0] == ["how are you", "why"]
+
+
+def test_metadata_is_in_place_before_the_data(tmp_path):
+    """``before_replace`` runs with the data on disk but not yet renamed: a kill there leaves the
+    old data beside the new metadata, never new data beside old metadata."""
+    out, meta = tmp_path / "rows.jsonl", tmp_path / "rows.jsonl.meta.json"
+    io.write_rows(out, ROWS[:1])
+    io.write_json(meta, {"rows": 1})
+    seen = {}
+
+    def write_meta():
+        seen["data at meta time"] = list(io.read_rows(out))
+        io.write_json(meta, {"rows": 2})
+        raise KeyboardInterrupt  # killed between the two renames
+
+    with pytest.raises(KeyboardInterrupt):
+        io.write_rows(out, ROWS[:2], before_replace=write_meta)
+    assert seen["data at meta time"] == ROWS[:1]
+    assert list(io.read_rows(out)) == ROWS[:1] and json.loads(meta.read_text()) == {"rows": 2}
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["rows.jsonl", "rows.jsonl.meta.json"]  # no temp left
+    io.write_rows(out, ROWS[:2], before_replace=lambda: io.write_json(meta, {"rows": 2}))
+    assert list(io.read_rows(out)) == ROWS[:2]

@@ -600,10 +600,13 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
 
 def read_lines(path: str, flag: str) -> list:
     """Lines of a UTF-8 text file (``-``: stdin), without their newlines."""
+    from pysynth.io import strip_bom
+
     if path == "-":
-        return [line.removesuffix("\n") for line in sys.stdin]
+        lines = [line.removesuffix("\n") for line in sys.stdin]
+        return [strip_bom(lines[0]), *lines[1:]] if lines else lines
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:  # a byte-order mark dropped, as by every reader
             return [line.removesuffix("\n") for line in f]
     except UnicodeDecodeError as exc:
         raise ValueError(f"{flag} {path!r}: not UTF-8 text ({exc.reason})") from None

@@ -37,7 +37,6 @@ def _cmd_mine(args) -> int:
     C.check_output(args.out)
     dumps = [Dump(d) for d in args.inp]
     res = mine(dumps, mode=args.mode, splits=args.splits, min_valid=args.min_valid)
-    write_rows(args.out, res.rows)  # the data first, the metadata last
     meta = {
         "signature": signature.signature(
             "pysynth.mqr.mine", 1, {"mode": args.mode, "splits": args.splits, "min_valid": args.min_valid},
@@ -46,8 +45,10 @@ def _cmd_mine(args) -> int:
         "counts": res.counts,
         "stats": res.stats,
     }
-    if args.out != "-":
-        write_json(args.out + ".meta.json", meta)
+    # the metadata is renamed into place before the data: a kill between the two never leaves new
+    # data beside old metadata (old data beside new metadata shows: its sha256 does not match)
+    write_rows(args.out, res.rows,
+               before_replace=None if args.out == "-" else lambda: write_json(args.out + ".meta.json", meta))
     _summary(res, sys.stderr)
     return 0
 

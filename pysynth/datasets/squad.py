@@ -53,8 +53,10 @@ def read_text(path: PathLike) -> str:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as e:
             raise ValueError(f"{path}: not a readable gzip file ({e})") from None
+    from pysynth.io import decode_text
+
     try:
-        return raw.decode("utf-8")
+        return decode_text(raw)  # a leading byte-order mark dropped, as by every reader
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); re-encode the file as UTF-8") from None
 

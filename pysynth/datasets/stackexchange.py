@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Dict, Iterator, List, Optional, Tuple, Union
 
-__all__ = ["TABLES", "Dump", "iter_rows", "open_dump", "duplicate_links", "question_titles", "title_events",
+__all__ = ["TABLES", "Dump", "iter_rows", "open_dump", "safe_member", "duplicate_links", "question_titles", "title_events",
            "DUPLICATE_LINK", "TITLE_EVENTS", "MOVE_EVENTS"]
 
 #: table name -> root element of its XML file
@@ -269,7 +269,8 @@ def _open(source: _Source) -> Iterator[IO[bytes]]:
         return
     exe = _7z_exe()
     if exe is not None:  # streamed: constant memory
-        proc = subprocess.Popen([exe, "x", "-so", str(source.path), source.member], stdout=subprocess.PIPE,
+        # "--": an archive or member name starting with "-" is a name, never a switch
+        proc = subprocess.Popen([exe, "x", "-so", "--", str(source.path), source.member], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         try:
             yield proc.stdout
@@ -287,7 +288,10 @@ def _open(source: _Source) -> Iterator[IO[bytes]]:
                 z.extract(path=tmp, targets=[source.member])
         except Exception as exc:  # py7zr raises its own types for corrupt and truncated archives
             raise ValueError(f"{source.name}: cannot extract (corrupt or truncated .7z?): {exc}") from None
-        with open(Path(tmp) / source.member, "rb") as f:
+        target = (Path(tmp) / safe_member(source.member, source.path)).resolve()
+        if not target.is_relative_to(Path(tmp).resolve()):  # _7z_list refused such names; never read outside tmp
+            raise ValueError(f"{source.name}: member resolves outside the extraction folder; refusing it")
+        with open(target, "rb") as f:
             yield f
 
 
@@ -308,17 +312,30 @@ def _py7zr():
     return py7zr
 
 
+def safe_member(name: str, archive: Path) -> str:
+    """``name``, a member of ``archive``, when it is a relative path inside the archive; ValueError
+    for an absolute name (``/etc/x``, ``\\x``, ``C:x``) or one with a ``..`` part: extracted, it
+    would be read from (or written to) a path outside the extraction folder (issue 27)."""
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
+        raise ValueError(f"{archive}: member {name[:200]!r} is an absolute path or contains '..'; a dump archive "
+                         "holds relative names only, so this one was crafted or damaged: refusing it")
+    return name
+
+
 def _7z_list(archive: Path) -> List[str]:
     exe = _7z_exe()
     if exe is not None:
-        out = subprocess.run([exe, "l", "-slt", "-ba", str(archive)], capture_output=True, text=True,
+        out = subprocess.run([exe, "l", "-slt", "-ba", "--", str(archive)], capture_output=True, text=True,
                              stdin=subprocess.DEVNULL)
         if out.returncode != 0:
             raise ValueError(f"{archive}: not a readable .7z archive: {' '.join(out.stderr.split())[:300]}")
-        return [line[7:] for line in out.stdout.splitlines() if line.startswith("Path = ")]
-    py7zr = _py7zr()
-    try:
-        with py7zr.SevenZipFile(archive, "r") as z:
-            return [n for n in z.getnames()]
-    except Exception as exc:
-        raise ValueError(f"{archive}: not a readable .7z archive: {exc}") from None
+        names = [line[7:] for line in out.stdout.splitlines() if line.startswith("Path = ")]
+    else:
+        py7zr = _py7zr()
+        try:
+            with py7zr.SevenZipFile(archive, "r") as z:
+                names = list(z.getnames())
+        except Exception as exc:
+            raise ValueError(f"{archive}: not a readable .7z archive: {exc}") from None
+    return [safe_member(n, archive) for n in names]

@@ -40,10 +40,12 @@ def read_questions(path, flag: str = "--in") -> Tuple[List[str], Optional[List[d
     else:
         if str(path) == "-":
             lines = [line.removesuffix("\n") for line in sys.stdin]
+            if lines:
+                lines[0] = io.strip_bom(lines[0])
         else:
             if not os.path.exists(path):
                 raise ValueError(f"{flag}: no such file {str(path)!r}")
-            with open(path, encoding="utf-8", newline="") as f:
+            with open(path, encoding="utf-8-sig", newline="") as f:  # a byte-order mark dropped
                 lines = [line.removesuffix("\n") for line in f]
         if str(path) != "-" or not (lines and lines[0].lstrip().startswith("{")):
             return lines, None

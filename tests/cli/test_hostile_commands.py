@@ -144,3 +144,118 @@ def test_symlinked_outputs_are_one_file(fails, rows, tmp_path):
 def test_a_huge_value_is_not_echoed_whole(fails, rows, argv):
     line = fails(2, *[a.format(rows=rows) for a in argv])
     assert len(line) < 300, line
+
+
+# ------------------------------------------------------------------ item 10: mqr mine writes its metadata first
+
+def _dump(d):
+    from xml.sax.saxutils import quoteattr
+
+    def xml(root, rows):
+        body = "".join("<row " + " ".join(f"{k}={quoteattr(str(v))}" for k, v in r.items()) + " />\n" for r in rows)
+        return f'<?xml version="1.0" encoding="utf-8"?>\n<{root}>\n{body}</{root}>\n'
+
+    def hist(hid, typ, pid, text):
+        return {"Id": hid, "PostHistoryTypeId": typ, "PostId": pid, "CreationDate": "2019-01-01T00:00:00.000",
+                "Text": text}
+
+    d.mkdir()
+    (d / "Posts.xml").write_text(xml("posts", [{"Id": 1, "PostTypeId": 1, "Title": "How do I fix a flat tire?"},
+                                               {"Id": 2, "PostTypeId": 1, "Title": "Why is my chain squeaking?"}]))
+    (d / "PostHistory.xml").write_text(xml("posthistory", [
+        hist(1, 1, 1, "flat tire fix"), hist(2, 4, 1, "How do I fix a flat tire?"),
+        hist(3, 1, 2, "chain squeak"), hist(4, 4, 2, "Why is my chain squeaking?")]))
+    return d
+
+
+def test_mqr_mine_killed_between_meta_and_data_never_pairs_new_data_with_old_meta(cli, tmp_path, monkeypatch):
+    from pysynth import io as pio
+
+    dump = _dump(tmp_path / "bikes")
+    out = tmp_path / "pairs.jsonl"
+    meta = tmp_path / "pairs.jsonl.meta.json"
+    assert cli("mqr", "mine", "--in", dump, "--out", out).code == 0
+    old_data, old_meta = out.read_bytes(), json.loads(meta.read_text())
+    real = pio.os.replace
+
+    def killed_at_the_data_rename(src, dst):
+        if str(dst) == str(out):
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(pio.os, "replace", killed_at_the_data_rename)
+    assert cli("mqr", "mine", "--in", dump, "--out", out, "--splits").code == 130
+    new_meta = json.loads(meta.read_text())
+    assert out.read_bytes() == old_data  # the old data ...
+    assert new_meta["signature"]["config"] != old_meta["signature"]["config"]  # ... beside the new metadata
+    monkeypatch.setattr(pio.os, "replace", real)
+    assert cli("mqr", "mine", "--in", dump, "--out", out, "--splits").code == 0
+    assert json.loads(meta.read_text()) == new_meta and out.read_bytes() != old_data
+
+
+# ------------------------------------------------------------------ item 9: crafted .7z member names
+
+@pytest.mark.parametrize("name", ["/etc/Posts.xml", "../../Posts.xml", "a/../../Posts.xml", "\\\\srv\\Posts.xml",
+                                  "C:Posts.xml", "x\\..\\..\\Posts.xml"])
+def test_7z_members_outside_the_archive_are_refused(tmp_path, monkeypatch, name):
+    from pysynth.datasets import stackexchange as se
+
+    arc = tmp_path / "bikes.stackexchange.com.7z"
+    arc.write_bytes(b"7z")
+    with pytest.raises(ValueError, match="absolute path or contains '..'"):
+        se.safe_member(name, arc)
+    monkeypatch.setattr(se, "_7z_exe", lambda: None)
+
+    class Fake:
+        def __init__(self, *a, **k):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def getnames(self):
+            return ["Tags.xml", name]
+
+    class FakePy7zr:
+        SevenZipFile = Fake
+
+    monkeypatch.setattr(se, "_py7zr", lambda: FakePy7zr)
+    with pytest.raises(ValueError, match="crafted or damaged"):
+        se.Dump(arc).rows("Posts").__next__()
+    assert se.safe_member("dir/Posts.xml", arc) == "dir/Posts.xml"
+
+
+def test_7z_command_gets_names_after_double_dash(tmp_path, monkeypatch):
+    import subprocess as sp
+
+    from pysynth.datasets import stackexchange as se
+
+    arc = tmp_path / "-bikes.stackexchange.com.7z"
+    arc.write_bytes(b"7z")
+    calls = []
+    monkeypatch.setattr(se, "_7z_exe", lambda: "/usr/bin/7z")
+
+    def run(argv, **kw):
+        calls.append(argv)
+        return sp.CompletedProcess(argv, 0, "Path = /etc/Posts.xml\n", "")
+
+    monkeypatch.setattr(se.subprocess, "run", run)
+    with pytest.raises(ValueError, match="crafted or damaged"):
+        se.Dump(arc).tables()
+    assert calls[0][:4] == ["/usr/bin/7z", "l", "-slt", "-ba"] and calls[0][4:] == ["--", str(arc)]
+
+    class Proc:
+        stdout = __import__("io").BytesIO(b"<posts></posts>")
+        stderr = __import__("io").BytesIO(b"")
+
+        def wait(self):
+            return 0
+
+    popen = []
+    monkeypatch.setattr(se.subprocess, "Popen", lambda argv, **kw: popen.append(argv) or Proc())
+    with se._open(se._Source("x", arc, "-Posts.xml")) as f:
+        f.read()
+    assert popen[0][1:] == ["x", "-so", "--", str(arc), "-Posts.xml"]

@@ -27,6 +27,9 @@ MASK_NEG = -1e9  # finite score of impossible positions / spans (ONNX-safe, no i
 #: tokens per span-scorer call of :func:`predict_spans` (4 windows of 256): peak memory of a long
 #: context's windows (issue 27; 2 to 16 windows per call ran at the same speed here)
 WINDOW_TOKENS = 1024
+#: characters per tokenizer batch of :func:`predict_spans` (fewer than ``batch_size`` contexts when
+#: they are long; a batch of paragraphs is far below it)
+BATCH_CHARS = 200_000
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -154,7 +157,7 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         question and special tokens).
     joint : rank with the joint head's scores (Alberti et al. 2019, Sect. 3.1) instead of
         ``start + end``.
-    batch_size : contexts per tokenizer call.
+    batch_size : contexts per tokenizer call (fewer where they pass :data:`BATCH_CHARS` characters).
     max_tokens : tokens per scorer call (at least one window; None: a whole tokenizer batch per
         call). The joint head holds ~240 KB per token: 1024 tokens are ~250 MB.
 
@@ -175,9 +178,10 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         raise ValueError(f"max_tokens: must be a positive integer or None, got {max_tokens!r}")
     results: List[List[Dict[str, Any]]] = []
     ctx_seq = 1 if questions is not None else 0
-    for b in range(0, len(contexts), batch_size):
-        ctx = list(contexts[b:b + batch_size])
-        args = (list(questions[b:b + batch_size]), ctx) if questions is not None else (ctx,)
+    for b, z in _batches([len(c) + (len(questions[i]) if questions is not None else 0)
+                          for i, c in enumerate(contexts)], batch_size, BATCH_CHARS):
+        ctx = list(contexts[b:z])
+        args = (list(questions[b:z]), ctx) if questions is not None else (ctx,)
         enc = tokenizer(*args, truncation="only_second" if questions is not None else True, max_length=max_length,
                         stride=stride, return_overflowing_tokens=True, padding=True, return_offsets_mapping=True,
                         return_tensors="np")
@@ -199,6 +203,20 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
                     break
             results.append(out)
     return results
+
+
+def _batches(sizes: Sequence[int], batch_size: int, max_chars: int):
+    """``(start, stop)`` of tokenizer batches: ``batch_size`` texts, fewer where they would pass
+    ``max_chars`` characters in all (a longer text alone), so that a batch's encodings (~450 B
+    per window token) stay bounded too."""
+    b = 0
+    while b < len(sizes):
+        z, chars = b + 1, sizes[b]
+        while z < len(sizes) and z - b < batch_size and chars + sizes[z] <= max_chars:
+            chars += sizes[z]
+            z += 1
+        yield b, z
+        b = z
 
 
 def count_windows(n_tokens: int, max_length: int = 256, stride: int = 96, reserved: int = 2) -> int:

@@ -94,3 +94,23 @@ def test_estimate_cost_windows_grow_memory_does_not():
     assert estimate_cost([])["windows"] == 0
     with pytest.raises(TypeError, match="texts"):
         estimate_cost(TEXT)
+
+
+def test_tokenizer_batches_bounded_by_characters(span, monkeypatch):
+    from pysynth.models import spans as S
+
+    texts = [TEXT * 40, TEXT * 3, TEXT, TEXT * 2]
+    calls = []
+    tok = span.tokenizer
+
+    def counting(*args, **kw):
+        calls.append(len(args[-1]))
+        return tok(*args, **kw)
+
+    base = S.predict_spans(span.scorer, counting, texts, None, 10, 32, 256, 96, True, 16)
+    assert calls == [4]
+    calls.clear()
+    monkeypatch.setattr(S, "BATCH_CHARS", len(TEXT) * 6)
+    got = S.predict_spans(span.scorer, counting, texts, None, 10, 32, 256, 96, True, 16)
+    assert calls == [1, 3]  # the long context alone, the others together
+    assert [[(s["start"], s["end"]) for s in r] for r in got] == [[(s["start"], s["end"]) for s in r] for r in base]

@@ -75,6 +75,7 @@ def _cmd_serve(args) -> int:
     hosts, key = _origin_safety(args)
     budget = Budget(max_hypotheses=args.max_hypotheses, max_segment_tokens=args.max_segment_tokens,
                     max_lcs_cells=args.max_lcs_cells, max_meteor_tokens=args.max_meteor_tokens,
+                    max_meteor_work=args.max_meteor_work,
                     max_context_chars=args.max_context_chars)
     cfg = ServeConfig(models=models, collection=args.collection, meteor=args.meteor, device=args.device, threads=args.threads,
                       batching=not args.no_batching, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
@@ -170,10 +171,12 @@ def add_commands(sub) -> None:
                    help="sequences one generator request decodes at once (inputs x beams; paraphrase: both stages)")
     b.add_argument("--max-segment-tokens", type=C.positive_int, default=2000, metavar="N",
                    help="whitespace tokens of any /v1/score segment")
-    b.add_argument("--max-lcs-cells", type=C.positive_int, default=20_000_000, metavar="N",
+    b.add_argument("--max-lcs-cells", type=C.positive_int, default=200_000_000, metavar="N",
                    help="ROUGE-L/Lsum table cells (sum of hypothesis x reference tokens) per /v1/score request")
     b.add_argument("--max-meteor-tokens", type=C.positive_int, default=256, metavar="N",
                    help="whitespace tokens of a segment scored by METEOR")
+    b.add_argument("--max-meteor-work", type=C.positive_int, default=250_000_000, metavar="N",
+                   help="METEOR's worst-case alignment work (sum of n x m x max(n, m)) per /v1/score request")
     b.add_argument("--max-context-chars", type=C.positive_int, default=100_000, metavar="N",
                    help="characters of all contexts of one /v1/qagen request")
     s.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))

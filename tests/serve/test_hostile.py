@@ -202,7 +202,7 @@ def test_budgets_refuse_before_work(server):
     big = "a " * 120_000
     status, res = server.post("/v1/score", {"hyps": [big], "refs": ["a b"]})
     assert status == 413 and "120,000 tokens" in res["error"], res
-    status, res = server.post("/v1/score", {"hyps": ["w " * 1900] * 6, "refs": ["w " * 1900] * 6,
+    status, res = server.post("/v1/score", {"hyps": ["w " * 2000] * 51, "refs": ["w " * 2000] * 51,
                                             "metrics": ["rougeL"]})
     assert status == 413 and "LCS cells" in res["error"], res
     status, res = server.post("/v1/score", {"hyps": ["w " * 300], "refs": ["w " * 300], "metrics": ["meteor"]})
@@ -219,15 +219,20 @@ def test_budgets_refuse_before_work(server):
 
 def test_budget_cost_models():
     from pysynth.k2q.served import K2QRequest
+    from pysynth.metrics.served import ScoreRequest
     from pysynth.paraphrase.served import ParaphraseRequest
+    from pysynth.pipelines.served import RequestError
     from pysynth.serve.budget import Budget, check, cost
 
     assert cost("k2q", K2QRequest(keywords=["a"] * 64, n=10, beam=32)) == {"hypotheses": 2048}
     assert cost("k2q", K2QRequest(keywords="a", n=3, diverse=True)) == {"hypotheses": 6}
     assert cost("paraphrase", ParaphraseRequest(questions=["q"] * 8, beams=16)) == {"hypotheses": 8 * 16 * 17}
     assert cost("duplicates", object()) == {}
-    from pysynth.pipelines.served import RequestError
-
+    req = ScoreRequest(hyps=["a b c", "d"], refs=[["a b", "d e f"], ["x", "y"]], metrics=["rougeL", "meteor"])
+    assert cost("score", req) == {"segment_tokens": 3, "lcs_cells": 3 * 2 + 1 * 3 + 3 * 1 + 1 * 1, "meteor": 1,
+                                  "meteor_work": 3 * 2 * 3 + 1 * 3 * 3 + 3 * 1 * 3 + 1}
+    with pytest.raises(RequestError, match="--max-meteor-work"):
+        check("score", ScoreRequest(hyps=["w " * 200] * 40, refs=["w " * 200] * 40, metrics=["meteor"]), Budget())
     with pytest.raises(RequestError, match="2,176 hypotheses"):
         check("paraphrase", ParaphraseRequest(questions=["q"] * 8, beams=16), Budget(max_hypotheses=2000))
 

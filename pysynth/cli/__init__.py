@@ -8,7 +8,8 @@
     pysynth paraphrase generate|train-pivot                      (:mod:`.paraphrase`)
     pysynth qagen generate|evaluate|train-span|train-qg|train-encoder-qg   (:mod:`.qagen`)
     pysynth dup pairs|train|evaluate|eval-data|index|search|train-dqg|export-dqg|evaluate-dqg   (:mod:`.dup`)
-    pysynth export onnx                                          (:mod:`.export`)
+    pysynth export onnx|dataset                                  (:mod:`.export`)
+    pysynth report                                               (:mod:`.report`)
     pysynth serve                                                (:mod:`.serve`)
 
 Every row input is ``--in`` and every output ``--out`` (``-``: stdin / stdout); ``--model`` always
@@ -31,7 +32,7 @@ deprecated_module = _common.deprecated_module  # the old ``python -m`` trainer e
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, qagen, quality, score, serve
+    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, qagen, quality, report, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -47,6 +48,7 @@ def build_parser() -> _common.Parser:
     qagen.add_commands(sub)
     dup.add_commands(sub)
     export.add_commands(sub)
+    report.add_commands(sub)
     serve.add_commands(sub)
     for leaf in _leaves(p):
         _add_verbosity(leaf)

@@ -69,6 +69,11 @@ def qagen_run(d: Path) -> Path:
 
 
 @pytest.fixture
+def hostile():
+    return HOSTILE
+
+
+@pytest.fixture
 def fake_run(tmp_path):
     return write_fake_run(tmp_path)
 

@@ -306,3 +306,64 @@ def test_searches_are_unchanged_outside_a_cancel_scope_and_stop_inside_one():
     for method, beam, groups in (("greedy", 1, 1), ("beam", 4, 1), ("diverse", 4, 2)):
         with cancel.scope(lambda: True), pytest.raises(cancel.Cancelled):
             g.generate(kw, method=method, beam=beam, groups=groups, n=beam)
+
+
+def test_h11_guard_and_a_library_valueerror_is_422(monkeypatch):
+    """The connection guard on uvicorn's h11 protocol too (no httptools); an input the library
+    refuses with ValueError inside the model call is the client's 422, not a 500."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from pysynth.serve import ServeConfig, create_app
+    from pysynth.serve.conn import protocol_class
+    from pysynth.serve.models import ADAPTERS
+
+    wf = ADAPTERS["wellformed"]
+    real = wf.call
+
+    def picky(model, key, inputs):
+        if any("refuse me" in t for t in inputs):
+            raise ValueError("texts[0]: refused by the library")
+        return real(model, key, inputs)
+
+    monkeypatch.setattr(wf, "call", picky)
+    app = create_app(ServeConfig(models={"wellformed": None}, threads=1, warmup=False))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="critical", http=protocol_class(1, 1, base=H11Protocol)))
+    t = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    t.start()
+
+    def post(text):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/wellformed", data=json.dumps({"texts": text}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    try:
+        for _ in range(400):
+            try:
+                if post("what?")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.05)
+        status, res = post("please refuse me")
+        assert status == 422 and "refused by the library" in res["error"], res
+        assert post("what is it?")[0] == 200
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+            assert c.recv(100) == b""  # silent: closed at the idle timeout
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+            c.sendall(b"POST /v1/wellformed HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 50\r\n\r\n{")
+            assert c.recv(4096).startswith(b"HTTP/1.1 408")
+    finally:
+        srv.should_exit = True
+        t.join(10)

@@ -26,8 +26,9 @@ _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 # one item per piece: "\x00" never occurs raw in JSON (a NUL in a string is written \u0000), so the
 # pieces of a column of values are exactly the values' encodings when no container in it has two items
 _COLUMN = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
-# what json.dumps(ensure_ascii=False) escapes in a string
-_ESCAPED = re.compile('["\\\\\x00-\x1f]')
+# what json.dumps(ensure_ascii=False) escapes in a string: control characters, quote, backslash
+_CONTROL = re.compile("[\x00-\x1f]")
+_ESCAPED = re.compile('["\\\\]')
 # scalars as ``[x]`` one after another: the item separator closes one record and opens the next
 _SCALAR_RUN = json.JSONEncoder(ensure_ascii=False, separators=("][", ": ")).encode
 
@@ -89,9 +90,12 @@ class Fingerprint:
         same keys column by column; anything else (mixed records, rows of unequal widths) one
         record at a time."""
         types = set(map(type, recs))
-        if types == {str} and not _ESCAPED.search("".join(recs)):
-            # strings JSON writes as they are: the encoding is the text between quotes and brackets
-            self._h.update(('["' + '"]["'.join(recs) + '"]').encode())
+        if types == {str} and not _CONTROL.search("".join(recs)):
+            # JSON escapes only " and \ here; NUL, absent from the text, marks the record boundaries
+            text = "\x00".join(recs)
+            if _ESCAPED.search(text):
+                text = text.replace("\\", "\\\\").replace('"', '\\"')
+            self._h.update(('["' + text.replace("\x00", '"]["') + '"]').encode())
             return
         if types <= _SCALARS:
             if recs:

@@ -607,9 +607,17 @@ def read_lines(path: str, flag: str) -> list:
         return [strip_bom(lines[0]), *lines[1:]] if lines else lines
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:  # a byte-order mark dropped, as by every reader
-            return [line.removesuffix("\n") for line in f]
+            text = f.read()
     except UnicodeDecodeError as exc:
         raise ValueError(f"{flag} {path!r}: not UTF-8 text ({exc.reason})") from None
+    if "\r" in text:  # lines also end at a lone \r (newline=""): iterate as the file would
+        import io
+
+        return [line.removesuffix("\n") for line in io.StringIO(text, newline="")]
+    lines = text.split("\n")  # one split, no per-line Python
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 # ------------------------------------------------------------------------- models

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -24,6 +25,7 @@ from pysynth import signature as _signature
 from pysynth.io import atomic_write_text
 from pysynth.k2q.data import load_question_set, load_seed_pairs, seed_clusters
 from pysynth.k2q.keywords import KeywordGenerator
+from pysynth.pipelines.progress import say
 
 __all__ = ["run_table1", "PAPER_TABLE1", "grid"]
 
@@ -137,8 +139,8 @@ def run_table1(
             }
             if progress:
                 r = results[name]
-                print(f"{name:<40} AvgRougeL {r['avg']:.4f} ({r['avg_std']:.4f})  MaxRougeL {r['max']:.4f} "
-                      f"({r['max_std']:.4f})  [{r['seconds']:.1f} s; params {chosen}]", flush=True)
+                say(f"{name:<40} AvgRougeL {r['avg']:.4f} ({r['avg_std']:.4f})  MaxRougeL {r['max']:.4f} "
+                    f"({r['max_std']:.4f})  [{r['seconds']:.1f} s; params {chosen}]")
     total = time.perf_counter() - t_start
     meta = {"repeats": repeats, "folds": folds, "seed": seed, "workers": workers, "questions": n,
             "clusters": len(by_cluster), "corpus_questions": len(qset), "seconds": total}
@@ -176,8 +178,8 @@ def _plot(path: Path, results: Dict[str, dict]) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print(f"matplotlib is not installed (pip install '.[plot]'): wrote the grid to "
-              f"{path.with_name('fig6_grid.csv')} only")
+        logging.getLogger(__name__).warning("matplotlib is not installed (pip install '.[plot]'): wrote the grid "
+                                            "to %s only", path.with_name("fig6_grid.csv"))
         return
     fig, axes = plt.subplots(1, 4, figsize=(18, 4))
     for r in results.values():

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pysynth import signature as _signature
 from pysynth.io import atomic_write_text
+from pysynth.pipelines.progress import say
 
 __all__ = ["run_table2", "load_pairs", "PAPER_TABLE2"]
 
@@ -164,7 +165,7 @@ def run_table2(
 
     def log(msg: str) -> None:
         if progress:
-            print(msg, flush=True)
+            say(msg)
 
     results: Dict[str, dict] = {}
     outputs: Dict[str, List[str]] = {}

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
+from pysynth.pipelines.progress import say
+
 __all__ = ["EncoderQG", "FORMAT", "train_encoder_qg"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -208,7 +210,7 @@ def train_encoder_qg(squad11: PathLike, out: PathLike, n: int = 8000, lr: float 
     from pysynth.models.train import EncoderTrainer, bucket_batches, seed_torch, warmup_linear
     from pysynth.qagen.data import HELD_OUT_FRACTION, SPLIT_SEED, iter_answers, read_squad, split_articles
 
-    log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+    log = log or say
     seed_torch(seed, threads)
     rest, _ = split_articles(read_squad(squad11), HELD_OUT_FRACTION, SPLIT_SEED)
     items = list(iter_answers(rest))

@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple, Union
 
+from pysynth.pipelines.progress import say
 from pysynth.qagen.data import (
     HELD_OUT_FRACTION,
     SPLIT_SEED,
@@ -43,7 +43,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    say(msg)
 
 
 def span_examples(contexts: Sequence[Context], tok, role: str, max_length: int = 192, stride: int = 64,

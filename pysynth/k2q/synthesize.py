@@ -199,6 +199,11 @@ def read_questions(source, what: str = "questions") -> _Questions:
         q = r.get("question")
         if not isinstance(q, str):
             raise ValueError(f"{what} row {i + 1}: needs a string field 'question'")
+        try:  # JSON may spell a lone surrogate (\\ud800); no tokenizer or writer can take it
+            q.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{what} row {i + 1}: 'question' is not valid Unicode (a lone surrogate); "
+                             "clean the text first") from None
         rid = r.get("id", i)
         if not _is_id(rid):
             raise ValueError(f"{what} row {i + 1}: 'id' must be a string or an integer, got {rid!r}")

@@ -72,6 +72,32 @@ def _actor_class(ray):
     return _ACTOR
 
 
+#: seconds to wait for a Ray head's port before giving up (ray.init itself retried for minutes: issue 27)
+RAY_CONNECT_TIMEOUT = 10.0
+
+
+def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Fail fast, with one clear ``ConnectionError``, when a Ray ``address`` (``host:port`` of the
+    GCS, default port 6379, or ``ray://host:port``, default 10001) does not accept a TCP connection
+    within ``timeout`` seconds.  ``"auto"`` and ``"local"`` are left to Ray (they look on this machine)."""
+    import socket
+
+    if address in ("auto", "local"):
+        return
+    client = address.startswith("ray://")
+    hostport = address[len("ray://"):] if client else address
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        host, port = hostport, "10001" if client else "6379"
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        raise ConnectionError(f"ray_address {address!r}: nothing answers at {host}:{port} within {timeout:g} s "
+                              f"({getattr(exc, 'strerror', None) or exc}); start the cluster (`ray start --head`) "
+                              "or fix --ray-address") from None
+
+
 class RayExecutor:
     """Run chunks on Ray actors.
 
@@ -113,6 +139,7 @@ class RayExecutor:
         if self.address is None:
             ray.init(include_dashboard=False, logging_level="WARNING", log_to_driver=False)
         else:
+            check_reachable(self.address)
             ray.init(address=self.address, logging_level="WARNING", log_to_driver=False)
         return True
 
@@ -190,4 +217,6 @@ def executor_from_args(args: argparse.Namespace):
     addr = getattr(args, "ray_address", None)
     if ex == "local" and addr is not None:
         raise ValueError("--ray-address needs --executor ray")
+    if ex == "ray" and addr is not None:
+        check_reachable(addr)  # before any work: an unreachable head is one line within seconds, not a hang
     return make_executor(ex, workers=workers, ray_address=addr)

@@ -2,7 +2,6 @@
 candidates, exclusion masks and the term models for inspection."""
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
@@ -228,7 +227,7 @@ def exclusion_mask(vocab, vocab_size: Optional[int] = None, words: Iterable[str]
         seq = list(vocab)
         index = {w: i for i, w in enumerate(seq)}
         lookup, size = (lambda w: index.get(w, -1)), len(seq)
-    size = size if vocab_size is None else operator.index(vocab_size)
+    size = size if vocab_size is None else _v.int_range(vocab_size, "vocab_size", 0, 2**31 - 1)
     mask = np.zeros(size, dtype=np.uint8)
     for w in words:
         for key in {w, w.lower()}:

@@ -82,6 +82,7 @@ class Corpus:
         self._index: Optional[Dict[str, int]] = None
         if (cf is None) != (df is None):
             raise ValueError("pass both cf and df, or neither (None: counted from the ids)")
+        given = cf is not None
         if cf is None:
             _v.offsets(self._offsets, self._ids.shape[0], "offsets")
             cf, df = backend("sampling").collection_stats(self._ids, self._offsets, len(self.vocab))
@@ -89,6 +90,8 @@ class Corpus:
         self._df = _as_array(df, np.int64, "df")
         if validate:
             self._validate()
+            if given:
+                self._check_stats()
 
     # read-only: the statistics are counted from (or given with) these ids
     ids = property(lambda self: self._ids, doc="int32 ids of all questions (read-only).")
@@ -112,6 +115,17 @@ class Corpus:
             seen = set()
             dup = next(t for t in self.vocab if t in seen or seen.add(t))
             raise ValueError(f"vocab must hold distinct terms; {dup!r} is repeated")
+
+    def _check_stats(self) -> None:
+        # given cf/df must be the ids' own counts: Eq. 2 and 5 would silently use wrong statistics
+        cf, df = backend("sampling").collection_stats(self._ids, self._offsets, len(self.vocab))
+        for name, want, got in (("cf", cf, self._cf), ("df", df, self._df)):
+            bad = np.flatnonzero(np.asarray(want, np.int64) != got)
+            if bad.size:
+                t = int(bad[0])
+                raise ValueError(f"{name} disagrees with the ids: {name}[{t}] ({self.vocab[t]!r}) = {int(got[t])}, "
+                                 f"the ids give {int(want[t])} ({bad.size} terms differ); pass cf=None, df=None to "
+                                 "count them from the ids")
 
     # -- sizes and lookups
     @property

@@ -259,3 +259,74 @@ def test_7z_command_gets_names_after_double_dash(tmp_path, monkeypatch):
     with se._open(se._Source("x", arc, "-Posts.xml")) as f:
         f.read()
     assert popen[0][1:] == ["x", "-so", "--", str(arc), "-Posts.xml"]
+
+
+# ------------------------------------------------------------------ item 11 leftovers
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_ray_address_is_one_line_before_any_work(fails, tmp_path):
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "what is a flat tire"}) + "\n")
+    port = _closed_port()
+    line = fails(1, "k2q", "synthesize", "--in", inp, "--out", tmp_path / "o.jsonl", "--executor", "ray",
+                 "--ray-address", f"127.0.0.1:{port}")
+    assert f"nothing answers at 127.0.0.1:{port}" in line and "--ray-address" in line
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.parametrize("address", ["ray://127.0.0.1:{port}", "127.0.0.1:{port}", "[::1]:{port}"])
+def test_ray_init_is_not_reached_for_an_unreachable_head(address):
+    from pysynth.pipelines.executors import RayExecutor, check_reachable
+
+    addr = address.format(port=_closed_port())
+    with pytest.raises(ConnectionError, match="nothing answers"):
+        check_reachable(addr, timeout=2)
+
+    class NoRay:  # ray.init must not be called (it retried for minutes)
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**kw):
+            raise AssertionError("ray.init called")
+
+    with pytest.raises(ConnectionError):
+        RayExecutor(address=addr)._init(NoRay)
+    check_reachable("auto")  # left to Ray
+
+
+def test_k2q_synthesize_names_the_row_with_a_lone_surrogate(fails, tmp_path):
+    inp = tmp_path / "q.jsonl"
+    inp.write_text('{"question": "what is a"}\n{"question": "why \\ud800 x"}\n')
+    line = fails(1, "k2q", "synthesize", "--in", inp, "--out", tmp_path / "o.jsonl", only_line=False)
+    assert "row 2" in line and "lone surrogate" in line
+
+
+def test_corpus_refuses_statistics_that_disagree_with_its_ids():
+    from pysynth import text
+
+    c = text.build_corpus(["a b c", "b c d"])
+    text.Corpus(c.ids, c.offsets, c.cf, c.df, c.vocab)  # its own counts: accepted
+    with pytest.raises(ValueError, match=r"cf disagrees with the ids: cf\[0\]"):
+        text.Corpus(c.ids, c.offsets, c.cf + 1, c.df, c.vocab)
+    df = c.df.copy()
+    df[-1] = 0
+    with pytest.raises(ValueError, match="df disagrees with the ids"):
+        text.Corpus(c.ids, c.offsets, c.cf, df, c.vocab)
+
+
+@pytest.mark.parametrize("size, exc", [(-1, ValueError), (2**40, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_exclusion_mask_vocab_size_is_checked(size, exc):
+    from pysynth import sampling
+
+    with pytest.raises(exc, match="vocab_size"):
+        sampling.exclusion_mask(["a", "what"], vocab_size=size)
+    assert sampling.exclusion_mask(["a", "what"], vocab_size=3).tolist() == [0, 1, 0]

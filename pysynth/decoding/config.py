@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from pysynth._validate import MAX_BEAM
+
 __all__ = ["SearchConfig", "DECODES", "run_search", "renamed"]
 
 #: the searches: greedy, beam search, diverse beam search (Vijayakumar et al. 2016), sampling
@@ -103,6 +105,8 @@ class SearchConfig:
         object.__setattr__(self, "decode", decode)
         _int(self.beam, "beam", 1)
         _int(self.groups, "groups", 1)
+        if self.beam > MAX_BEAM:  # memory, not quality, grows past it (issue 27: beam 100000 asked for 18-67 GiB)
+            raise ValueError(f"beam: must be at most {MAX_BEAM}, got {self.beam}")
         if decode == "dbs" and self.beam % self.groups:
             raise ValueError(f"groups: the beam budget beam={self.beam} must be a multiple of groups={self.groups} "
                              f"for diverse beam search (beam % groups = {self.beam % self.groups}); "

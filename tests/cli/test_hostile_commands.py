@@ -330,3 +330,11 @@ def test_exclusion_mask_vocab_size_is_checked(size, exc):
     with pytest.raises(exc, match="vocab_size"):
         sampling.exclusion_mask(["a", "what"], vocab_size=size)
     assert sampling.exclusion_mask(["a", "what"], vocab_size=3).tolist() == [0, 1, 0]
+
+
+def test_search_config_bounds_the_beam():
+    from pysynth.decoding import SearchConfig
+
+    assert SearchConfig(beam=V.MAX_BEAM).beam == V.MAX_BEAM
+    with pytest.raises(ValueError, match=f"beam: must be at most {V.MAX_BEAM}"):
+        SearchConfig(beam=100_000)

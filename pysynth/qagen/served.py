@@ -16,7 +16,7 @@ __all__ = ["QAGenAdapter", "estimate_cost"]
 DEFAULT_MODELS = "qagen-span-minilm,qagen-qg-copynet"
 #: the answer of a triple, as served
 KEEP = ("context", "question", "answer_text", "answer_start", "roundtrip_text", "roundtrip_start", "consistent",
-        "reason", "answer_rank", "answer_score", "qa_score", "null_score", "roundtrip_f1")
+        "reason", "answer_rank", "answer_score", "qa_score", "null_score", "roundtrip_f1", "answer_draw")
 
 
 @dataclass(kw_only=True)
@@ -29,6 +29,8 @@ class QAGenRequest:
     match: str = param("exact", description="roundtrip test: exact or f1:TAU")
     margin: Optional[float] = param(None, description="no-answer margin the QA answer must beat")
     seed: int = param(0, ge=0, description="seeds the answer draw (per context, not per batch)")
+    answers_per_context: int = param(1, ge=1, le=10, description="K distinct answers drawn per context (each "
+                                     "asked and checked: up to K results per context, in context order)")
 
 
 @dataclass(kw_only=True)
@@ -40,6 +42,7 @@ class QAGenTriple:
     roundtrip_text: Optional[str]
     consistent: bool
     reason: Optional[str] = param(None, description="why the triple is inconsistent")
+    answer_draw: Optional[int] = param(None, description="which of the K answers (answers_per_context > 1)")
 
 
 @dataclass(kw_only=True)
@@ -134,7 +137,11 @@ class QAGenAdapter(Adapter):
         # one config per key (requests with other settings are other batches), over the loaded
         # models; every context is drawn for as index 0, so its answer does not depend on its batch
         run = QAGenerator(QAGenConfig(**dict(key), neg_fraction=0.0), model.span, model.qg, model.qa)  # type: ignore[arg-type]
-        return run.run([QAContext(str(i), "", t) for i, t in enumerate(inputs)], indices=[0] * len(inputs))
+        rows = run.run([QAContext(str(i), "", t) for i, t in enumerate(inputs)], indices=[0] * len(inputs))
+        groups: List[List[Dict[str, Any]]] = [[] for _ in inputs]  # the K decision rows of each input
+        for r in rows:
+            groups[int(r["context_id"])].append(r)
+        return groups
 
     def warmup(self, model) -> None:
         self.call(model, (), ["Oxygen was discovered by Carl Wilhelm Scheele in 1773."])
@@ -153,10 +160,11 @@ class QAGenAdapter(Adapter):
         except ValueError as exc:
             raise RequestError(422, str(exc)) from None
         key = (("top_k", req.top_k), ("joint", req.joint), ("decode", req.decode), ("match", req.match),
-               ("margin", None if req.margin is None else float(req.margin)), ("seed", req.seed))
+               ("margin", None if req.margin is None else float(req.margin)), ("seed", req.seed),
+               ("answers_per_context", req.answers_per_context))
         outs = await ctx.submit(self.name, key, texts)
         return {"model": g.name, "results": [{**{k: o[k] for k in KEEP if k in o}, "context": t}
-                                             for t, o in zip(texts, outs)]}
+                                             for t, group in zip(texts, outs) for o in group]}
 
 
 ADAPTER = QAGenAdapter()

@@ -694,6 +694,13 @@ def test_qagen_endpoint(server):
             (w["question"], w["answer_text"], w["roundtrip_text"], w["consistent"], w["reason"])
     status, one = server.post("/v1/qagen", {"contexts": ctx[1]})
     assert status == 200 and one["results"][0]["question"] == res["results"][1]["question"]
+    # K answers per context: the pipeline's decision rows for each context, in context order
+    g2 = QAGenerator(QAGenConfig(neg_fraction=0.0, answers_per_context=2), g.span, g.qg)
+    want2 = [r for t in ctx for r in g2.run([Context("0", "", t)], indices=[0])]
+    status, res2 = server.post("/v1/qagen", {"contexts": ctx, "answers_per_context": 2})
+    assert status == 200 and len(res2["results"]) == len(want2) > len(ctx)
+    assert [(r["context"], r["question"], r["answer_text"], r.get("answer_draw")) for r in res2["results"]] == \
+        [(r["context"], r["question"], r["answer_text"], r.get("answer_draw")) for r in want2]
     for body in ({"contexts": []}, {"contexts": ["  "]}, {"contexts": ctx, "match": "f1:3"}, {"contexts": ctx, "x": 1},
-                 {"contexts": ctx, "top_k": 0}):
+                 {"contexts": ctx, "top_k": 0}, {"contexts": ctx, "answers_per_context": 11}):
         assert server.post("/v1/qagen", body)[0] == 422, body

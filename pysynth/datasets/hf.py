@@ -129,11 +129,13 @@ def dataset_card(run: Run, splits: Mapping[str, int], features: Optional[Mapping
          "tags:", "- synthetic", "- pysynth", f"- {m.name.split()[0]}", "task_categories:", f"- {m.task}",
          "size_categories:", f"- {_size_category(total)}", "---", "",
          f"# pysynth `{m.name}`: {run.path.name}", "",
-         f"Synthetic data written by `pysynth {m.name}` (pysynth {sig.get('versions', {}).get('pysynth', '?')}) "
+         f"Synthetic data written by `pysynth {m.name}` "
+         f"({_version(sig)}) "
          f"and exported by `pysynth export dataset`. Load it with:", "",
          "```python", "from datasets import load_from_disk", "", 'ds = load_from_disk("PATH/TO/THIS/FOLDER")',
          "```", "", "## Method", ""]
-    L += [f"- method: `pysynth {m.name}`" + (f", following {m.paper} ({m.url})" if m.paper else ""),
+    L += [f"- method: `pysynth {m.name}`" + (f", following {m.paper} ({m.url})" if m.paper else "")
+          + (" (recognised from the columns: the rows came without OUT.meta.json)" if m.guessed else ""),
           f"- output format: `{run.format or 'unknown (no OUT.meta.json beside the rows)'}`"
           + (f", version {sig['format_version']}" if "format_version" in sig else ""),
           f"- generated text: column `{m.text}`" + (f", made from column `{m.source}`" if m.source else ""), ""]
@@ -146,6 +148,11 @@ def dataset_card(run: Run, splits: Mapping[str, int], features: Optional[Mapping
     L += ["## Signature", "", "The run's signature (`OUT.meta.json`; equal signatures mean equal bytes):", "",
           "```json", json.dumps(sig, ensure_ascii=False, indent=1, sort_keys=True), "```", ""]
     return "\n".join(L)
+
+
+def _version(sig: Mapping[str, Any]) -> str:
+    v = (sig.get("versions") or {}).get("pysynth")
+    return f"pysynth {v}" if v else "pysynth version not recorded"
 
 
 def _models_section(sig: Mapping[str, Any]) -> List[str]:

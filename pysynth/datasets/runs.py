@@ -11,6 +11,7 @@ through it.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -44,6 +45,8 @@ class Method:
         The Hugging Face task category of the data.
     inputs : str
         What the input usually is and its license, when the run's input is not a known file.
+    guessed : bool
+        Recognised from the columns (the rows came without a signature).
     """
 
     name: str
@@ -53,6 +56,7 @@ class Method:
     source: str
     task: str = "text2text-generation"
     inputs: str = "rows given by the user; their license is theirs (pass --license / --attribution)"
+    guessed: bool = False
 
 
 _STACK = ("Stack Exchange user contributions, licensed CC BY-SA (2.5, 3.0 or 4.0 by the post's date; "
@@ -169,10 +173,15 @@ class Run:
 
 
 def method_of(fmt: Optional[str], rows: List[dict]) -> Method:
-    """The :class:`Method` of signature format ``fmt``, or one guessed from the columns of ``rows``."""
+    """The :class:`Method` of signature format ``fmt``, or one guessed from the columns of ``rows``
+    (the first method whose text and source columns are both there; else the likeliest columns)."""
     if fmt in METHODS:
         return METHODS[fmt]
     cols = set().union(*(r.keys() for r in rows[:100])) if rows else set()
+    if fmt is None:
+        for m in METHODS.values():
+            if m.text in cols and m.source in cols:
+                return dataclasses.replace(m, guessed=True)
     text = next((c for c in _TEXT_GUESS if c in cols), "")
     source = next((c for c in _SOURCE_GUESS if c in cols and c != text), "")
     return Method(fmt or "unknown", "", "", text=text, source=source)

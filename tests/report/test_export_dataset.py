@@ -25,7 +25,9 @@ def test_read_run_knows_the_method_and_the_drops(fake_run):
     assert texts_of([{"q": "a"}, {"q": ["b", "c"]}, {"q": None}], "q") == ["a", "b", "c"]
     # no metadata: the method is guessed from the columns
     m = method_of(None, [{"keywords": "k", "questions": ["q?"]}])
-    assert (m.text, m.source) == ("questions", "keywords")
+    assert (m.name, m.text, m.source, m.guessed) == ("k2q generate", "questions", "keywords", True)
+    m = method_of(None, [{"text": "k", "title": "q?"}])
+    assert (m.name, m.text, m.source, m.paper) == ("unknown", "text", "", "")
 
 
 def test_export_loads_with_splits_and_a_card(fake_run, tmp_path):
@@ -85,6 +87,15 @@ def test_card_of_a_bundled_input_names_its_license(fake_run):
     run.meta["input"]["sha256"] = "641b23ae22ba29905411df2e1627c5e436d6f7e876c2d848f8463cbe03b55081"
     card = dataset_card(run, {"train": 2})
     assert "license: cc-by-sa-4.0" in card and "SQuAD 2.0 (Rajpurkar" in card
+
+
+def test_export_without_metadata(fake_run, tmp_path):
+    fake_run.with_name(fake_run.name + ".meta.json").unlink()
+    export_dataset(fake_run, tmp_path / "hf", progress=False)
+    card = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8")
+    assert "`pysynth qagen generate`" in card and "recognised from the columns" in card
+    assert "pysynth version not recorded" in card and "Not recorded (no `OUT.meta.json`" in card
+    assert "| `rows.roundtrip_mismatch` | 1 |" in card and "license: other" in card
 
 
 def test_cli_export_dataset(fake_run, tmp_path):

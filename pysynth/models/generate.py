@@ -69,12 +69,12 @@ class Generator:
         self.max_tgt_len = max_tgt_len
 
     @classmethod
-    def load(cls, model=None, backend: str = "torch", device: Optional[str] = None,
+    def load(cls, model=None, backend: str = "auto", device: Optional[str] = None,
              kernels: str = "auto", default: Optional[str] = None, threads: int = 0) -> "Generator":
         """Load a model (a registered name such as ``k2q-copynet-small``, a model directory or a
         training run folder; :func:`pysynth.models.registry.resolve`) on ``torch``, ``onnx`` or
-        ``auto`` (:func:`pysynth.models.registry.seq2seq_backend`: onnx when onnxruntime is
-        installed and the model has an export, else torch).
+        ``auto`` (the default, as on the command line; :func:`pysynth.models.registry.seq2seq_backend`:
+        onnx when onnxruntime is installed and the model has an export, else torch).
 
         ``default``: the registered name used when ``model`` is None. ``kernels`` (torch
         backend): ``auto`` runs the fused Triton decode-step kernels when the model is on CUDA

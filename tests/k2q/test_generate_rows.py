@@ -109,3 +109,15 @@ def test_generate_rows_library():
     assert [r["questions"] for r in rows if "reason" not in r] == [g.texts for g in alone]
     with pytest.raises(ValueError, match="no row has a string field 'keywords'"):
         generate_rows(gen, [{"query": "x"}])
+
+
+def test_the_library_loads_without_torch_by_default(tmp_path):
+    code = ("import sys\nfrom pysynth.models.generate import Generator\n"
+            "g = Generator.load(default='k2q-copynet-small')\n"
+            "print(type(g.backend).__name__, 'torch' in sys.modules, g.generate(['capital australia'], beam=2, n=1)[0].texts)")
+    env = dict(os.environ)
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_TORCH)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("OrtBackend False [")

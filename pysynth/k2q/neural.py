@@ -91,7 +91,7 @@ def default_model_dir() -> Path:
 _CACHE: Dict[tuple, object] = {}
 
 
-def get_generator(model=None, backend: str = "torch"):
+def get_generator(model=None, backend: str = "auto"):
     """A cached :class:`~pysynth.models.generate.Generator` for a model folder (default: shipped)."""
     from pysynth.models.generate import Generator
 
@@ -107,7 +107,7 @@ def generate_questions(
     diverse: bool = True,
     *,
     model=None,
-    backend: str = "torch",
+    backend: str = "auto",
     beam: int = 5,
     groups: Optional[int] = None,
     diversity: float = 0.8,
@@ -122,7 +122,7 @@ def generate_questions(
         ``diversity``) instead of the rest of the plain beam's n-best list. The first question
         is always the best hypothesis of plain beam search with ``beam`` beams.
     model : model folder (default: the shipped ``k2q-copynet-small``) or a ``Generator``
-    backend : ``torch`` or ``onnx``
+    backend : ``auto`` (onnx when onnxruntime is installed, else torch), ``torch`` or ``onnx``
 
     Returns
     -------

@@ -235,8 +235,9 @@ def search_budget(beam_size: int, batch_size: Optional[int] = None, groups: Opti
         g = int_range(groups, ng, 1)
         if g > b or b % g:
             ok = g * max(1, b // g)
-            raise ValueError(f"{ng} must divide {nb} for diverse beam search (each of the {g} groups keeps "
-                             f"{nb} / {ng} hypotheses), got {nb} {b}, {ng} {g}; e.g. {nb} {ok} or {ng} "
+            raise ValueError(f"{ng} must divide {nb} for diverse beam search (the beam must be a multiple of groups: "
+                             f"each of the {g} groups keeps {nb} / {ng} hypotheses), got {nb} {b}, {ng} {g}; e.g. "
+                             f"{nb} {ok} or {ng} "
                              f"{max(d for d in range(1, b + 1) if b % d == 0 and d <= g)}")
     if batch_size is not None:
         n = int_range(batch_size, nbs, 1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from operator import itemgetter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -27,8 +26,7 @@ _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 # pieces of a column of values are exactly the values' encodings when no container in it has two items
 _COLUMN = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 # what json.dumps(ensure_ascii=False) escapes in a string: control characters, quote, backslash
-_CONTROL = re.compile("[\x00-\x1f]")
-_ESCAPED = re.compile('["\\\\]')
+_CONTROL_BYTES = bytes(range(32))
 # scalars as ``[x]`` one after another: the item separator closes one record and opens the next
 _SCALAR_RUN = json.JSONEncoder(ensure_ascii=False, separators=("][", ": ")).encode
 
@@ -90,13 +88,15 @@ class Fingerprint:
         same keys column by column; anything else (mixed records, rows of unequal widths) one
         record at a time."""
         types = set(map(type, recs))
-        if types == {str} and not _CONTROL.search("".join(recs)):
-            # JSON escapes only " and \ here; NUL, absent from the text, marks the record boundaries
-            text = "\x00".join(recs)
-            if _ESCAPED.search(text):
-                text = text.replace("\\", "\\\\").replace('"', '\\"')
-            self._h.update(('["' + text.replace("\x00", '"]["') + '"]').encode())
-            return
+        if types == {str} and recs:
+            # NUL marks the record boundaries; the text has no other control character (one C pass
+            # over the bytes counts them), so JSON escapes only " and \ in it
+            b = "\x00".join(recs).encode()
+            if len(b) - len(b.translate(None, _CONTROL_BYTES)) == len(recs) - 1:
+                if b'"' in b or b"\\" in b:
+                    b = b.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+                self._h.update(b'["' + b.replace(b"\x00", b'"]["') + b'"]')
+                return
         if types <= _SCALARS:
             if recs:
                 self._h.update(_SCALAR_RUN(list(recs)).encode())

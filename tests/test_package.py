@@ -332,7 +332,7 @@ def test_no_install_hint_names_the_taken_pypi_name():
     for base in ("pysynth", "kernels", "docs", "tests", "bench", "experiments", "tools"):
         for p in (ROOT / base).rglob("*"):
             if p.suffix in (".py", ".md", ".toml") and p.is_file() and p.name != "test_package.py":
-                if re.search(r"pysynth\[[a-z]", p.read_text(encoding="utf-8", errors="replace")):
+                if re.search(r"pysynth\\?\[[a-z]", p.read_text(encoding="utf-8", errors="replace")):
                     bad.append(str(p.relative_to(ROOT)))
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "pysynth[" not in readme

@@ -163,7 +163,7 @@ def test_tbm_without_gensim(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "gensim", None)  # import gensim -> ImportError
     monkeypatch.setitem(sys.modules, "gensim.models", None)
-    with pytest.raises(ImportError, match=r"pysynth\[bench\]"):
+    with pytest.raises(ImportError, match=r"pip install '\.\[bench\]'"):
         TemplateBaseline().fit(_toy_pairs())
 
 

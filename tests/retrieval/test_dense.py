@@ -342,7 +342,7 @@ def test_import_is_lazy_and_missing_faiss_is_explained(monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
     monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss now raises ImportError
-    with pytest.raises(ImportError, match=r"pip install 'pysynth\[dist\]'"):
+    with pytest.raises(ImportError, match=r"pip install '\.\[dist\]'"):
         DenseIndex.build(X)
 
 

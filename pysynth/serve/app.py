@@ -104,6 +104,11 @@ class ServeConfig:
     api_key: Optional[str] = field(default=None, repr=False)
     docs: bool = False
 
+    def __post_init__(self):
+        from pysynth import _validate
+
+        _validate.threads(self.threads, "threads")  # the CLI's bound for the Python API too
+
 
 class _Metrics:
     def __init__(self):

@@ -33,6 +33,7 @@ COMMANDS = _commands()
 def test_grammar_lists_every_command():
     assert set(COMMANDS) == {
         ("score",), ("demo",), ("search",), ("index", "build"), ("index", "search"), ("export", "onnx"), ("serve",),
+        ("export", "dataset"), ("report",),
         ("quality", "wellformed"), ("quality", "train"), ("paraphrase", "generate"), ("paraphrase", "train-pivot"),
         *(("qagen", v) for v in ("generate", "questions", "evaluate", "train-span", "train-qg", "train-encoder-qg")),
         *(("dup", v) for v in ("pairs", "train", "evaluate", "eval-data", "index", "search", "train-dqg", "export-dqg",

@@ -142,7 +142,7 @@ def test_make_corpus_with_profile_and_errors(cli, fails, tmp_path):
         (1, ["--n", "0"], "n must be"),
         (1, ["--n", "5", "--seed", "-2"], "seed must be"),
         (2, ["--n", "5", "--profile", tmp_path / "none.json"], "argument --profile: no such file"),
-        (2, ["--n", "five"], "argument --n: invalid int value"),
+        (2, ["--n", "five"], "argument --n: must be an integer"),
     ):
         assert msg in fails(code, "k2q", "make-corpus", *argv, "--out", tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()

@@ -135,7 +135,11 @@ def test_bad_arguments(tmp_path):
         pipelines.RayExecutor(actors=0)
 
 
-def test_executor_arguments():
+def test_executor_arguments(monkeypatch):
+    from pysynth.pipelines import executors
+
+    # the address is checked before any work (an unreachable head fails in seconds): no head here
+    monkeypatch.setattr(executors, "check_reachable", lambda address, timeout=0: None)
     p = argparse.ArgumentParser()
     p.add_argument("--workers", type=int, default=1)
     pipelines.add_executor_arguments(p)

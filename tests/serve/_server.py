@@ -102,3 +102,17 @@ class Server:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def read_until_closed(sock, limit: int = 1 << 20) -> bytes:
+    """Everything a raw socket receives until the server closes it (or ``limit`` bytes, or an error)."""
+    out = b""
+    while len(out) < limit:
+        try:
+            part = sock.recv(65536)
+        except OSError:
+            break
+        if not part:
+            break
+        out += part
+    return out

@@ -17,7 +17,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("onnxruntime")
 
-from _server import Server  # noqa: E402
+from _server import Server, read_until_closed  # noqa: E402
 
 KEY = "test-key-0123456789"
 ORIGIN = "http://app.example:3000"
@@ -39,16 +39,7 @@ def _addr(server):
 def _raw(server, data: bytes, timeout: float = 30) -> bytes:
     with socket.create_connection(_addr(server), timeout=timeout) as sock:
         sock.sendall(data)
-        out = b""
-        while True:
-            try:
-                part = sock.recv(65536)
-            except OSError:
-                break
-            if not part:
-                break
-            out += part
-    return out
+        return read_until_closed(sock, limit=1 << 30)
 
 
 def _only_error(res) -> bool:

@@ -16,7 +16,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("onnxruntime")
 
-from _server import Server  # noqa: E402
+from _server import Server, read_until_closed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 KWS = ["honda crf 230 top speed", "capital france", "python list sort", "how tall eiffel tower",
@@ -97,19 +97,6 @@ def test_concurrent_requests_are_batched_with_the_same_texts(server, generator):
     assert "pysynth_request_seconds_bucket" in text and 'pysynth_queue_depth{model="k2q"} 0' in text
 
 
-def _read_until_closed(sock, limit: int = 1 << 20) -> bytes:
-    out = b""
-    while len(out) < limit:
-        try:
-            part = sock.recv(65536)
-        except OSError:
-            break
-        if not part:
-            break
-        out += part
-    return out
-
-
 def _metric(text: str, name: str) -> str:
     for line in text.splitlines():
         if line.startswith(name + " "):
@@ -168,7 +155,7 @@ def test_bad_bodies_content_types_and_sizes(server):
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(b"POST /v1/k2q HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: 1200000\r\n\r\n" + b'{"keywords": "' + b"a " * 1000)
-        reply = _read_until_closed(sock)  # headers and body may come in separate segments
+        reply = read_until_closed(sock)  # headers and body may come in separate segments
     assert reply.startswith(b"HTTP/1.1 413") and b"over the limit of 1048576 bytes" in reply
     # a chunked upload has no Content-Length: it is counted as it arrives
     with socket.create_connection((host, int(port)), timeout=10) as sock:

@@ -185,7 +185,7 @@ LAYERS = {
     "store": PLATFORM, "signature": PLATFORM, "errors": PLATFORM, "pipelines": PLATFORM, "adapters": PLATFORM,
     "text": STAGES, "sampling": STAGES, "retrieval": STAGES, "filtering": STAGES, "metrics": STAGES,
     "ranking": STAGES, "kernels": STAGES,
-    "decoding": MODEL_STACK, "models": MODEL_STACK, "export": MODEL_STACK,
+    "decoding": MODEL_STACK, "models": MODEL_STACK, "export": MODEL_STACK, "llm": MODEL_STACK,
     "quality": TOOLKIT, "datasets": TOOLKIT, "data": TOOLKIT, "stackexchange": TOOLKIT,
     "k2q": METHODS, "qagen": METHODS, "paraphrase": METHODS, "mqr": METHODS, "dup": METHODS,
     "serve": FACES, "cli": CLI, "__main__": MAIN,  # the CLI starts the server; python -m pysynth runs the CLI

@@ -14,7 +14,9 @@ beside their files).
   ``pysynth.dup.encoder`` stores), :class:`pysynth.models.hf.HFEmbedder` (other Hugging Face
   folders), or the torch ``(BiEncoder, tokenizer)`` pair of a bi-encoder store;
 * ``classifier``: a :class:`pysynth.models.classifier.OnnxClassifier` (``pysynth.classifier.onnx``)
-  or the torch ``(SequenceClassifier, tokenizer)`` pair.
+  or the torch ``(SequenceClassifier, tokenizer)`` pair;
+* ``llm``: a :class:`pysynth.llm.LLM` for an LLM spec (``openai:http://HOST:PORT/v1?model=NAME``,
+  ``hf-causal:DIR``) or a local causal LM folder (:func:`pysynth.llm.open_llm`).
 
 Other packages add their own store formats with :func:`register_loader`.
 """
@@ -29,7 +31,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 __all__ = ["load", "task_of", "register_loader", "TASKS"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-TASKS = ("text2text", "spans", "encoder", "classifier")
+TASKS = ("text2text", "spans", "encoder", "classifier", "llm")
 _ALIASES = {"seq2seq": "text2text", "qa": "spans", "embed": "encoder"}
 #: architecture family of a pysynth model store -> task
 _FAMILIES = {"gru-seq2seq": "text2text", "transformer-seq2seq": "text2text", "span-encoder": "spans",
@@ -140,6 +142,12 @@ def load(name_or_dir: PathLike, task: Optional[str] = None, *, backend: str = "a
     >>> models.load("wellformed-minilm")(["what is it?"])  # doctest: +SKIP
     """
     want = _task(task)
+    from pysynth.llm import is_llm_spec
+
+    if want == "llm" or (want is None and is_llm_spec(name_or_dir)):  # a spec is no folder task_of reads
+        from pysynth.llm import open_llm
+
+        return open_llm(name_or_dir, device=None if device == "cpu" else device)
     got, kind, path = task_of(name_or_dir)
     if want is not None and want != got:
         raise ValueError(f"model: {name_or_dir} is a {got} model ({kind}), not a {want} model")

@@ -63,8 +63,9 @@ __all__ = ["Chunk", "ScoreFilter", "PairScoreFilter", "RowKernel", "RowStage", "
 
 #: store format of the packed input rows in a run's context
 ROWS_FORMAT = "pysynth.pipelines.Rows"
-#: the summary keys that depend on the run, not on its input and configuration (left out of OUT.meta.json)
-_VOLATILE = ("timings", "chunks_resumed")
+#: the summary keys that depend on the run, not on its input and configuration (left out of OUT.meta.json);
+#: ``llm``: requests and cache hits depend on what the response cache already held
+_VOLATILE = ("timings", "chunks_resumed", "llm")
 
 
 def meta_path(out) -> Path:

@@ -15,7 +15,8 @@ import numpy as np
 
 __all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged",
            "threads", "max_threads", "finite", "beam", "search_budget", "distinct_outputs", "clip",
-           "MAX_BEAM", "MAX_HYPOTHESES"]
+           "clip_message",
+           "MAX_BEAM", "MAX_HYPOTHESES", "MAX_CANDIDATES", "MAX_DEPTH"]
 
 _I32_MAX = 2**31 - 1
 
@@ -25,6 +26,11 @@ MAX_BEAM = 256
 #: hypotheses alive at once in one decoding batch (beam x batch size): ~16k keeps the decoder's per-step
 #: logits (hypotheses x vocabulary, float32) near 2 GiB for a 30k vocabulary
 MAX_HYPOTHESES = 16_384
+#: the most candidates drawn per input (k2q's m keyword queries per question): each costs ~4 ints per input in
+#: the sampler (m = 3e9 asked for 46 GiB: issue 27); the paper uses 20
+MAX_CANDIDATES = 1_000
+#: the deepest ranking a filter reads (k2q's SDM depth N); 1e20 overflowed C's integers (issue 27)
+MAX_DEPTH = 100_000
 
 
 def sequence(obj, name: str, what: str, hint: str = "") -> list:
@@ -177,6 +183,15 @@ def clip(value: Any, limit: int = 40) -> str:
     (a 10,000-digit ``--workers`` must not come back whole)."""
     r = repr(value)
     return r if len(r) <= limit else f"{r[:limit]}... ({len(r):,} characters)"
+
+
+def clip_message(message: str, limit: int = 120) -> str:
+    """``message`` with every word longer than ``limit`` characters cut as :func:`clip` cuts a
+    value: the last guard of the CLI's error line, for messages that echo a value without
+    clipping it (a 3,000-digit ``--seed`` reaching a library check).  Paths and sentences pass."""
+    if len(message) <= limit:
+        return message
+    return " ".join(w if len(w) <= limit else f"{w[:40]}... ({len(w):,} characters)" for w in message.split(" "))
 
 
 def max_threads() -> int:

@@ -14,6 +14,7 @@ No heavy imports: pyarrow loads only for Parquet.
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import glob
 import gzip
@@ -21,8 +22,10 @@ import itertools
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
@@ -42,7 +45,11 @@ def strip_bom(text: str) -> str:
 
 def decode_text(raw: bytes) -> str:
     """UTF-8 ``raw`` as text, a leading byte-order mark dropped (``utf-8-sig``): the one decoding
-    of every reader of user files.  Raises UnicodeDecodeError for bytes that are not UTF-8."""
+    of every reader of user files.  Bytes that are only the start of a byte-order mark (a file cut
+    inside it) are empty text, as Python's streamed ``utf-8-sig`` reads them.  Raises
+    UnicodeDecodeError for bytes that are not UTF-8."""
+    if raw and len(raw) < 3 and codecs.BOM_UTF8.startswith(raw):
+        return ""
     return raw.decode("utf-8-sig")
 
 
@@ -58,8 +65,22 @@ def atomic_open(path: PathLike, *, before_replace: Optional[Callable[[], None]] 
     ``before_replace``: called once the data is on disk, just before the rename (a companion
     file such as ``OUT.meta.json`` written there can never describe older data than ``path``
     holds: a kill between the two leaves the old data with the new metadata, whose fingerprint
-    then does not match, never new data beside old metadata)."""
+    then does not match, never new data beside old metadata).
+
+    A ``path`` that is a FIFO or a device (``/dev/null``, ``/dev/full``, a pipe) is written in
+    place: renaming a regular file over it would replace the device node (as root) or fail;
+    nothing is renamed then, so ``before_replace`` is not called.  A write error there (ENOSPC)
+    is an OSError naming ``path``."""
     path = Path(path)
+    if _special(path):
+        try:
+            with open(path, "wb") as f:
+                yield f
+        except OSError as exc:
+            if exc.filename is not None or not exc.errno:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
@@ -79,6 +100,15 @@ def atomic_open(path: PathLike, *, before_replace: Optional[Callable[[], None]] 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists (through symlinks) and is not a regular file or a directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def atomic_write(path: PathLike, write: Callable[[IO[bytes]], None], *,
@@ -199,9 +229,16 @@ def read_jsonl(path: PathLike) -> Iterator[dict]:
         yield from _jsonl_lines(sys.stdin, "<stdin>")
         return
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8-sig") as f:
-        yield from _jsonl_lines(f, str(path))
+    if path.suffix != ".gz":
+        with open(path, "rt", encoding="utf-8-sig") as f:
+            yield from _jsonl_lines(f, str(path))
+        return
+    try:
+        with gzip.open(path, "rt", encoding="utf-8-sig") as f:
+            yield from _jsonl_lines(f, str(path))
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # cut, or not gzip at all
+        raise ValueError(f"{str(path)!r}: not a readable gzip file ({exc or type(exc).__name__}); "
+                         "compress it again or drop the .gz suffix if it is plain JSON Lines") from None
 
 
 def _jsonl_lines(f, where: str) -> Iterator[dict]:

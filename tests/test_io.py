@@ -266,3 +266,83 @@ def test_metadata_is_in_place_before_the_data(tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["rows.jsonl", "rows.jsonl.meta.json"]  # no temp left
     io.write_rows(out, ROWS[:2], before_replace=lambda: io.write_json(meta, {"rows": 2}))
     assert list(io.read_rows(out)) == ROWS[:2]
+
+
+# ------------------------------------------------------------------------- issue 27: devices, cut gzip, BOM-only files
+
+def _is_char_device(p: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(p).st_mode)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _is_char_device("/dev/full"), reason="no /dev/full")
+def test_a_full_device_is_written_in_place_and_fails_with_enospc():
+    """As root, renaming the temporary file over /dev/full replaced the device node."""
+    import errno
+
+    with pytest.raises(OSError) as e:
+        io.write_rows("/dev/full", ROWS)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == "/dev/full"
+    assert _is_char_device("/dev/full")  # still the device
+    assert not any(n.startswith(".full.") for n in os.listdir("/dev"))  # no temporary left beside it
+
+
+def test_a_device_and_a_fifo_are_written_in_place(tmp_path):
+    import threading
+
+    assert io.write_rows(os.devnull, ROWS) == len(ROWS) and _is_char_device(os.devnull)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("data", fifo.read_bytes()), daemon=True)
+    reader.start()
+    calls = []
+    io.write_rows(fifo, ROWS[:2], before_replace=lambda: calls.append(1))  # nothing renamed: not called
+    reader.join(30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and calls == []
+    assert [json.loads(x) for x in got["data"].splitlines()] == ROWS[:2]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["fifo"]
+
+
+@pytest.mark.skipif(not _is_char_device("/dev/full"), reason="no /dev/full")
+def test_cli_out_dev_full_is_one_line(tmp_path):
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "what is it", "keywords": ["a"]}) + "\n")
+    r = subprocess.run([sys.executable, "-m", "pysynth", "k2q", "keywords", "--in", str(inp), "--out", "/dev/full",
+                        "--m", "2"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[-1] == "pysynth: error: /dev/full: No space left on device"
+    assert _is_char_device("/dev/full")
+
+
+@pytest.mark.parametrize("raw", [gzip.compress(b'{"a": 1}\n' * 50)[:25], b'{"a": 1}\n', b"", b"\x1f\x8b"])
+def test_a_cut_or_plain_gz_is_a_value_error_naming_the_file(tmp_path, raw):
+    p = tmp_path / "rows.jsonl.gz"
+    p.write_bytes(raw)
+    if raw == b"":
+        assert list(io.read_rows(p)) == []  # an empty .gz is an empty file (gzip reads it so)
+        return
+    with pytest.raises(ValueError, match=r"rows\.jsonl\.gz.*not a readable gzip file"):
+        list(io.read_rows(p))
+
+
+@pytest.mark.parametrize("raw", [b"", b"\xef\xbb\xbf", b"\xef\xbb", b"\xef", b"\xef\xbb\xbf\n\r\n"])
+def test_a_bom_only_file_is_empty_to_every_reader(tmp_path, raw):
+    """A BOM alone, or a file cut inside its BOM, reads as the empty file does, in every reader."""
+    from pysynth.cli._common import read_lines
+    from pysynth.datasets.squad import read_text
+    from pysynth.mqr.jobs import read_questions
+    from pysynth.qagen.data import read_contexts
+
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(raw)
+    assert list(io.read_rows(p)) == []
+    t = tmp_path / "f.txt"
+    t.write_bytes(raw)
+    assert read_text(t).strip() == "" and io.decode_text(raw).strip() == ""
+    assert all(not x.strip() for x in read_lines(str(t), "--in"))
+    assert all(not x.strip() for x in read_questions(t)[0])
+    with pytest.raises(ValueError, match="no contexts found"):
+        read_contexts(t)

@@ -73,9 +73,12 @@ class Parser(argparse.ArgumentParser):
             return v
         if action.type is int:
             try:
-                return int(arg_string)
+                v = int(arg_string)
             except ValueError:
                 raise argparse.ArgumentError(action, f"must be an integer, got {V.clip(arg_string)}") from None
+            if not -2**63 <= v < 2**63:  # a plain int flag reaches C as a 64-bit integer (OverflowError beyond)
+                raise argparse.ArgumentError(action, f"must be an integer in [-2**63, 2**63), got {V.clip(arg_string)}")
+            return v
         return super()._get_value(action, arg_string)
 
 
@@ -237,7 +240,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         if debug:
             raise
-        say(f"error: {exc}")
+        say(f"error: {V.clip_message(str(exc))}")
         return 2
     except KeyboardInterrupt:
         if debug:
@@ -250,12 +253,12 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except (ValueError, TypeError, OSError, ImportError, LookupError, RuntimeError) as exc:
         if debug:
             raise
-        say(f"error: {_one_line(exc)}")
+        say(f"error: {V.clip_message(_one_line(exc))}")
         return 1
     except Exception as exc:  # the one boundary: even a bug gets one line, not a traceback
         if debug:
             raise
-        say(f"error: internal error: {type(exc).__name__}: {_one_line(exc)} "
+        say(f"error: internal error: {type(exc).__name__}: {V.clip_message(_one_line(exc))} "
             "(run with PYSYNTH_DEBUG=1 for the traceback)")
         return 1
     finally:
@@ -311,6 +314,20 @@ def positive_int(s: str) -> int:
     if not 1 <= v <= 2**31 - 1:
         raise argparse.ArgumentTypeError(f"must be an integer in [1, 2**31 - 1], got {V.clip(s)}")
     return v
+
+
+def int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
+    """An integer flag in ``lo .. hi`` (``what`` says what it counts, in the message)."""
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            v = lo - 1
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be an integer in {lo:,}..{hi:,} ({what}), got {V.clip(s)}")
+        return v
+
+    return parse
 
 
 def beam_size(s: str) -> int:
@@ -377,9 +394,9 @@ def sdm_weights(s: str) -> tuple[float, float, float]:
     try:
         w = tuple(float(p) for p in s.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}; got {s!r}") from None
+        raise argparse.ArgumentTypeError(f"must be {what}; got {V.clip(s)}") from None
     if len(w) != 3 or not all(math.isfinite(x) and x >= 0 for x in w) or sum(w) <= 0:
-        raise argparse.ArgumentTypeError(f"must be {what}; got {s!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}; got {V.clip(s)}")
     return w  # type: ignore[return-value]
 
 

@@ -261,6 +261,9 @@ def _kqgm_args(p, default_note: str, strategy_default) -> None:
 
 
 def add_commands(sub) -> None:
+    from pysynth._validate import MAX_CANDIDATES as MAX_M
+    from pysynth._validate import MAX_DEPTH as MAX_N_RESULTS
+
     k2q = sub.add_parser("k2q", help="keyword-to-question synthetic data and models (Ding & Balog 2018)")
     ks = k2q.add_subparsers(dest="k2q_command", required=True, metavar="VERB")
 
@@ -270,7 +273,8 @@ def add_commands(sub) -> None:
     kw.add_argument("--corpus", type=C.input_file,
                     help="JSONL question corpus for the statistics (default: the bundled 18k questions)")
     _kqgm_args(kw, "default paraphrase", "discriminative")
-    kw.add_argument("--m", type=C.positive_int, default=20, help="candidates per question")
+    kw.add_argument("--m", type=C.int_in(1, MAX_M, "candidates per question"), default=20,
+                    help="candidates per question")
     kw.add_argument("--seed", type=int, default=0)
     C.add_workers(kw)
     kw.set_defaults(func=_cmd_keywords)
@@ -288,15 +292,17 @@ def add_commands(sub) -> None:
     sy.add_argument("--preset", choices=["baseline", "par", "par-ph", "par-ph-kqf", "par-ph-kqf-tdf"],
                     help="a Fig. 7 ablation configuration (other options override it)")
     _kqgm_args(sy, "default: the preset's, else paraphrase", None)
-    sy.add_argument("--m", type=int, default=None, help="candidates per question (default 20)")
+    sy.add_argument("--m", type=C.int_in(1, MAX_M, "candidates per question"), default=None,
+                    help="candidates per question (default 20)")
     g = sy.add_mutually_exclusive_group()
     g.add_argument("--kqf", dest="kqf", action="store_true", default=None, help="keyword query filter (default)")
     g.add_argument("--no-kqf", dest="kqf", action="store_false")
     g = sy.add_mutually_exclusive_group()
     g.add_argument("--tdf", dest="tdf", action="store_true", default=None, help="training data filter (default)")
     g.add_argument("--no-tdf", dest="tdf", action="store_false")
-    sy.add_argument("--n-results", dest="n_results", type=int, default=None, help="N, SDM depth (default 100)")
-    sy.add_argument("--keep", type=int, default=None, help="L: write only the L best pairs (default all)")
+    sy.add_argument("--n-results", dest="n_results", type=C.int_in(1, MAX_N_RESULTS, "SDM depth"), default=None,
+                    help="N, SDM depth (default 100)")
+    sy.add_argument("--keep", type=C.count, default=None, help="L: write only the L best pairs (default all)")
     sy.add_argument("--retrieval", choices=["sdm", "bm25"], default=None, help="retrieval model of the filters")
     sy.add_argument("--mu", type=float, default=None)
     sy.add_argument("--weights", type=C.sdm_weights, default=None, help="SDM weights, e.g. 0.85,0.10,0.05")

@@ -53,6 +53,9 @@ import numpy as np
 
 from pysynth import io, pipelines, store
 from pysynth import signature as _signature
+from pysynth._validate import MAX_CANDIDATES as MAX_M
+from pysynth._validate import MAX_DEPTH as MAX_N_RESULTS
+from pysynth._validate import clip as _clip
 from pysynth.sampling.keywords import take_rows as _gather
 
 __all__ = ["SynthesisConfig", "PRESETS", "SynthesisResult", "synthesize", "read_questions"]
@@ -118,13 +121,13 @@ class SynthesisConfig:
     term_order: str = "question"
 
     def __post_init__(self):
-        for name in ("m", "n_results"):
+        for name, hi in (("m", MAX_M), ("n_results", MAX_N_RESULTS)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= hi:
+                raise ValueError(f"{name} must be an integer in 1..{hi:,}, got {_clip(v)}")
         if self.keep is not None and (isinstance(self.keep, bool) or not isinstance(self.keep, (int, np.integer))
                                       or self.keep < 0):
-            raise ValueError(f"keep must be None or an integer >= 0, got {self.keep!r}")
+            raise ValueError(f"keep must be None or an integer >= 0, got {_clip(self.keep)}")
         if self.model not in ("paraphrase", "baseline"):
             raise ValueError(f"model must be 'paraphrase' or 'baseline', got {self.model!r}")
         if self.strategy not in ("popular", "discriminative", "combination"):
@@ -138,7 +141,7 @@ class SynthesisConfig:
             raise ValueError(f"weights must be 3 numbers (unigram, #od:1, #uw:8), got {self.weights!r}")
         object.__setattr__(self, "weights", w)
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**63:
-            raise ValueError(f"seed must be an integer in [0, 2**63), got {self.seed!r}")
+            raise ValueError(f"seed must be an integer in [0, 2**63), got {_clip(self.seed)}")
 
     def replace(self, **changes) -> "SynthesisConfig":
         return dataclasses.replace(self, **changes)

@@ -63,7 +63,7 @@ def test_version(cli):
     (["index", "build", "--in", "-"], "the following arguments are required: --out"),
     (["score", "--hyp", "-", "--ref", "-", "--bogus"], "unrecognized arguments: --bogus"),
     (["k2q", "keywords", "--in", "missing.jsonl", "--out", "o.jsonl"], "argument --in: no such file 'missing.jsonl'"),
-    (["k2q", "keywords", "--in", "-", "--out", "o.jsonl", "--m", "0"], "argument --m: must be an integer in [1,"),
+    (["k2q", "keywords", "--in", "-", "--out", "o.jsonl", "--m", "0"], "argument --m: must be an integer in 1..1,000"),
     (["k2q", "keywords", "--in", "-", "--out", "o.jsonl", "--model", "copynet"],
      "argument --model: this command takes no model; did you mean --kqgm {baseline,paraphrase}?"),
     (["k2q", "generate", "--in", "-", "--out", "-", "--model", "no-such-model"],

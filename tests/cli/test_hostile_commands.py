@@ -338,3 +338,38 @@ def test_search_config_bounds_the_beam():
     assert SearchConfig(beam=V.MAX_BEAM).beam == V.MAX_BEAM
     with pytest.raises(ValueError, match=f"beam: must be at most {V.MAX_BEAM}"):
         SearchConfig(beam=100_000)
+
+
+# ------------------------------------------------------------------ issue 27, the later probe: numbers out of range
+
+@pytest.mark.parametrize("flag, value, expect", [
+    ("--n-results", "1e20", "--n-results: must be an integer in 1..100,000"),
+    ("--n-results", "1" + "0" * 20, "--n-results: must be an integer in 1..100,000"),
+    ("--m", "3000000000", "--m: must be an integer in 1..1,000"),
+    ("--m", "9" * 3000, "--m: must be an integer in 1..1,000"),
+    ("--seed", "9" * 3000, "--seed: must be an integer in [-2**63, 2**63)"),
+    ("--weights", "9" * 3000, "--weights: must be 3 comma-separated numbers"),
+    ("--mu", "9" * 3000, "--mu: must be a finite number"),
+    ("--keep", "-1", "--keep: must be an integer >= 0"),
+])
+def test_k2q_synthesize_numbers_are_bounded_and_clipped(fails, rows, tmp_path, flag, value, expect):
+    line = fails(2, "k2q", "synthesize", "--in", rows, "--out", tmp_path / "o.jsonl", flag, value)
+    assert expect in line and len(line) < 300, line
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_synthesis_config_bounds_m_and_n_results():
+    from pysynth.k2q.synthesize import SynthesisConfig
+
+    with pytest.raises(ValueError, match=r"n_results must be an integer in 1\.\.100,000, got 1000"):
+        SynthesisConfig(n_results=10**20)
+    with pytest.raises(ValueError, match=r"m must be an integer in 1\.\.1,000"):
+        SynthesisConfig(m=3_000_000_000)
+    with pytest.raises(ValueError, match=r"\(3,001 characters\)"):
+        SynthesisConfig(seed=10**3000)
+
+
+def test_every_error_line_clips_a_huge_word():
+    assert V.clip_message("seed must be >= 0, got " + "9" * 3000).endswith("... (3,000 characters)")
+    msg = "a normal message naming /some/path/of/ordinary/length.jsonl"
+    assert V.clip_message(msg) == msg

@@ -84,8 +84,8 @@ def test_synthesize_clusters_file_and_errors(cli, fails, tmp_path):
     bad.write_text(json.dumps({"cluster_id": "a", "ids": ["q0", "nope"]}) + "\n")
     assert "unknown question id 'nope'" in fails(1, "k2q", "synthesize", "--in", inp, "--clusters", bad, "--out", out,
                                                  only_line=False)
-    assert "n_results must be an integer >= 1" in fails(1, "k2q", "synthesize", "--in", inp, "--out", out,
-                                                         "--n-results", 0, only_line=False)
+    assert "--n-results: must be an integer in 1..100,000" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out,
+                                                                    "--n-results", 0, only_line=False)
     assert "--ray-address needs --executor ray" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out,
                                                          "--ray-address", "auto")
     assert "argument --weights" in fails(2, "k2q", "synthesize", "--in", inp, "--out", out, "--weights", "1,2")

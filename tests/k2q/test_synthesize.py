@@ -233,8 +233,8 @@ def test_bad_input(tmp_path, rows, kw, match):
 
 
 @pytest.mark.parametrize("kw, match", [
-    ({"n_results": 0}, "n_results must be an integer >= 1"),
-    ({"m": 0}, "m must be an integer >= 1"),
+    ({"n_results": 0}, "n_results must be an integer in 1..100,000"),
+    ({"m": 0}, "m must be an integer in 1..1,000"),
     ({"keep": -1}, "keep must be None or an integer >= 0"),
     ({"strategy": "best"}, "strategy must be"),
     ({"weights": (1, 2)}, "weights must be 3 numbers"),

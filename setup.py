@@ -2,7 +2,8 @@
 
 ``pip install .`` (or ``pip install -e .``) configures and builds with CMake; the
 compiled module lands next to the Python sources (editable) or in the wheel.
-``kernels/`` ships inside the package as ``pysynth.kernels``.
+``kernels/`` ships inside the package as ``pysynth.kernels``. The shipped models do not: each is
+its own distribution, ``pip install ./models/<name>`` (``models/_build.py``; docs/models.md).
 Set ``PYSYNTH_NO_EXT=1`` to install the pure-Python package only.
 """
 import os
@@ -82,9 +83,11 @@ setup(
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
         "pysynth.serve": ["*.html"],
-        "pysynth.models": ["assets/*/*.json", "assets/*/*.md", "assets/*/*.safetensors", "assets/*/*.jsonl", "assets/*/onnx/*",
-                           "assets/*/*.onnx", "assets/*/*.txt"],
+        # no pysynth/models/assets: each model is its own distribution (models/<name>, models/_build.py)
     },
+    # only package_data: a SOURCES.txt left in *.egg-info by an older build still lists the model files
+    include_package_data=False,
+    exclude_package_data={"pysynth.models": ["assets/*", "assets/**/*"]},
     ext_modules=ext_modules,
     cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,

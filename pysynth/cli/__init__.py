@@ -11,6 +11,7 @@
     pysynth export onnx|dataset                                  (:mod:`.export`)
     pysynth report                                               (:mod:`.report`)
     pysynth serve                                                (:mod:`.serve`)
+    pysynth models list|path|install                             (:mod:`.models`)
 
 Every row input is ``--in`` and every output ``--out`` (``-``: stdin / stdout); ``--model`` always
 names a model (a registry name or a folder); the decoding, backend, threads and job flags come from
@@ -32,12 +33,15 @@ deprecated_module = _common.deprecated_module  # the old ``python -m`` trainer e
 
 def build_parser() -> _common.Parser:
     import pysynth
-    from pysynth.cli import dup, export, index, k2q, mqr, paraphrase, qagen, quality, report, score, serve
+    from pysynth.cli import dup, export, index, k2q, models, mqr, paraphrase, qagen, quality, report, score, serve
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
                               "2 usage error, 130 interrupted. PYSYNTH_DEBUG=1 shows tracebacks.")
     p.add_argument("--version", action="version", version=f"pysynth {pysynth.__version__}")
+    p.add_argument("--models-dir", action=models.ModelsDir, type=_common.input_dir("--models-dir"), metavar="DIR",
+                   help="a folder of model folders (NAME/model.json), searched before the installed models "
+                        "(as PYSYNTH_MODELS)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     score.add_commands(sub)  # score, demo
     k2q.add_commands(sub)
@@ -50,6 +54,7 @@ def build_parser() -> _common.Parser:
     export.add_commands(sub)
     report.add_commands(sub)
     serve.add_commands(sub)
+    models.add_commands(sub)
     for leaf in _leaves(p):
         _add_verbosity(leaf)
     return p

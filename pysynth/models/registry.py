@@ -12,11 +12,18 @@ Every place that takes a model (Python ``model=`` arguments, the CLI's ``--model
 with :func:`resolve`: a registered model name (``k2q-copynet-small``), a pysynth model
 directory, or a local Hugging Face model directory (``config.json`` with a ``model_type``).
 Nothing is ever downloaded.
+
+The shipped models are packaged apart from pysynth (``models/<name>/`` in the checkout builds the
+distribution ``pysynth-model-<name>``). A name is found, first match wins, in: the folders of
+``PYSYNTH_MODELS`` (``pysynth --models-dir DIR``), the installed model distributions (entry point
+group :data:`ENTRY_POINTS`), then the checkout's ``pysynth/models/assets`` (a source tree or an
+editable install). A path (a ``PathLike`` or a string with a ``/``) is always taken as a path.
 """
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -26,18 +33,28 @@ from typing import Any, Dict, List, Optional, Union
 __all__ = ["cached", "Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
            "ASSETS", "RUN_MODEL", "model_fingerprint", "register_models_in", "shipped", "DECLARATION", "is_onnx_export", "onnx_export_of",
-           "seq2seq_backend"]
+           "seq2seq_backend",
+           "CATALOG", "ENTRY_POINTS", "ENV", "ModelNotInstalled", "install_hint", "refresh"]
 
 #: store format of a pysynth model directory (:mod:`pysynth.store`)
 MODEL_FORMAT = "pysynth.model"
 MODEL_FORMAT_VERSION = 1
+#: the checkout's model files (absent from an installed wheel: the models are packaged apart)
 ASSETS = Path(__file__).resolve().parent / "assets"
+#: every model pysynth ships (``models/<name>/`` in the checkout); a missing one gets :func:`install_hint`
+CATALOG = ("dup-dqg-copynet", "dup-minilm-wstb", "en-fr-copynet-small", "fr-en-copynet-small", "k2q-copynet-small",
+           "mqr-copynet-small", "qagen-qg-copynet", "qagen-span-minilm", "wellformed-minilm")
+#: entry point group of the model distributions: ``name = "module:PATH"``, PATH the model's folder
+ENTRY_POINTS = "pysynth.models"
+#: environment variable: folders (``os.pathsep``-separated) of model folders ``<name>/model.json``
+ENV = "PYSYNTH_MODELS"
 #: the model store inside a training run folder
 RUN_MODEL = "model"
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+log = logging.getLogger(__name__)
 _loaded: Dict[Any, Any] = {}
 _loaded_lock = threading.Lock()
 
@@ -101,14 +118,31 @@ class ShippedModel:
     directory: Path
     description: str = ""
     task: str = ""
+    #: where it was found: ``PYSYNTH_MODELS``, ``entry point <dist>``, ``checkout``, or a folder
+    source: str = field(default="", compare=False)
+
+
+class ModelNotInstalled(ValueError):
+    """A shipped model (:data:`CATALOG`) that is not installed; the message says how to install it."""
+
+    def __init__(self, name: str, what: str = "model"):
+        self.name = name
+        super().__init__(f"{what}: {install_hint(name)}")
+
+
+def install_hint(name: str) -> str:
+    """One line: ``name`` is not installed, and the commands that install it."""
+    return (f"model {name!r} is not installed; install it with `pysynth models install {name}` "
+            f"(or from the pysynth checkout: pip install ./models/{name})")
 
 
 _ARCHS: Dict[str, Architecture] = {}
 _MODELS: Dict[str, ShippedModel] = {}
 #: the declaration file of a shipped model, beside its files: {"name", "arch", "task", "description"}
 DECLARATION = "model.json"
-_scanned: List[Path] = []
-_scan_lock = threading.Lock()
+_found: set = set()  # names in _MODELS found by the scan (the rest were registered by a caller)
+_scanned: List[Any] = []  # the PYSYNTH_MODELS value of the last scan
+_scan_lock = threading.RLock()
 
 
 def _register(table: Dict[str, Any], name: str, entry, what: str):
@@ -136,28 +170,81 @@ def register_models_in(folder: PathLike) -> List[str]:
     shipped models are found this way in ``pysynth/models/assets``; a data folder of trained
     models can be added the same way. Returns the names registered (ValueError for a malformed
     declaration or a name taken by another model)."""
-    base = Path(folder)
-    names = []
-    for decl in sorted(base.glob(f"*/{DECLARATION}")):
+    _shipped()
+    return [_register(_MODELS, m.name, m, "model name").name
+            for m in map(_declared, sorted(Path(folder).glob(f"*/{DECLARATION}")))]
+
+
+def _declared(decl: Path, source: str = "") -> ShippedModel:
+    try:
+        doc = json.loads(decl.read_text(encoding="utf-8"))
+        return ShippedModel(str(doc["name"]), str(doc["arch"]), decl.parent, str(doc.get("description", "")),
+                            str(doc.get("task", "")), source or str(decl.parent.parent))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{decl}: not a model declaration ({exc!r}); expected a JSON object with "
+                         "'name' and 'arch'") from None
+
+
+def _env_folders() -> List[Path]:
+    folders = [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p.strip()]
+    for f in folders:
+        if not f.is_dir():
+            raise ValueError(f"{ENV}: {str(f)!r} is not a directory; set it to folders holding model folders "
+                             f"(<name>/{DECLARATION}), or unset it")
+    return folders
+
+
+def _entry_points() -> List[ShippedModel]:
+    """The models of the installed model distributions (entry point group :data:`ENTRY_POINTS`)."""
+    from importlib.metadata import entry_points
+
+    eps = entry_points()
+    eps = eps.select(group=ENTRY_POINTS) if hasattr(eps, "select") else eps.get(ENTRY_POINTS, [])
+    out = []
+    for ep in eps:
+        dist = getattr(getattr(ep, "dist", None), "name", None) or ep.value
         try:
-            doc = json.loads(decl.read_text(encoding="utf-8"))
-            m = ShippedModel(str(doc["name"]), str(doc["arch"]), decl.parent, str(doc.get("description", "")),
-                             str(doc.get("task", "")))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{decl}: not a model declaration ({exc!r}); expected a JSON object with "
-                             "'name' and 'arch'") from None
-        names.append(_register(_MODELS, m.name, m, "model name").name)
-    return names
+            folder = Path(ep.load())
+        except Exception as exc:  # a broken third-party package must not break every model lookup
+            log.warning("model entry point %s (%s) does not load: %s", ep.name, dist, exc)
+            continue
+        if not (folder / DECLARATION).is_file():
+            log.warning("model entry point %s (%s): %s has no %s", ep.name, dist, folder, DECLARATION)
+            continue
+        out.append(_declared(folder / DECLARATION, f"entry point {dist}"))
+    return out
 
 
 def _shipped() -> None:
-    """Register the models declared under :data:`ASSETS`, once."""
-    if _scanned:
+    """Find the models, first match wins: :data:`ENV` folders, entry points, the checkout's
+    :data:`ASSETS`. Scanned once, and again when :data:`ENV` changes (or after :func:`refresh`)."""
+    key = os.environ.get(ENV, "")
+    if _scanned and _scanned[0] == key:
         return
     with _scan_lock:  # two threads' first calls: one scan, and neither sees a half-filled table
-        if not _scanned:
-            register_models_in(ASSETS)
-            _scanned.append(ASSETS)
+        if _scanned and _scanned[0] == key:
+            return
+        for name in _found:
+            _MODELS.pop(name, None)
+        _found.clear()
+        found: List[ShippedModel] = []
+        for f in _env_folders():
+            found += [_declared(d, ENV) for d in sorted(f.glob(f"*/{DECLARATION}"))]
+        found += _entry_points()
+        if ASSETS.is_dir():
+            found += [_declared(d, "checkout") for d in sorted(ASSETS.glob(f"*/{DECLARATION}"))]
+        for m in found:
+            if m.name not in _MODELS:
+                _MODELS[m.name] = m
+                _found.add(m.name)
+        _scanned[:] = [key]
+
+
+def refresh() -> None:
+    """Find the models again (after installing one in this process)."""
+    with _scan_lock:
+        _scanned.clear()
+    _shipped()
 
 
 def architecture(name: str) -> Architecture:
@@ -173,7 +260,7 @@ def architectures() -> List[str]:
 
 
 def models() -> List[str]:
-    """Names of the shipped models."""
+    """Names of the installed models (shipped ones and those registered)."""
     _shipped()
     return sorted(_MODELS)
 
@@ -214,13 +301,16 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
         if default is None:
             raise ValueError(f"{what}: no model given; pass a name ({', '.join(models())}) or a directory")
         model = default
-    _shipped()
-    if isinstance(model, str) and model in _MODELS:
-        m = _MODELS[model]
-        return Resolved("pysynth", m.directory, m.name)
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"{what} must be a model name or a directory path, got {type(model).__name__}")
+    _shipped()
+    is_path = not isinstance(model, str) or any(s in model for s in ("/", os.sep, os.altsep or "/"))
+    if not is_path and model in _MODELS:  # an explicit path wins over a name
+        m = _MODELS[model]
+        return Resolved("pysynth", m.directory, m.name)
     p = Path(model)
+    if not is_path and model in CATALOG and not p.is_dir():
+        raise ModelNotInstalled(model, what)
     if p.is_dir():
         if (p / "meta.json").is_file():
             return Resolved("pysynth", p)

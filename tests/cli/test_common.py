@@ -40,6 +40,7 @@ def test_grammar_lists_every_command():
                                "evaluate-dqg")),
         *(("mqr", v) for v in ("mine", "rewrite", "train", "evaluate")),
         *(("k2q", v) for v in ("keywords", "synthesize", "make-corpus", "train", "generate", "table1", "table2")),
+        *(("models", v) for v in ("list", "path", "install")),
     }
 
 

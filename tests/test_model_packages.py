@@ -1,0 +1,155 @@
+"""The models are packaged apart (issue 28): the main wheel holds no model file; each model is its
+own distribution ``pysynth-model-<name>`` (``models/<name>``, built by ``models/_build.py``) found
+through its entry point; ``PYSYNTH_MODELS`` / ``--models-dir`` come first; a missing model is one
+line naming the command that installs it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pysynth.cli import main
+from pysynth.models import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_MAIN_WHEEL = 50 * 2**20
+#: the model built in these tests (the README's generator)
+SMALL = "k2q-copynet-small"
+MODEL_SUFFIXES = (".onnx", ".safetensors")
+
+
+@pytest.fixture
+def rescan():
+    """Find the models again after the test changed where they are (name it first: torn down last,
+    after monkeypatch restored the environment)."""
+    yield
+    registry.refresh()
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """A copy of the sources the builds read (the model files linked, never copied): the builds
+    write build/ and *.egg-info beside their sources, so not into the checkout."""
+    t = tmp_path_factory.mktemp("tree")
+    skip = shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info", "build", "assets")
+    for f in ("setup.py", "pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / f, t / f)
+    shutil.copytree(ROOT / "pysynth", t / "pysynth", ignore=skip)
+    shutil.copytree(ROOT / "kernels", t / "kernels", ignore=skip)
+    (t / "pysynth" / "models" / "assets").symlink_to(registry.ASSETS, target_is_directory=True)
+    (t / "models").mkdir()
+    shutil.copy2(ROOT / "models" / "_build.py", t / "models" / "_build.py")
+    shutil.copytree(ROOT / "models" / SMALL, t / "models" / SMALL, ignore=skip)
+    return t
+
+
+def _wheel(src: Path, dest: Path, **env) -> Path:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest),
+                    str(src)], check=True, env={**os.environ, **env}, timeout=300)
+    (whl,) = dest.glob("*.whl")
+    return whl
+
+
+def test_every_shipped_model_has_its_package():
+    assert sorted(d.parent.name for d in registry.ASSETS.glob(f"*/{registry.DECLARATION}")) == list(registry.CATALOG)
+    done = subprocess.run([sys.executable, "tools/package_models.py", "--check"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_the_main_wheel_holds_no_model(tree, tmp_path):
+    whl = _wheel(tree, tmp_path, PYSYNTH_NO_EXT="1")
+    names = zipfile.ZipFile(whl).namelist()
+    models = [n for n in names if "models/assets/" in n or n.endswith(MODEL_SUFFIXES)]
+    assert not models, f"model files in the main wheel: {models[:5]}"
+    assert "pysynth/data/k2q_demo.jsonl.gz" in names  # the README main job's input ships
+    assert whl.stat().st_size <= MAX_MAIN_WHEEL, f"{whl.name}: {whl.stat().st_size / 2**20:.1f} MB"
+
+
+@pytest.mark.slow
+def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
+    whl = _wheel(tree / "models" / SMALL, tmp_path / "wheel")
+    site = tmp_path / "site"
+    zipfile.ZipFile(whl).extractall(site)  # a wheel unpacked is what pip installs
+    pkg = site / ("pysynth_model_" + SMALL.replace("-", "_")) / SMALL
+    for f in registry.ASSETS.joinpath(SMALL).rglob("*"):  # every file, byte for byte
+        if f.is_file():
+            assert (pkg / f.relative_to(registry.ASSETS / SMALL)).read_bytes() == f.read_bytes(), f
+    code = ("import json; from pysynth.models import registry as r; m = r.shipped(%r); "
+            "print(json.dumps([str(m.directory), m.source]))" % SMALL)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop(registry.ENV, None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [str(pkg), f"entry point pysynth-model-{SMALL}"]
+
+
+def _model_folder(base: Path, name: str = SMALL) -> Path:
+    """``base/name``: the checkout's model files, linked."""
+    base.mkdir(parents=True, exist_ok=True)
+    (base / name).symlink_to(registry.ASSETS / name, target_is_directory=True)
+    return base / name
+
+
+def test_resolution_order(rescan, tmp_path, monkeypatch):
+    monkeypatch.delenv(registry.ENV, raising=False)
+    assert registry.shipped(SMALL).source == "checkout"  # a source tree / editable install
+    mine = _model_folder(tmp_path / "mine")
+    monkeypatch.setenv(registry.ENV, str(tmp_path / "mine"))
+    assert registry.resolve(SMALL).path == mine and registry.shipped(SMALL).source == registry.ENV
+    other = _model_folder(tmp_path / "other")
+    assert registry.resolve(str(other)).path == other  # an explicit path before any name
+    monkeypatch.setattr(registry, "_entry_points", lambda: [registry._declared(other / registry.DECLARATION, "ep")])
+    registry.refresh()
+    assert registry.resolve(SMALL).path == mine  # PYSYNTH_MODELS before the installed packages
+    monkeypatch.delenv(registry.ENV)
+    assert registry.resolve(SMALL).path == other  # installed packages before the checkout
+
+
+def test_models_dir_flag(rescan, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(registry.ENV, "")  # restored after the flag set it
+    mine = _model_folder(tmp_path / "mine")
+    assert main(["--models-dir", str(tmp_path / "mine"), "models", "path", SMALL]) == 0
+    assert capsys.readouterr().out.strip() == str(mine)
+    assert main(["--models-dir", str(tmp_path / "nope"), "models", "list"]) == 2
+    assert "--models-dir" in capsys.readouterr().err
+
+
+def test_a_bad_models_env_is_named(rescan, tmp_path, monkeypatch):
+    monkeypatch.setenv(registry.ENV, str(tmp_path / "nope"))
+    with pytest.raises(ValueError, match=f"{registry.ENV}: .* is not a directory"):
+        registry.resolve(SMALL)
+
+
+@pytest.fixture
+def no_models(rescan, tmp_path, monkeypatch):
+    """An install without any model (a plain ``pip install .``)."""
+    monkeypatch.delenv(registry.ENV, raising=False)
+    monkeypatch.setattr(registry, "ASSETS", tmp_path / "no-assets")
+    monkeypatch.setattr(registry, "_entry_points", list)
+    registry.refresh()
+
+
+def test_a_missing_model_says_how_to_install_it(no_models, capsys):
+    with pytest.raises(registry.ModelNotInstalled, match=rf"pip install \./models/{SMALL}"):
+        registry.resolve(SMALL)
+    assert main(["k2q", "generate", "--in", os.devnull, "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"pysynth models install {SMALL}" in err[0] and f"./models/{SMALL}" in err[0], err
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{n}  " in out for n in registry.CATALOG) and "not installed" in out
+
+
+def test_models_install_runs_pip_on_the_checkout(capsys, tmp_path):
+    assert main(["models", "install", SMALL, "--dry-run"]) == 0
+    assert capsys.readouterr().out.split()[-4:] == ["-m", "pip", "install", str(ROOT / "models" / SMALL)]
+    assert main(["models", "install", "nope"]) == 2
+    assert main(["models", "install", SMALL, "--checkout", str(tmp_path)]) == 1  # not a clone: the instruction
+    assert f"pip install ./models/{SMALL}" in capsys.readouterr().err

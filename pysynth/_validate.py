@@ -16,7 +16,8 @@ import numpy as np
 __all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged",
            "threads", "max_threads", "finite", "beam", "search_budget", "distinct_outputs", "clip",
            "clip_message",
-           "MAX_BEAM", "MAX_HYPOTHESES", "MAX_CANDIDATES", "MAX_DEPTH"]
+           "MAX_BEAM", "MAX_HYPOTHESES", "MAX_CANDIDATES", "MAX_DEPTH",
+           "MAX_CONTEXT_CHARS"]
 
 _I32_MAX = 2**31 - 1
 
@@ -31,6 +32,9 @@ MAX_HYPOTHESES = 16_384
 MAX_CANDIDATES = 1_000
 #: the deepest ranking a filter reads (k2q's SDM depth N); 1e20 overflowed C's integers (issue 27)
 MAX_DEPTH = 100_000
+#: characters of qagen contexts one request (the server) or one context (``qagen generate``) may hold: 200k-400k
+#: characters are minutes of span passes (about 40 ms per 256-token window on one core; issue 27)
+MAX_CONTEXT_CHARS = 100_000
 
 
 def sequence(obj, name: str, what: str, hint: str = "") -> list:

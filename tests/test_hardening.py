@@ -180,3 +180,92 @@ def test_an_edited_pair_table_with_matching_checksums_is_refused(tmp_path):
         restamp_array(e, name, a)
         with pytest.raises(ValueError, match="does not match the documents"):
             Index.load(e)
+
+
+# ------------------------------------------------------------------ issue 27: qagen generate's context budget
+
+class _CountingSpans:
+    """Answer extraction proposing every capitalised word; records the texts it was given."""
+
+    name, joint = "words", True
+
+    def __init__(self):
+        self.seen = []
+
+    def extract(self, contexts, k=10, max_answer_len=32, joint=None):
+        import re
+
+        self.seen += list(contexts)
+        return [[{"text": m.group(), "start": m.start(), "end": m.end(), "score": 1.0}
+                 for m in re.finditer(r"[A-Z][a-z]+", c)][:k] for c in contexts]
+
+
+class _Ask:
+    name = "ask"
+
+    def generate(self, contexts, answers, **kw):
+        return [f"what is {c[a['start']:a['end']]}?" for c, a in zip(contexts, answers)]
+
+
+class _Echo:
+    name = "echo"
+
+    def answer(self, contexts, questions, max_answer_len=30):
+        out = []
+        for c, q in zip(contexts, questions):
+            w = q[len("what is "):].rstrip("?")
+            i = c.find(w)
+            out.append({"text": w, "start": i, "end": i + len(w), "score": 3.0, "null_score": 0.0})
+        return out
+
+
+def test_qagen_context_over_the_budget_is_one_counted_row_not_read():
+    from collections import Counter
+
+    from pysynth.qagen.data import Context
+    from pysynth.qagen.pipeline import TOO_LONG, QAGenConfig, QAGenerator
+
+    ctxs = [Context("a", "", "Paris is in France."), Context("b", "", "Rome " * 100), Context("c", "", "Oslo is cold.")]
+    span = _CountingSpans()
+    counts = Counter()
+    rows = QAGenerator(QAGenConfig(max_context_chars=100), span, _Ask(), _Echo()).run(ctxs, counts=counts)
+    assert [r["context_id"] for r in rows] == ["a", "b", "c"]
+    assert rows[1]["reason"] == TOO_LONG and rows[1]["consistent"] is False and rows[1]["question"] is None
+    assert rows[0]["consistent"] and rows[2]["consistent"] and counts[TOO_LONG] == 1
+    assert span.seen == [ctxs[0].text, ctxs[2].text]  # the long one never reached the span model
+    # every context over the budget: no model call at all
+    span = _CountingSpans()
+    rows = QAGenerator(QAGenConfig(max_context_chars=5), span, _Ask(), _Echo()).run(ctxs)
+    assert {r["reason"] for r in rows} == {TOO_LONG} and span.seen == []
+    assert "max_context_chars" not in QAGenConfig().as_dict()  # runs without it keep their signature
+    with pytest.raises(ValueError, match="max_context_chars"):
+        QAGenConfig(max_context_chars=0)
+
+
+def test_qagen_cli_budget_defaults_to_the_servers():
+    from pysynth.cli import build_parser
+    from pysynth.serve.budget import Budget
+
+    args = build_parser().parse_args(["qagen", "generate", "--in", "sample", "--out", "o.jsonl"])
+    assert args.max_context_chars == Budget().max_context_chars == 100_000
+
+
+def test_qagen_generate_writes_and_counts_a_context_over_the_budget(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("transformers")
+    import json
+
+    inp = tmp_path / "c.jsonl"
+    ctxs = [{"id": "short", "context": "Oxygen was discovered by Carl Scheele in Uppsala in 1773."},
+            {"id": "long", "context": "The Rhine flows to the North Sea. " * 20}]
+    inp.write_text("".join(json.dumps(c) + "\n" for c in ctxs))
+    out = tmp_path / "o.jsonl"
+    r = subprocess.run([sys.executable, "-m", "pysynth", "qagen", "generate", "--in", str(inp), "--out", str(out),
+                        "--max-context-chars", "200", "--keep-discarded", "--threads", "1", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["contexts"] == 2 and summary["discarded_by_reason"].get("context_too_long") == 1
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    (long_row,) = [x for x in rows if x["context_id"] == "long"]
+    assert long_row["reason"] == "context_too_long" and long_row["consistent"] is False

@@ -32,7 +32,8 @@ def _cmd_generate(args) -> int:
 
 def _answer_config(args) -> dict:
     return {"answers_per_context": args.answers_per_context, "one_sentence": args.one_sentence,
-            "max_answer_words": args.max_answer_words or None, "no_repeat_ngram": args.no_repeat_ngram}
+            "max_answer_words": args.max_answer_words or None, "no_repeat_ngram": args.no_repeat_ngram,
+            "max_context_chars": getattr(args, "max_context_chars", None)}
 
 
 def _cmd_questions(args) -> int:
@@ -173,6 +174,9 @@ def add_commands(sub) -> None:
     p.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                    metavar="P", help="also discard kept triples whose question's well-formedness probability "
                                      "(pysynth.quality) is below P (reason not_wellformed)")
+    p.add_argument("--max-context-chars", type=C.int_in(1, 2**31 - 1, "characters"), default=C.V.MAX_CONTEXT_CHARS,
+                   metavar="N", help="a longer context is not read: one discarded row (reason context_too_long), "
+                                     f"counted; the run goes on (default {C.V.MAX_CONTEXT_CHARS:,}, as pysynth serve)")
     _answer_flags(p)
     p.add_argument("--keep-discarded", action="store_true", help="also write discarded triples (consistent=false)")
     p.add_argument("--squad-out", default=None, help="also write the kept set as SQuAD 2.0 JSON")

@@ -177,7 +177,7 @@ def add_commands(sub) -> None:
                    help="whitespace tokens of a segment scored by METEOR")
     b.add_argument("--max-meteor-work", type=C.positive_int, default=250_000_000, metavar="N",
                    help="METEOR's worst-case alignment work (sum of n x m x max(n, m)) per /v1/score request")
-    b.add_argument("--max-context-chars", type=C.positive_int, default=100_000, metavar="N",
+    b.add_argument("--max-context-chars", type=C.positive_int, default=C.V.MAX_CONTEXT_CHARS, metavar="N",
                    help="characters of all contexts of one /v1/qagen request")
     s.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     s.add_argument("--access-log", action="store_true", help="log every request (slower)")

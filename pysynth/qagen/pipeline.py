@@ -41,6 +41,9 @@ REASONS = ("no_answer_span", "all_spans_rejected", "empty_question", "repeated_n
 #: why a drawn answer span was rejected before question generation (counted as ``rejected_<reason>``)
 SPAN_REJECTIONS = ("crosses_sentence", "too_many_words", "duplicate_answer")
 _DECODES = ("greedy", "beam", "dbs", "sample")
+#: a context over ``QAGenConfig.max_context_chars`` is not read: one row with this reason (issue 27)
+TOO_LONG = "context_too_long"
+REASONS += (TOO_LONG,)
 
 
 def parse_match(spec: str) -> Tuple[str, float]:
@@ -98,6 +101,11 @@ class QAGenConfig:
         ("dias dias") is decoded again by beam search of width ``max(beam_size, 4)`` and the best
         hypothesis without one is taken; if none, the triple is discarded (reason
         ``repeated_ngram``). 0: off (3).
+    max_context_chars : int or None
+        A context of more characters is not read (its span passes grow with its length: ~40 ms per
+        256-token window on one core): it gets one row with reason ``context_too_long``, counted as
+        every discard, and the run goes on. None: no limit (``qagen generate``: 100,000, the server's
+        ``--max-context-chars``).
 
     The paper's pipeline (and pysynth's before issue 26, byte for byte): ``one_sentence=False,
     max_answer_words=None, no_repeat_ngram=0``.
@@ -119,6 +127,7 @@ class QAGenConfig:
     one_sentence: bool = True
     max_answer_words: Optional[int] = 10
     no_repeat_ngram: int = 3
+    max_context_chars: Optional[int] = None
 
     def __post_init__(self):
         for k in ("top_k", "max_answer_len", "top_k_sample", "qa_max_answer_len"):
@@ -139,6 +148,8 @@ class QAGenConfig:
         if self.max_answer_words is not None:
             _int_opt(self.max_answer_words, "max_answer_words", 1)
         _int_opt(self.no_repeat_ngram, "no_repeat_ngram", 0)
+        if self.max_context_chars is not None:
+            _int_opt(self.max_context_chars, "max_context_chars", 1)
         if self.no_repeat_ngram == 1:
             raise ValueError("no_repeat_ngram: must be 0 (off) or an n-gram size >= 2, got 1")
         if not isinstance(self.one_sentence, bool):
@@ -164,7 +175,7 @@ class QAGenConfig:
         d = asdict(self)
         # runs without the filter or the answer options of issue 26 keep their signature
         for k, off in (("min_wellformed", None), ("answers_per_context", 1), ("one_sentence", False),
-                       ("max_answer_words", None), ("no_repeat_ngram", 0)):
+                       ("max_answer_words", None), ("no_repeat_ngram", 0), ("max_context_chars", None)):
             if d[k] == off:
                 del d[k]
         return d
@@ -385,13 +396,23 @@ class QAGenerator:
         elif len(indices) != len(contexts):
             raise ValueError("indices: must hold one index per context")
         texts = [x.text for x in contexts]
+        limit = c.max_context_chars
+        read = [i for i, x in enumerate(texts) if limit is None or len(x) <= limit]
         t = time.perf_counter()
-        spans = self.span.extract(texts, k=c.top_k, max_answer_len=c.max_answer_len, joint=c.joint)
+        spans: List[Any] = [None] * len(texts)  # None: over the budget, never read
+        for i, s in zip(read, self.span.extract([texts[i] for i in read], k=c.top_k, max_answer_len=c.max_answer_len,
+                                                joint=c.joint) if read else []):
+            spans[i] = s
         self.timings["extract_s"] += time.perf_counter() - t
         rows: List[Dict[str, Any]] = []
         picks: List[Tuple[int, int, int]] = []  # (row, context, draw)
         for i, (ctx, cand) in enumerate(zip(contexts, spans)):
             row = {"id": f"{ctx.id}", "title": ctx.title, "context_id": ctx.id, "context": ctx.text}
+            if cand is None:
+                counts[TOO_LONG] += 1
+                rows.append({**row, "question": None, "answer_text": None, "answer_start": -1, "roundtrip_text": None,
+                             "roundtrip_start": -1, "consistent": False, "is_impossible": False, "reason": TOO_LONG})
+                continue
             drawn = self.draw_answers(ctx.text, cand, indices[i], counts)
             if c.answers_per_context > 1:
                 counts["answers_unavailable"] += c.answers_per_context - len(drawn)

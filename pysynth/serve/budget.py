@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
+from pysynth._validate import MAX_CONTEXT_CHARS
 from pysynth.pipelines.served import RequestError
 
 __all__ = ["Budget", "check", "cost"]
@@ -48,7 +49,7 @@ class Budget:
     max_lcs_cells: int = 200_000_000
     max_meteor_tokens: int = 256
     max_meteor_work: int = 250_000_000
-    max_context_chars: int = 100_000
+    max_context_chars: int = MAX_CONTEXT_CHARS  # qagen generate's --max-context-chars default too
 
 
 def _count(value: Any) -> int:

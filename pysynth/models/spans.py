@@ -20,6 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pysynth.decoding.cancel import checkpoint
+
 __all__ = ["best_spans", "best_joint_spans", "predict_spans", "wordpiece_tokenizer", "cosine", "MASK_NEG",
            "check_k_len", "WINDOW_TOKENS", "count_windows"]
 
@@ -190,6 +192,7 @@ def predict_spans(scorer, tokenizer, contexts: Sequence[str], questions: Optiona
         null = np.full(len(ctx), np.inf)
         step = len(owner) if max_tokens is None else max(1, max_tokens // max(1, enc["input_ids"].shape[1]))
         for w0 in range(0, len(owner), step):
+            checkpoint()  # a served request that timed out stops here (pysynth.decoding.cancel; a no-op otherwise)
             _window_candidates(scorer, enc, owner, w0, min(w0 + step, len(owner)), ctx_seq, joint, k,
                                max_answer_len, cands, null)
         for r, text in enumerate(ctx):

@@ -122,6 +122,10 @@ class QAGenAdapter(Adapter):
         if len(parts) != 2 or not all(parts):
             raise ValueError(f"--model {self.name}={spec}: expected SPAN,QG (a span model and a question generator)")
         span = models.load(parts[0], task="spans", device=device, threads=threads)
+        # one window per scorer call (~40 ms on one core; 1 to 16 windows per call ran at the same
+        # speed): a request that timed out stops before the next window (cancel.checkpoint), and the
+        # spans do not depend on it (predict_spans keeps each batch's padding)
+        span.max_tokens = span.max_length
         if span.backend != "onnx":
             raise ValueError(f"--model {self.name}: {parts[0]} is not an ONNX span model (pysynth.spans.onnx store); "
                              "the server runs onnxruntime only")

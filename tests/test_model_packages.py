@@ -153,3 +153,20 @@ def test_models_install_runs_pip_on_the_checkout(capsys, tmp_path):
     assert main(["models", "install", "nope"]) == 2
     assert main(["models", "install", SMALL, "--checkout", str(tmp_path)]) == 1  # not a clone: the instruction
     assert f"pip install ./models/{SMALL}" in capsys.readouterr().err
+
+
+def test_serve_serves_what_is_installed(rescan, tmp_path, monkeypatch):
+    pytest.importorskip("fastapi")
+    pytest.importorskip("onnxruntime")
+    from pysynth.serve import ServeConfig, create_app
+
+    _model_folder(tmp_path / "mine")
+    monkeypatch.setattr(registry, "ASSETS", tmp_path / "no-assets")
+    monkeypatch.setattr(registry, "_entry_points", list)
+    monkeypatch.setenv(registry.ENV, str(tmp_path / "mine"))  # only the K2Q model
+    with pytest.warns(RuntimeWarning, match=r"endpoints off.*/v1/rewrite \(mqr-copynet-small\)") as w:
+        app = create_app(ServeConfig())
+    assert "/v1/k2q" not in str(w[0].message)
+    assert list(app.state.pysynth["generators"]) == ["k2q"]
+    with pytest.raises(registry.ModelNotInstalled, match="pysynth models install mqr-copynet-small"):
+        create_app(ServeConfig(models={"rewrite": "mqr-copynet-small"}))  # named: it must load

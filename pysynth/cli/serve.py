@@ -97,7 +97,8 @@ def _cmd_serve(args) -> int:
         sock.close()
         raise OSError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     port = sock.getsockname()[1]
-    served = ", ".join(f"{t}={m or 'default'}" for t, m in models.items())
+    loaded = app.state.pysynth["generators"]  # a shipped model not installed: its endpoint is off (warned above)
+    served = ", ".join(f"{t}={m or 'default'}" for t, m in models.items() if t in loaded) or "no model endpoints"
     shown = f"[{args.host}]" if ":" in args.host else args.host
     C.say(f"serving {served} on http://{shown}:{port}/ "
           f"(batching {'off' if args.no_batching else f'max {args.max_batch}, wait {args.max_wait_ms:g} ms'}"

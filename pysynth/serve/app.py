@@ -39,6 +39,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Hashable, List, Optional, Sequence
@@ -232,11 +233,22 @@ def _load(cfg: ServeConfig) -> Dict[str, ServedModel]:
     then the endpoints of other options (``score`` always, ``duplicates`` with a collection)."""
     kw = dict(device=cfg.device, threads=cfg.threads, max_batch=cfg.max_batch if cfg.batching else 1,
               max_wait_ms=cfg.max_wait_ms if cfg.batching else 0.0, max_queue=cfg.max_queue)
-    served = {}
+    from pysynth.models.registry import ModelNotInstalled
+
+    served, off = {}, []
     for task, model in cfg.models.items():
         if task not in TASKS:
             raise ValueError(f"models: unknown task {task!r}; tasks with models: {', '.join(TASKS)}")
-        served[task] = ServedModel.load(ADAPTERS[task], model, **kw)
+        try:
+            served[task] = ServedModel.load(ADAPTERS[task], model, **kw)
+        except ModelNotInstalled as exc:
+            if model is not None:  # a model named explicitly must load
+                raise
+            off.append(f"{ADAPTERS[task].route} ({exc.name})")  # models are packaged apart: serve what is installed
+    if off:
+        warnings.warn(f"endpoints off, their shipped model not installed: {', '.join(off)}; install one with "
+                      "`pysynth models install NAME` (or pip install ./models/NAME from the checkout)", RuntimeWarning,
+                      stacklevel=3)
     for name, option in OPTIONS.items():
         spec = getattr(cfg, option)
         if spec is not None:
@@ -250,6 +262,9 @@ def create_app(config: Optional[ServeConfig] = None):
 
     Every method endpoint is a served adapter (:mod:`pysynth.pipelines.served`) mounted as it
     is: this function holds no method logic.
+
+    A task left to its shipped model (``models[task]`` None) whose model is not installed is
+    not served: one ``RuntimeWarning`` names the endpoints that are off.
 
     Raises
     ------

@@ -118,9 +118,11 @@ class _Source:
         with torch.no_grad():
             self.enc = model.encode(self.src, torch.tensor([len(src_ids)]))
 
-    def step(self, token: int, h: torch.Tensor, prefix: Sequence[int] = (), no_repeat_ngram: int = 0):
+    def step(self, token: int, h: torch.Tensor, prefix: Sequence[int] = (), no_repeat_ngram: int = 0,
+             no_stutter: bool = False):
         """``(log-probabilities [V_ext] float64 with banned ids at -inf, new state)``; with
-        ``no_repeat_ngram``, the ids that would repeat an n-gram of ``prefix`` are banned too."""
+        ``no_repeat_ngram``, the ids that would repeat an n-gram of ``prefix`` are banned too, and
+        with ``no_stutter`` the last id of ``prefix``."""
         import torch
 
         with torch.no_grad():
@@ -128,7 +130,7 @@ class _Source:
         logp = logp[0].double()
         logp[list(self.sp.never(self.ban_unk))] = float("-inf")
         logp[self.model.vocab_size + self.n_ext:] = float("-inf")
-        banned = ngram_bans(prefix, no_repeat_ngram)
+        banned = ngram_bans(prefix, no_repeat_ngram) + ([int(prefix[-1])] if no_stutter and len(prefix) else [])
         if banned:
             logp[banned] = float("-inf")
         return logp, h
@@ -142,7 +144,7 @@ def _hyp(tokens, logprob, finished, length_penalty, alpha, group=0) -> Hypothesi
 
 
 def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
-                     ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[Hypothesis]:
+                     ban_unk: bool = True, no_repeat_ngram: int = 0, no_stutter: bool = False) -> List[Hypothesis]:
     """Greedy decoding of one source (lowest id among equal maxima)."""
     import torch
 
@@ -150,7 +152,7 @@ def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
     s = _Source(model, src_ids, src_ext, n_oov, ban_unk)
     h, token, tokens, total = s.enc.h0, s.sp.bos, [], 0.0
     for _ in range(max_len):
-        logp, h = s.step(token, h, tokens, no_repeat_ngram)
+        logp, h = s.step(token, h, tokens, no_repeat_ngram, no_stutter)
         token = int(torch.argmax(logp))  # first index of the maximum
         total += float(logp[token])
         if token == s.sp.eos:
@@ -161,16 +163,17 @@ def greedy_reference(model, src_ids, src_ext, n_oov: int = 0, max_len: int = 40,
 
 def beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 5, max_len: int = 40,
                    length_penalty: str = "none", alpha: float = 0.6, n_best=None,
-                   ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[Hypothesis]:
+                   ban_unk: bool = True, no_repeat_ngram: int = 0, no_stutter: bool = False) -> List[Hypothesis]:
     """Beam search for one source (``diverse_beam_reference`` with one group)."""
     return diverse_beam_reference(model, src_ids, src_ext, n_oov, beam, 1, 0.0, max_len,
-                                  length_penalty, alpha, n_best, ban_unk, no_repeat_ngram)
+                                  length_penalty, alpha, n_best, ban_unk, no_repeat_ngram, no_stutter=no_stutter)
 
 
 def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 6, groups: int = 3,
                            diversity: float = 0.5, max_len: int = 40, length_penalty: str = "none",
                            alpha: float = 0.6, n_best=None, ban_unk: bool = True,
-                           no_repeat_ngram: int = 0, distinct: bool = False) -> List[Hypothesis]:
+                           no_repeat_ngram: int = 0, distinct: bool = False,
+                           no_stutter: bool = False) -> List[Hypothesis]:
     """Diverse beam search (Vijayakumar et al. 2016, Hamming diversity) for one source;
     ``distinct``: a group's candidate whose sequence an earlier group holds at this step (alive
     or just finished) scores ``-inf``."""
@@ -191,7 +194,7 @@ def diverse_beam_reference(model, src_ids, src_ext, n_oov: int = 0, beam: int = 
             was_done = done[g]
             rows, cand_search, cand_model = [], [], []
             for tokens, search, logprob, h in alive[g]:
-                logp, h_new = s.step(tokens[-1] if tokens else s.sp.bos, h, tokens, no_repeat_ngram)
+                logp, h_new = s.step(tokens[-1] if tokens else s.sp.bos, h, tokens, no_repeat_ngram, no_stutter)
                 if used.numel() == 0:
                     used = torch.zeros(logp.numel(), dtype=torch.float64)
                 penal = logp - diversity * used if (g > 0 and diversity) else logp

@@ -29,10 +29,14 @@ Rules shared by every search (and the reference):
   this step)`` (Hamming diversity). The penalised score accumulates in the search score (as in
   the paper's objective and Hugging Face); the returned ``logprob`` / ``score`` are the model's
   own log-probability without penalties. Each group is done at ``B/G`` finished hypotheses.
-* No repeated n-gram (``no_repeat_ngram=n`` > 0, every search; 0, the default, is off): a token
-  that would complete an n-gram the hypothesis already holds gets ``-inf`` before the ranking
-  (:func:`ngram_bans`; Paulus et al. 2018 block repeated trigrams at test time, Hugging Face's
-  ``no_repeat_ngram_size``). ``<s>`` is not part of the hypothesis.
+* No repeated n-gram (``no_repeat_ngram=n`` > 0, every search; 0, these functions' default, is
+  off): a token that would complete an n-gram the hypothesis already holds gets ``-inf`` before
+  the ranking (:func:`ngram_bans`; Paulus et al. 2018 block repeated trigrams at test time, Hugging
+  Face's ``no_repeat_ngram_size``). ``<s>`` is not part of the hypothesis.
+* No stutter (``no_stutter=True``, every search): the token just generated is banned at the next
+  step, so no output says a token twice in a row ("what is the nhl nhl ..."): a trigram ban lets
+  that one-step loop through. :class:`pysynth.decoding.SearchConfig` turns both guards on by
+  default (``bench/RESULTS_generators.md``, "Degenerate-output guards").
 
 Speed: a step only needs the best ``2K`` (+ banned + diversity-penalised) columns of each row;
 backends with ``step_topk`` hand over ``[rows, k]`` arrays instead of ``[rows, V + n_ext]``. On
@@ -152,11 +156,18 @@ def _check_ngram(no_repeat_ngram) -> int:
     return int(no_repeat_ngram)
 
 
-def _row_bans(histories, n: int):
-    """Per row, the ids :func:`ngram_bans` forbids (None when the guard is off or nothing is banned)."""
-    if n <= 0:
+def _check_flag(no_stutter) -> bool:
+    if not isinstance(no_stutter, (bool, np.bool_)):
+        raise TypeError(f"no_stutter: must be True or False, got {no_stutter!r}")
+    return bool(no_stutter)
+
+
+def _row_bans(histories, n: int, no_stutter: bool = False):
+    """Per row, the ids :func:`ngram_bans` forbids, and the row's last token with ``no_stutter``
+    (None when the guards are off or nothing is banned)."""
+    if n <= 0 and not no_stutter:
         return None
-    bans = [ngram_bans(h, n) for h in histories]
+    bans = [ngram_bans(h, n) + ([int(h[-1])] if no_stutter and len(h) else []) for h in histories]
     return bans if any(bans) else None
 
 
@@ -287,7 +298,7 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
 
 def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban_unk: bool, need: int, vx: int,
                       pick, length_penalty: str = "none", alpha: float = 0.6,
-                      no_repeat_ngram: int = 0) -> List[Hypothesis]:
+                      no_repeat_ngram: int = 0, no_stutter: bool = False) -> List[Hypothesis]:
     """The decode loop of greedy search and sampling: every row follows one path, one token per
     step; ``pick(t, active, vals, idx)`` chooses each active row's column among its candidates;
     a row leaves the batch at ``</s>``. Returns one hypothesis per row."""
@@ -299,7 +310,7 @@ def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban
     hyps: List[Optional[Hypothesis]] = [None] * R
     for t in range(max_len):
         checkpoint()  # a caller that gave up stops the search here (pysynth.decoding.cancel)
-        banned = _row_bans([out[j] for j in active], no_repeat_ngram)
+        banned = _row_bans([out[j] for j in active], no_repeat_ngram, no_stutter)
         vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, limits[active], ban_unk, banned)
         vals, idx, col = pick(t, active, vals, idx)
         rows = np.arange(len(active))
@@ -324,9 +335,9 @@ def _one_path_per_row(backend, enc, h, limits: np.ndarray, sp, max_len: int, ban
 
 
 def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True,
-                  no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
+                  no_repeat_ngram: int = 0, no_stutter: bool = False) -> List[List[Hypothesis]]:
     """Greedy decoding of a :class:`~pysynth.models.batching.SourceBatch`: one hypothesis per source
-    (``no_repeat_ngram``: see the module docstring)."""
+    (``no_repeat_ngram``, ``no_stutter``: see the module docstring)."""
     check_search_args(max_len=max_len)
     nr = _check_ngram(no_repeat_ngram)
     sp = check_backend(backend)
@@ -337,23 +348,24 @@ def greedy_search(backend, batch, max_len: int = 40, ban_unk: bool = True,
         return vals, idx, np.lexsort((idx, -vals), axis=-1)[:, 0]
 
     hyps = _one_path_per_row(backend, enc, h, batch.ext_limit(backend.vocab_size), sp, max_len, ban_unk, 1, vx,
-                             best, no_repeat_ngram=nr)
+                             best, no_repeat_ngram=nr, no_stutter=_check_flag(no_stutter))
     return [[hyp] for hyp in hyps]
 
 
 def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty: str = "none",
                 alpha: float = 0.6, n_best: Optional[int] = None, ban_unk: bool = True,
-                no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
+                no_repeat_ngram: int = 0, no_stutter: bool = False) -> List[List[Hypothesis]]:
     """Batched beam search; per source the ``n_best`` (default ``beam``) best hypotheses."""
     return diverse_beam_search(backend, batch, beam=beam, groups=1, diversity=0.0, max_len=max_len,
                                length_penalty=length_penalty, alpha=alpha, n_best=n_best, ban_unk=ban_unk,
-                               no_repeat_ngram=no_repeat_ngram)
+                               no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
 
 
 def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversity: float = 0.5,
                         max_len: int = 40, length_penalty: str = "none", alpha: float = 0.6,
                         n_best: Optional[int] = None, ban_unk: bool = True,
-                        no_repeat_ngram: int = 0, distinct: bool = False) -> List[List[Hypothesis]]:
+                        no_repeat_ngram: int = 0, distinct: bool = False,
+                        no_stutter: bool = False) -> List[List[Hypothesis]]:
     """Batched diverse beam search (Vijayakumar et al. 2016) with Hamming diversity.
 
     Parameters
@@ -369,6 +381,8 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
         by normalised score.
     no_repeat_ngram : int
         No hypothesis repeats an n-gram (0: off; see the module docstring).
+    no_stutter : bool
+        No hypothesis says a token twice in a row (see the module docstring).
     distinct : bool
         No group extends a prefix to a sequence an earlier group holds (alive or just finished)
         at that step, so the hypotheses are distinct (Hamming diversity alone lets groups merge a
@@ -376,6 +390,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
     nr = _check_ngram(no_repeat_ngram)
+    ns = _check_flag(no_stutter)
     sp = check_backend(backend)
     G, Kg = groups, beam // groups
     nb = Kg if n_best is None else int(n_best)
@@ -401,7 +416,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     gdone = np.zeros((B, G), dtype=bool)
     beam_off = (np.arange(Kg) * vx)[None, :, None]
     # (the device selection knows no n-gram bans: with the guard on, numpy selects)
-    on_device = (G > 1 and not nr and not distinct and getattr(backend, "step_diverse", None) is not None
+    on_device = (G > 1 and not nr and not ns and not distinct and getattr(backend, "step_diverse", None) is not None
                  and backend.vocab_size >= Kg + 4)
     eos_flat = (np.arange(Kg) * vx + sp.eos)[None, :]
     t = -1
@@ -421,7 +436,7 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
                 vals, idx, h = step_candidates(backend, enc1, tokens[::K], h1, need, vx, limit_all, ban_unk)
                 vals, idx, h = np.repeat(vals, K, 0), np.repeat(idx, K, 0), backend.take_h(h, rep)
             else:
-                banned = _row_bans(hist.tolist(), nr) if nr and hist.shape[1] else None
+                banned = _row_bans(hist.tolist(), nr, ns) if (nr or ns) and hist.shape[1] else None
                 vals, idx, h = step_candidates(backend, enc, tokens, h, need, vx, np.repeat(limit_all[active], K),
                                                ban_unk, banned)
             kc = vals.shape[1]
@@ -582,7 +597,8 @@ def check_sampling_args(n: int = 1, top_k: int = 0, top_p: float = 1.0, temperat
 
 def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0, temperature: float = 1.0,
                   seed: Union[int, Sequence[int]] = 0, max_len: int = 40, length_penalty: str = "none",
-                  alpha: float = 0.6, ban_unk: bool = True, no_repeat_ngram: int = 0) -> List[List[Hypothesis]]:
+                  alpha: float = 0.6, ban_unk: bool = True, no_repeat_ngram: int = 0,
+                  no_stutter: bool = False) -> List[List[Hypothesis]]:
     """Top-k / top-p (nucleus) sampling: ``n`` sampled hypotheses per source, seeded.
 
     At each step the allowed candidates of a row are ranked (value desc, id asc), the
@@ -642,5 +658,5 @@ def sample_search(backend, batch, n: int = 1, top_k: int = 0, top_p: float = 1.0
         return vals, idx, pick
 
     hyps = _one_path_per_row(backend, enc, h, np.repeat(batch.ext_limit(V), n), sp, max_len, ban_unk, need, vx,
-                             draw, length_penalty, alpha, nr)
+                             draw, length_penalty, alpha, nr, _check_flag(no_stutter))
     return [_rank(hyps[s * n:(s + 1) * n]) for s in range(B)]  # type: ignore[arg-type]

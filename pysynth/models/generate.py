@@ -168,6 +168,8 @@ class Generator:
         temperature: float = 1.0,
         seed: int = 0,
         seeds: Optional[Sequence[int]] = None,
+        no_repeat_ngram: int = 3,
+        no_stutter: bool = True,
         search: Optional[SearchConfig] = None,
         on_batch: Optional[Callable[[int], None]] = None,
     ) -> List[Generation]:
@@ -186,10 +188,13 @@ class Generator:
         n : int, optional
             Outputs per input (default ``beam``); duplicates after detokenization are dropped
             when ``dedupe``.
+        no_repeat_ngram, no_stutter
+            The degenerate-output guards (:class:`~pysynth.decoding.SearchConfig`; on by default:
+            no repeated trigram, no token twice in a row; ``0`` / ``False``: the plain search).
         search : pysynth.decoding.SearchConfig, optional
             All the search settings at once (then ``method``, ``beam``, ``n``, ``groups``,
             ``diversity``, ``max_len``, ``length_penalty``, ``alpha``, ``ban_unk``, ``top_k``,
-            ``top_p``, ``temperature`` and ``seed`` are not read).
+            ``top_p``, ``temperature``, ``seed`` and the guards are not read).
         on_batch : callable, optional
             Called with the number of inputs of each finished batch (a progress bar's update).
         """
@@ -201,7 +206,8 @@ class Generator:
             search = SearchConfig(decode=method, beam=beam, groups=groups if method == "diverse" else 1,
                                   diversity=diversity, n=n, top_k=top_k, top_p=top_p, temperature=temperature,
                                   max_len=max_len or None, length_penalty=length_penalty, alpha=alpha,
-                                  ban_unk=ban_unk, seed=seed)
+                                  ban_unk=ban_unk, seed=seed, no_repeat_ngram=no_repeat_ngram,
+                                  no_stutter=no_stutter)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
         if seeds is not None and search.decode == "sample" and len(seeds) != len(texts):

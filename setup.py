@@ -83,6 +83,7 @@ setup(
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
         "pysynth.serve": ["*.html"],
+        "pysynth.llm": ["prompts/*.txt"],  # the default prompt templates (issue 30)
         # no pysynth/models/assets: each model is its own distribution (models/<name>, models/_build.py)
     },
     # only package_data: a SOURCES.txt left in *.egg-info by an older build still lists the model files

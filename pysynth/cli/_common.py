@@ -240,7 +240,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except UsageError as exc:
         if debug:
             raise
-        say(f"error: {V.clip_message(str(exc))}")
+        say(f"error: {error_line(exc)}")
         return 2
     except KeyboardInterrupt:
         if debug:
@@ -264,6 +264,12 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     finally:
         if restore is not None:  # main() called in a program leaves its logging as it was
             restore()
+
+
+def error_line(exc: BaseException) -> str:
+    """A usage error's message as the one line the CLI prints: white space (argv may hold newlines)
+    collapsed, huge words clipped (:func:`pysynth._validate.clip_message`)."""
+    return V.clip_message(" ".join(str(exc).split()))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -617,7 +623,7 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
 
 def read_lines(path: str, flag: str) -> list:
     """Lines of a UTF-8 text file (``-``: stdin), without their newlines."""
-    from pysynth.io import strip_bom
+    from pysynth.io import chomp, strip_bom
 
     if path == "-":
         lines = [line.removesuffix("\n") for line in sys.stdin]
@@ -630,7 +636,7 @@ def read_lines(path: str, flag: str) -> list:
     if "\r" in text:  # lines also end at a lone \r (newline=""): iterate as the file would
         import io
 
-        return [line.removesuffix("\n") for line in io.StringIO(text, newline="")]
+        return [chomp(line) for line in io.StringIO(text, newline="")]
     lines = text.split("\n")  # one split, no per-line Python
     if lines[-1] == "":
         lines.pop()
@@ -671,3 +677,55 @@ def apply_model_alias(args: argparse.Namespace) -> None:
                          f"spelling of {flag} {old})")
     say(f"warning: --model {old} is deprecated here; use {flag} {old}")
     setattr(args, dest, old)
+
+
+# ------------------------------------------------------------------- LLM generators (issue 30, docs/llm.md)
+
+def add_llm(p: argparse.ArgumentParser, flag: str) -> None:
+    """The flags of an LLM generator, used when ``flag``'s value is an LLM spec
+    (``openai:http://HOST:PORT/v1?model=NAME``, ``hf-causal:DIR``; :mod:`pysynth.llm`)."""
+    g = p.add_argument_group(f"LLM generator (when {flag} is openai:http://HOST:PORT/v1?model=NAME, hf-causal:DIR or "
+                             "a local causal LM folder; docs/llm.md)")
+    g.add_argument("--prompt", type=input_file, default=None, metavar="FILE",
+                   help="a prompt template replacing the role's default (its {variables}: docs/llm.md)")
+    g.add_argument("--llm-cache", default=None, metavar="FILE",
+                   help="response cache, JSON Lines (default OUT.llm-cache.jsonl; off: none): a rerun asks nothing twice")
+    g.add_argument("--llm-concurrency", type=positive_int, default=4, metavar="N",
+                   help="requests in flight at most; a local model: prompts per batch (4)")
+    g.add_argument("--llm-timeout", type=float_in(0, True, None, "a number of seconds > 0"), default=60.0, metavar="S",
+                   help="seconds per request before it is retried (60)")
+    g.add_argument("--llm-retries", type=count, default=4, metavar="N",
+                   help="retries after a 429, 5xx, timeout or dropped connection, with backoff (4)")
+    g.add_argument("--max-new-tokens", type=positive_int, default=64, metavar="N", help="tokens per reply at most (64)")
+    g.add_argument("--temperature", type=float_in(0, False, 5, "a number in [0, 5]"), default=0.0, metavar="T",
+                   help="0: greedy (default); above 0: sampling, seeded by --seed and the prompt")
+    g.add_argument("--samples", type=positive_int, default=1, metavar="N", help="replies per prompt (1)")
+
+
+def llm_options(args: argparse.Namespace, out: str | None = None):
+    """The :class:`pysynth.llm.LLMOptions` of :func:`add_llm`'s flags; the cache defaults to
+    ``OUT.llm-cache.jsonl`` beside a file output."""
+    from pysynth.llm import LLMOptions, LLMParams
+
+    cache = args.llm_cache
+    if cache is None and out not in (None, "-"):
+        cache = f"{out}.llm-cache.jsonl"
+    if cache is not None and cache.strip().lower() in ("off", "none"):
+        cache = None
+    params = LLMParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                       top_p=getattr(args, "top_p", 1.0) or 1.0, n=args.samples, seed=getattr(args, "seed", 0) or 0)
+    return LLMOptions(params=params, prompt=args.prompt, cache=cache, concurrency=args.llm_concurrency,
+                      timeout=args.llm_timeout, retries=args.llm_retries)
+
+
+def llm_spec(value: str | None, flag: str) -> str | None:
+    """``value`` when it is an LLM spec (checked: a bad one is a usage error naming ``flag``), else None."""
+    from pysynth.llm import is_llm_spec, parse_spec
+
+    if value is None or not is_llm_spec(value):
+        return None
+    try:
+        parse_spec(value, flag)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return value

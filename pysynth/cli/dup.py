@@ -70,12 +70,14 @@ def _cmd_pairs(args) -> int:
     if args.method != "ws-tb":
         from pysynth.dup.dqg import DEFAULT_MODEL
 
-        model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None
+        model = C.llm_spec(args.model, "--model") or (
+            str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None)
     summary = make_pairs(args.inp, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
                          select=args.select, min_score=args.min_score, exclude=exclude,
                          holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
                          threads=args.threads, min_wellformed=args.min_wellformed,
-                         min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
+                         min_similarity=args.min_similarity, llm_options=C.llm_options(args, args.out),
+                         executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
     print(json.dumps(summary))
     return 0
 
@@ -182,13 +184,15 @@ def add_commands(sub) -> None:
                                                        "line: ID (any site) or SITE:ID")
     p.add_argument("--holdout-linked", action="store_true",
                    help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
-    p.add_argument("--model", default=None, help="dqg/both: the title generator (default: the shipped "
+    p.add_argument("--model", default=None, help="dqg/both: the title generator, or an LLM spec "
+                                                 "(openai:URL?model=NAME, hf-causal:DIR) (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
     C.add_decoding(p, beam=1)
     C.add_threads(p, default=1, help="dqg/both: onnxruntime threads")
     C.add_min_wellformed(p)  # dqg/both: a generated title under it gives no pair (dqg_not_wellformed)
     C.add_min_similarity(p, "dqg/both: body vs generated title; under S the question gets no DQG pair, "
                             "counted as dqg_not_similar")
+    C.add_llm(p, "--model")
     C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_pairs)
 

@@ -169,8 +169,9 @@ def _cmd_generate(args) -> int:
     from pysynth.models.generate import Generator
 
     C.check_output(args.out)
-    model = C.resolve_model(args.model, default=DEFAULT_MODEL)
-    if model.kind != "pysynth":
+    spec = C.llm_spec(args.model, "--model")
+    model = None if spec else C.resolve_model(args.model, default=DEFAULT_MODEL)
+    if model is not None and model.kind != "pysynth":
         raise C.UsageError(f"argument --model: {str(model.path)!r} is a Hugging Face model; k2q generate runs "
                            f"pysynth seq2seq models ({DEFAULT_MODEL} or a `pysynth k2q train` folder)")
     rows = list(C.read_rows(args.inp))
@@ -179,8 +180,13 @@ def _cmd_generate(args) -> int:
     backend = args.backend
     if backend == "auto" and (args.device not in (None, "cpu") or args.kernels == "triton"):
         backend = "torch"  # a GPU or the Triton kernels: the torch backend's
-    gen = Generator.load(str(model.path), backend=C.backend(backend, model.path), device=args.device,
-                         kernels=args.kernels)
+    if spec:  # an LLM in the k2q role: --n questions asked per reply, --samples replies
+        from pysynth.llm.text2text import open_text_role
+
+        gen = open_text_role(spec, "k2q", "keywords", C.llm_options(args, args.out), {"n": args.n}, what="--model")
+    else:
+        gen = Generator.load(str(model.path), backend=C.backend(backend, model.path), device=args.device,
+                             kernels=args.kernels)
     groups = args.groups if args.diverse else 1
     beam = max(args.beam, args.groups) if args.diverse and args.groups else args.beam
     from pysynth.k2q.generate import generate_rows
@@ -205,6 +211,14 @@ def _cmd_generate(args) -> int:
         for r, b in zip(rows, before):
             r["dropped"] += b  # both filters' drops
     write_rows(args.out, rows)
+    if spec and args.out != "-":  # the LLM's requests, tokens, cache hits and drops (stdout is not the output)
+        from collections import Counter
+
+        from pysynth.llm import summary, usage
+
+        print(json.dumps({"rows": len(rows), "reasons": dict(sorted(Counter(r["reason"] for r in rows
+                                                                          if r.get("reason")).items())),
+                          **summary(usage(gen), used=True)}))
     return 0
 
 
@@ -358,7 +372,8 @@ def add_commands(sub) -> None:
     t.set_defaults(func=_cmd_train)
 
     g = ks.add_parser("generate", help="questions for keyword queries (JSONL rows {'keywords'})")
-    C.add_model(g, DEFAULT_MODEL, "a K2Q seq2seq model: a name or folder")
+    C.add_model(g, DEFAULT_MODEL, "a K2Q seq2seq model: a name or folder, or an LLM spec (openai:URL?model=NAME, "
+                                  "hf-causal:DIR)")
     C.add_in(g, help="JSONL/Parquet rows {'keywords': str}")
     C.add_out(g, help="output JSONL/Parquet (- for stdout)")
     C.add_decoding(g, beam=5, groups=5, diversity=0.5, seed=False)
@@ -374,6 +389,7 @@ def add_commands(sub) -> None:
     g.add_argument("--max-len", type=C.positive_int, default=None)
     C.add_min_wellformed(g)
     C.add_min_similarity(g, "keyword query vs question; rows get a 'similarity' list and a 'dropped' count")
+    C.add_llm(g, "--model")
     g.set_defaults(func=_cmd_generate)
 
     t1 = ks.add_parser("table1", help="reproduce Table 1 and Fig. 6 of Ding & Balog 2018 on the shared data")

@@ -58,11 +58,12 @@ def _cmd_rewrite(args) -> int:
     from pysynth.pipelines import executor_from_args
 
     C.check_output(args.out)
-    model = C.resolve_model(args.model, default="mqr-copynet-small")
-    summary = rewrite_file(args.inp, args.out, model=str(model.path), backend=args.backend, threads=args.threads,
+    model = C.llm_spec(args.model, "--model") or str(C.resolve_model(args.model, default="mqr-copynet-small").path)
+    summary = rewrite_file(args.inp, args.out, model=model, backend=args.backend, threads=args.threads,
                            beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
                            backoff=args.backoff, select=args.select, min_wellformed=args.min_wellformed,
-                           min_similarity=args.min_similarity, executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
+                           min_similarity=args.min_similarity, llm_options=C.llm_options(args, args.out),
+                           executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
                            # to stdout: a bar on a terminal only (no lines mixed into a pipe's logs); -q: none
                            progress=not args.quiet and (args.out != "-" or sys.stderr.isatty()))
     if args.out != "-":  # stdout may be the output: the summary goes there only when it is not
@@ -190,7 +191,8 @@ def add_commands(sub) -> None:
                                    "Parquet rows {'question', ...} get a 'rewrite' field.")
     C.add_in(rw, help="questions: a text file (one per line) or JSONL/Parquet rows with 'question'")
     rw.add_argument("--out", required=True, help="output (- for stdout), the same kind as --in")
-    C.add_model(rw, "mqr-copynet-small", "the rewriter: a name or folder")
+    C.add_model(rw, "mqr-copynet-small", "the rewriter: a name or folder, or an LLM spec (openai:URL?model=NAME, "
+                                         "hf-causal:DIR)")
     # the decoding defaults were chosen on held-out MQR dev pairs (pysynth.mqr.rewrite.DEFAULT_DECODING)
     C.add_decoding(rw, beam=6, seed=False)
     rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=2.0,
@@ -207,6 +209,7 @@ def add_commands(sub) -> None:
     rw.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
                     metavar="P", help="keep a rewrite only when its well-formedness is >= P (else the input)")
     C.add_min_similarity(rw, "question vs rewrite; under S the input comes back, rows get 'similarity'")
+    C.add_llm(rw, "--model")
     C.add_job(rw, chunk_size=512, what="questions")
     rw.set_defaults(func=_cmd_rewrite)
 

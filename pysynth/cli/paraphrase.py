@@ -25,7 +25,7 @@ def _cmd_paraphrase(args) -> int:
                            backend=C.backend(args.backend), threads=args.workers,
                            batch_size=args.batch_size, seed=args.seed, min_similarity=args.min_similarity)
     summary = run(args.inp, args.out, cfg, candidates_out=args.candidates_out, flat=args.flat,
-                  min_wellformed=args.min_wellformed,
+                  min_wellformed=args.min_wellformed, llm_options=C.llm_options(args, args.out),
                   executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
     print(json.dumps(summary))
     return 0
@@ -50,7 +50,9 @@ def add_commands(sub) -> None:
     C.add_out(p, help='output JSONL/Parquet: rows {"id", "question", "paraphrases", ...}')
     p.add_argument("--pivot", default="fr",
                    help="fr (the shipped English<->French models), keywords (keyword queries and the K2Q model), "
-                        "or FWD,BWD: two pysynth models or local Hugging Face translation model folders")
+                        "FWD,BWD: two pysynth models, local Hugging Face translation model folders or LLM specs "
+                        "(English->French, French->English), or one LLM spec (openai:URL?model=NAME, hf-causal:DIR): "
+                        "the LLM paraphrases directly")
     p.add_argument("--decode", choices=("dbs", "beam", "sample"), default="dbs",
                    help="diverse beam search (default), beam search, or top-k/top-p sampling")
     C.add_decoding(p, beam=16, beam_aliases=("--beams",), groups=4, diversity=0.5, sampling=True)
@@ -76,6 +78,7 @@ def add_commands(sub) -> None:
                             "above S is chosen instead; rows get a 'similarity' list, --candidates-out a column; "
                             "the default was chosen on ComQA dev questions, see docs/paraphrase.md",
                          default=DEFAULT_MIN_SIMILARITY)
+    C.add_llm(p, "--pivot")
     C.add_workers(p)
     C.add_job(p, chunk_size=256, what="questions")
     p.set_defaults(func=_cmd_paraphrase)

@@ -23,7 +23,8 @@ def _cmd_generate(args) -> int:
                       match=args.match, margin=args.margin, neg_fraction=args.neg_fraction, seed=args.seed,
                       min_wellformed=args.min_wellformed, **_answer_config(args))
     summary = run(args.inp, args.out, cfg, answer_model=args.answer_model, question_model=args.question_model,
-                  qa_model=args.qa_model, keep_discarded=args.keep_discarded, squad_out=args.squad_out,
+                  qa_model=args.qa_model, llm=C.llm_options(args, args.out), keep_discarded=args.keep_discarded,
+                  squad_out=args.squad_out,
                   executor=executor_from_args(args), chunk_size=args.chunk_size, threads=args.threads,
                   batch_size=args.batch_size, resume=not args.restart)
     print(json.dumps(summary))
@@ -43,7 +44,8 @@ def _cmd_questions(args) -> int:
     C.check_output(args.out)
     summary = run(args.inp, args.out, question_model=args.question_model, decode=args.decode, beam_size=args.beam,
                   seed=args.seed, no_repeat_ngram=args.no_repeat_ngram, executor=executor_from_args(args),
-                  chunk_size=args.chunk_size, threads=args.threads, resume=not args.restart)
+                  chunk_size=args.chunk_size, threads=args.threads, resume=not args.restart,
+                  llm_options=C.llm_options(args, args.out))
     print(json.dumps(summary))
     return 0
 
@@ -106,10 +108,11 @@ def _contexts(s: str) -> str:
 
 def _models(p) -> None:
     p.add_argument("--answer-model", default=None, metavar="M",
-                   help="answer extraction: a span model name or folder (default qagen-span-minilm)")
+                   help="answer extraction: a span model name or folder, or an LLM spec proposing answers (answers "
+                        "not in the context are dropped) (default qagen-span-minilm)")
     p.add_argument("--question-model", default=None, metavar="M",
-                   help="question generation: a seq2seq model name or folder, or a local Hugging Face seq2seq "
-                        "folder (default qagen-qg-copynet)")
+                   help="question generation: a seq2seq model name or folder, a local Hugging Face seq2seq "
+                        "folder, or an LLM spec (openai:URL?model=NAME, hf-causal:DIR) (default qagen-qg-copynet)")
     p.add_argument("--qa-model", default=None, metavar="M",
                    help="question answering: a span model or a local Hugging Face extractive-QA folder "
                         "(default: the answer model)")
@@ -171,16 +174,17 @@ def add_commands(sub) -> None:
                    help="also require the QA answer to beat its no-answer score by this margin")
     p.add_argument("--neg-fraction", type=C.float_in(0, False, 1, "a number in [0, 1)"), default=0.2,
                    help="share of unanswerable rows (a kept question on another paragraph of its article; 0.2)")
-    p.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
-                   metavar="P", help="also discard kept triples whose question's well-formedness probability "
-                                     "(pysynth.quality) is below P (reason not_wellformed)")
     p.add_argument("--max-context-chars", type=C.int_in(1, 2**31 - 1, "characters"), default=C.V.MAX_CONTEXT_CHARS,
                    metavar="N", help="a longer context is not read: one discarded row (reason context_too_long), "
                                      f"counted; the run goes on (default {C.V.MAX_CONTEXT_CHARS:,}, as pysynth serve)")
+    p.add_argument("--min-wellformed", type=C.float_in(0, False, 1, "a probability in [0, 1]"), default=None,
+                   metavar="P", help="also discard kept triples whose question's well-formedness probability "
+                                     "(pysynth.quality) is below P (reason not_wellformed)")
     _answer_flags(p)
     p.add_argument("--keep-discarded", action="store_true", help="also write discarded triples (consistent=false)")
     p.add_argument("--squad-out", default=None, help="also write the kept set as SQuAD 2.0 JSON")
     p.add_argument("--batch-size", type=C.positive_int, default=16, help="contexts per model call")
+    C.add_llm(p, "--question-model or --answer-model")
     C.add_workers(p)
     C.add_job(p, chunk_size=64, what="contexts")
     p.set_defaults(func=_cmd_generate)
@@ -191,13 +195,14 @@ def add_commands(sub) -> None:
                      "left out and counted with their reason")
     C.add_out(w, help="output JSONL/Parquet: the rows with 'question'")
     w.add_argument("--question-model", default=None, metavar="M",
-                   help="a seq2seq model name or folder, or a local Hugging Face seq2seq folder "
-                        "(default qagen-qg-copynet)")
+                   help="a seq2seq model name or folder, a local Hugging Face seq2seq folder, or an LLM spec "
+                        "(openai:URL?model=NAME, hf-causal:DIR) (default qagen-qg-copynet)")
     C.add_threads(w, help="onnxruntime / torch threads per worker")
     w.add_argument("--decode", choices=("greedy", "beam", "dbs", "sample"), default="greedy",
                    help="question decoding (greedy)")
     C.add_decoding(w, beam=4)
     _no_repeat(w, 3)
+    C.add_llm(w, "--question-model")
     C.add_workers(w)
     C.add_job(w, chunk_size=256, what="answers")
     w.set_defaults(func=_cmd_questions)

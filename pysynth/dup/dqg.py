@@ -117,11 +117,18 @@ def export(model, out, quantize: bool = True) -> Path:
 
 class TitleGenerator:
     """A body -> title generator (the shipped ``dup-dqg-copynet``, a model directory, an ONNX
-    export or a training run) on onnxruntime (``backend="onnx"``, no torch) or torch."""
+    export or a training run) on onnxruntime (``backend="onnx"``, no torch) or torch; or an LLM
+    spec (:mod:`pysynth.llm`, the ``dqg`` prompt role; ``llm``: its :class:`pysynth.llm.LLMOptions`)."""
 
-    def __init__(self, model: Optional[str] = None, backend: str = "onnx", threads: int = 1):
+    def __init__(self, model: Optional[str] = None, backend: str = "onnx", threads: int = 1, llm=None):
+        from pysynth.llm import is_llm_spec
         from pysynth.models.text2text import text2text
 
+        if is_llm_spec(model):
+            from pysynth.llm.text2text import open_text_role
+
+            self.model = self.generator = open_text_role(model, "dqg", "body", llm)
+            return
         self.model = text2text(model, backend, threads=threads, default=DEFAULT_MODEL)
         if not hasattr(self.model, "gen"):
             raise ValueError(f"model: {self.model.name} is a Hugging Face folder; titles come from pysynth "
@@ -132,7 +139,8 @@ class TitleGenerator:
         """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
         from the body (:func:`pysynth.models.postprocess.truecase`), reason ``""``; or ``("",
         "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
-        model generates nothing."""
+        model generates nothing; an LLM: its title as it wrote it, or ``("", "llm_empty" |
+        "llm_unparsable" | "llm_refused")``."""
         from pysynth.decoding.config import SearchConfig
         from pysynth.models.generate import prepare_sources
         from pysynth.models.postprocess import truecase
@@ -146,11 +154,18 @@ class TitleGenerator:
             if not isinstance(b, str):
                 raise TypeError(f"bodies[{i}]: expected str, got {type(b).__name__}")
             try:
-                prepare_sources([b], self.generator.vocab, self.generator.max_src_len, "bodies")
+                if getattr(self.generator, "runtime", "") == "llm":
+                    if self.generator.valid(b):
+                        raise ValueError(b)
+                else:
+                    prepare_sources([b], self.generator.vocab, self.generator.max_src_len, "bodies")
                 ok.append(i)
             except ValueError:
                 pass
-        if ok:
+        if ok and getattr(self.generator, "runtime", "") == "llm":
+            for i, g in zip(ok, self.generator.generate([bodies[i] for i in ok])):
+                out[i] = (g.texts[0], "") if g.texts else ("", g.reason or "llm_empty")
+        elif ok:
             search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
             res = self.model.generate([bodies[i] for i in ok], search, batch_size=batch_size)
             for i, g in zip(ok, res):

@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 
 import numpy as np
 
-from pysynth import io, pipelines
+from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
 from pysynth.dup.prep import Questions, _check_exclude, questions
 from pysynth.pipelines.rows import iter_rows, pack_rows
@@ -136,22 +136,23 @@ class _Kernel(pipelines.RowKernel):
     filter_field = "title"  # --min-wellformed: a generated title
 
     def __init__(self, dqg: bool, model: Optional[str], beam: int, threads: int, batch_size: int,
-                 filters: tuple = ()):
+                 filters: tuple = (), llm_options=None):
         self.dqg, self.model, self.beam, self.threads, self.batch_size = dqg, model, beam, threads, batch_size
-        self.filters = filters
+        self.filters, self.llm = filters, llm_options
 
     def load(self, context: Path, rows):
         if not self.dqg:
             return None
         from pysynth.dup.dqg import TitleGenerator
 
-        return TitleGenerator(self.model, threads=self.threads)
+        return TitleGenerator(self.model, threads=self.threads, llm=self.llm)
 
     def generate(self, gen, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         if gen is None:
             return pipelines.Chunk([{} for _ in rows])
         got = gen.generate([r["body"] for r in rows], beam=self.beam, batch_size=self.batch_size)
-        return pipelines.Chunk([{"title": t, "reason": r} for t, r in got])
+        return pipelines.Chunk([{"title": t, "reason": r} for t, r in got],
+                               counts=llm.usage(gen.generator) if hasattr(gen.generator, "role") else None)
 
     def filter_when(self, row: dict) -> bool:
         return bool(row.get("title")) and not row.get("reason")
@@ -174,8 +175,9 @@ class _Stage(pipelines.RowStage):
 
     def __init__(self, dumps: List, out: Path, method: str, config: dict, exclude: Set[str], model: Optional[str],
                  beam: int, threads: int, batch_size: int, min_wellformed: Optional[float] = None,
-                 min_similarity: Optional[float] = None):
+                 min_similarity: Optional[float] = None, llm_options=None):
         super().__init__(None, out)
+        self.llm = llm_options
         self.dumps, self.method, self.config, self.exclude = dumps, method, config, exclude
         self.model = model
         filters = ()
@@ -190,7 +192,7 @@ class _Stage(pipelines.RowStage):
 
             filters += (pipelines.PairScoreFilter("similarity", min_similarity,
                                                   functools.partial(similarity, threads=threads), source="body"),)
-        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters)
+        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters, llm_options)
         self._sets: List[dict] = []
 
     def signature(self) -> Dict[str, Any]:
@@ -199,7 +201,8 @@ class _Stage(pipelines.RowStage):
             from pysynth.dup.dqg import DEFAULT_MODEL
             from pysynth.models.registry import model_fingerprint
 
-            models = {"dqg": model_fingerprint(self.model, DEFAULT_MODEL)}
+            models = {"dqg": llm.fingerprint(self.model, "dqg", self.llm) if llm.is_llm_spec(self.model)
+                      else model_fingerprint(self.model, DEFAULT_MODEL)}
         return _signature.signature(
             FORMAT, FORMAT_VERSION, {"method": self.method, **self.config,
                                      "exclude": _signature.fingerprint(sorted(self.exclude))},
@@ -272,7 +275,9 @@ class _Stage(pipelines.RowStage):
         n_out = io.write_rows(self.out, out_rows())
         unknown = sorted(self.exclude - matched)
         summary.update({"method": self.method, "rows": n_out, "exclude_ids": len(self.exclude),
-                        "exclude_ids_unknown": len(unknown), "chunks_resumed": info.chunks_resumed})
+                        "exclude_ids_unknown": len(unknown),
+                        **llm.summary(self.counts(parts), self.method != "ws-tb" and llm.is_llm_spec(self.model)),
+                        "chunks_resumed": info.chunks_resumed})
         if unknown:
             summary["exclude_ids_unknown_first"] = unknown[:5]
             info.log(f"pysynth: {len(unknown)} of {len(self.exclude)} --exclude-ids name no question of these dumps "
@@ -286,13 +291,14 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
                threads: int = 1, batch_size: int = 32, min_wellformed: Optional[float] = None,
                min_similarity: Optional[float] = None, executor=None,
                workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256, resume: bool = True,
-               progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
+               progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Training pairs for duplicate detection from unlabelled questions (Rücklé et al. 2019,
     Sect. 3.2) into ``out`` (JSONL or Parquet), as a resumable pipeline job (``OUT.parts``).
 
     ``method``: ``"ws-tb"`` (title, body), ``"dqg"`` (title, title generated from the body by
     ``model``, default the shipped ``dup-dqg-copynet``, on onnxruntime; ``beam`` 1 is greedy
-    decoding, which scored higher than a beam of 4 on its dev set) or ``"both"`` (the union,
+    decoding, which scored higher than a beam of 4 on its dev set; or an LLM spec, the ``dqg``
+    prompt role, configured by ``llm_options``, a :class:`pysynth.llm.LLMOptions`) or ``"both"`` (the union,
     the paper's combined setting: each question's WS-TB rows then its DQG rows). Rows are
     ``{"site", "post_id", "method", "title", "body", "label"[, "neg_post_id"]}``: for DQG rows
     ``body`` holds a generated title. Each positive has ``negatives`` negatives drawn from the
@@ -331,7 +337,7 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
               **({"min_wellformed": min_wellformed} if dqg and min_wellformed is not None else {}),
               **({"min_similarity": min_similarity} if dqg and min_similarity is not None else {})}
     stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size,
-                   min_wellformed, min_similarity)
+                   min_wellformed, min_similarity, llm_options)
     return stage.run(executor=executor if executor is not None else "local", workers=workers,
                      ray_address=ray_address, chunk_size=chunk_size, resume=resume, progress=progress,
                      _stop_after_chunks=_stop_after_chunks)

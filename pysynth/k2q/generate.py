@@ -25,8 +25,8 @@ def check_keywords(value: Any, vocab) -> Optional[str]:
     ----------
     value : any
         A row's ``keywords`` field.
-    vocab : pysynth.models.vocab.Vocab
-        The model's vocabulary.
+    vocab : pysynth.models.vocab.Vocab or None
+        The model's vocabulary (None: an LLM, which reads any text).
 
     Returns
     -------
@@ -39,7 +39,7 @@ def check_keywords(value: Any, vocab) -> Optional[str]:
     toks = tokenize(value)
     if not any(any(c.isalnum() for c in w) for w in toks):
         return "empty"
-    if all(w not in vocab.stoi for w in toks):
+    if vocab is not None and all(w not in vocab.stoi for w in toks):
         return "out_of_vocabulary"
     return None
 
@@ -51,8 +51,9 @@ def generate_rows(generator, rows: Sequence[Mapping], *, progress: bool = False,
 
     Parameters
     ----------
-    generator : pysynth.models.generate.Generator
-        The loaded K2Q model.
+    generator : pysynth.models.generate.Generator or pysynth.llm.RoleText2Text
+        The loaded K2Q model, or an LLM in the ``k2q`` role (a keyword query it gives no usable
+        reply for gets its reason: ``llm_empty``, ``llm_unparsable``, ``llm_refused``).
     rows : sequence of mappings
         Input rows with a ``keywords`` string.
     progress : bool
@@ -73,7 +74,7 @@ def generate_rows(generator, rows: Sequence[Mapping], *, progress: bool = False,
     from pysynth.pipelines.progress import Progress
 
     rows = list(rows)
-    reasons = [check_keywords(r.get("keywords") if isinstance(r, Mapping) else None, generator.vocab)
+    reasons = [check_keywords(r.get("keywords") if isinstance(r, Mapping) else None, getattr(generator, "vocab", None))
                for r in rows]
     if rows and all(why == "no_keywords" for why in reasons):
         raise ValueError("rows: no row has a string field 'keywords' (e.g. {\"keywords\": \"honda crf top speed\"})")
@@ -85,6 +86,9 @@ def generate_rows(generator, rows: Sequence[Mapping], *, progress: bool = False,
         bar.close()
     out: List[Dict[str, Any]] = []
     done = dict(zip(ok, res))
+    for i, g in done.items():
+        if getattr(g, "reason", None):  # an LLM's unusable reply
+            reasons[i] = g.reason
     for i, (r, why) in enumerate(zip(rows, reasons)):
         if why is None:
             g = done[i]

@@ -27,10 +27,12 @@ from typing import Any, Dict, Mapping, Optional
 from pysynth.llm.params import LLMOptions, LLMParams, Spec, is_llm_spec, parse_spec
 
 __all__ = ["LLMParams", "LLMOptions", "Spec", "is_llm_spec", "parse_spec", "open_llm", "LLM", "LLMBackend", "Role",
-           "Failed", "ROLES", "parse_reply", "open_role", "fingerprint", "usage", "summary", "LLMError"]
+           "Failed", "ROLES", "parse_reply", "open_role", "fingerprint", "usage", "summary", "LLMError",
+           "RoleText2Text", "open_text_role", "Generated"]
 
 _LAZY = {"open_llm": "client", "LLM": "client", "LLMBackend": "client", "Role": "roles", "Failed": "roles",
-         "ROLES": "roles", "parse_reply": "roles", "LLMError": "openai"}
+         "ROLES": "roles", "parse_reply": "roles", "LLMError": "openai", "RoleText2Text": "text2text",
+         "open_text_role": "text2text", "Generated": "text2text"}
 
 
 def __getattr__(name):
@@ -76,11 +78,11 @@ def usage(role_or_llm) -> Counter:
     return Counter({f"llm_{k}": int(v) for k, v in llm.take_usage().items() if v})
 
 
-def summary(counts: Mapping[str, Any]) -> Dict[str, Any]:
-    """The summary's ``llm`` block from summed chunk counts (``{}`` when no LLM ran): requests,
-    prompts, tokens, cache hits, retries and drops by reason."""
+def summary(counts: Mapping[str, Any], used: bool = False) -> Dict[str, Any]:
+    """The summary's ``llm`` block from summed chunk counts: requests, prompts, tokens, cache hits,
+    retries and drops by reason (``{}`` when no LLM ran, unless ``used``)."""
     c = {k[4:]: int(v) for k, v in counts.items() if k.startswith("llm_")}
-    if not c:
+    if not c and not used:
         return {}
     from pysynth.llm.client import USAGE_KEYS
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from pysynth import io, pipelines
+from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
 from pysynth.mqr.rewrite import DEFAULT_DECODING, DEFAULT_MODEL, check_decoding
 
@@ -46,7 +46,8 @@ def read_questions(path, flag: str = "--in") -> Tuple[List[str], Optional[List[d
             if not os.path.exists(path):
                 raise ValueError(f"{flag}: no such file {str(path)!r}")
             with open(path, encoding="utf-8-sig", newline="") as f:  # a byte-order mark dropped
-                lines = [line.removesuffix("\n") for line in f]
+                # one line ending off, \r\n and a lone \r too (CRLF lines kept their \r: fuzz/intake.py)
+                lines = [io.chomp(line) for line in f]
         if str(path) != "-" or not (lines and lines[0].lstrip().startswith("{")):
             return lines, None
         rows = [json.loads(x) for x in lines if x.strip()]
@@ -67,14 +68,14 @@ class _Kernel(pipelines.RowKernel):
     filter_field = "rewrite"  # --min-wellformed: the rewrite (under it: the input comes back)
 
     def __init__(self, model: Optional[str], backend: str, threads: int, decoding: Dict[str, Any],
-                 batch_size: int, filters: tuple = ()):
+                 batch_size: int, filters: tuple = (), llm_options=None):
         self.model, self.backend, self.threads, self.decoding = model, backend, threads, decoding
-        self.batch_size, self.filters = batch_size, filters
+        self.batch_size, self.filters, self.llm = batch_size, filters, llm_options
 
     def load(self, context: Path, rows):
         from pysynth.mqr.rewrite import Rewriter
 
-        return Rewriter(self.model, backend=self.backend, threads=self.threads)
+        return Rewriter(self.model, backend=self.backend, threads=self.threads, llm=self.llm)
 
     def generate(self, rw, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         d = self.decoding
@@ -83,8 +84,10 @@ class _Kernel(pipelines.RowKernel):
                          select=d["select"])
         # the choice travels with the row: model / rule / kept_input (safe selection), unreadable (no word
         # of the text in the model's vocabulary: the text comes back)
+        # an LLM's failed reply: the input back, choice llm_empty / llm_unparsable / llm_refused
         return pipelines.Chunk([{**r, "rewrite": r["question"] if o is None else o[0],
-                                 "choice": "unreadable" if o is None else o[1]} for r, o in zip(rows, out)])
+                                 "choice": "unreadable" if o is None else o[1]} for r, o in zip(rows, out)],
+                               counts=llm.usage(rw.generator) if hasattr(rw.generator, "role") else None)
 
     def judge(self, row: dict, keep: bool) -> None:
         row["rewritten"] = keep
@@ -104,8 +107,9 @@ class _Stage(pipelines.RowStage):
 
     def __init__(self, rows: List[dict], text: bool, out, model: Optional[str], backend: str, threads: int,
                  decoding: Dict[str, Any], batch_size: int, min_wellformed: Optional[float],
-                 min_similarity: Optional[float] = None):
+                 min_similarity: Optional[float] = None, llm_options=None):
         super().__init__(rows, out)
+        self.llm = llm_options
         self.text, self.model, self.backend, self.decoding = text, model, backend, decoding
         self.min_wellformed, self.min_similarity = min_wellformed, min_similarity
         filters = ()
@@ -120,7 +124,7 @@ class _Stage(pipelines.RowStage):
 
             filters += (pipelines.PairScoreFilter("similarity", min_similarity,
                                                   functools.partial(similarity, threads=threads)),)
-        self.kernel = _Kernel(model, backend, threads, decoding, batch_size, filters)
+        self.kernel = _Kernel(model, backend, threads, decoding, batch_size, filters, llm_options)
 
     def signature(self) -> Dict[str, Any]:
         from pysynth.models.registry import model_fingerprint
@@ -130,7 +134,9 @@ class _Stage(pipelines.RowStage):
                **({"min_similarity": self.min_similarity} if self.min_similarity is not None else {})}
         return _signature.signature(FORMAT, FORMAT_VERSION, cfg, self.input_fingerprint(),
                                     extra_versions=("onnxruntime",),
-                                    models={"rewriter": model_fingerprint(self.model, DEFAULT_MODEL)})
+                                    models={"rewriter": llm.fingerprint(self.model, "mqr", self.llm)
+                                            if llm.is_llm_spec(self.model)
+                                            else model_fingerprint(self.model, DEFAULT_MODEL)})
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         d = self.decoding
@@ -160,6 +166,7 @@ class _Stage(pipelines.RowStage):
                    "dropped_wellformed": int(counts.get("dropped_wellformed", 0)), "rows_written": n_out,
                    **({"dropped_similarity": int(counts.get("dropped_similarity", 0))}
                       if self.min_similarity is not None else {}),
+                   **llm.summary(counts, llm.is_llm_spec(self.model)),
                    "chunks_resumed": info.chunks_resumed, "timings": {k: round(v, 3) for k, v in info.timings.items()}}
         info.log(f"      done: {changed:,} of {info.n_items:,} questions rewritten"
                  + (f", {summary['dropped_wellformed']:,} rewrites under --min-wellformed" if self.kernel.filters
@@ -201,7 +208,7 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
                  select: str = DEFAULT_DECODING["select"], min_wellformed: Optional[float] = None,
                  min_similarity: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
                  ray_address: Optional[str] = None, chunk_size: int = 512, resume: bool = True,
-                 progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
+                 progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Rewrite the questions of ``inp`` into ``out`` (``pysynth mqr rewrite``).
 
     Parameters
@@ -214,6 +221,8 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
         a file, ``OUT.meta.json`` (signature and counts) and, while it runs, ``OUT.parts``.
     model, backend, threads : the rewriter (:class:`~pysynth.mqr.rewrite.Rewriter`; default the shipped
         ``mqr-copynet-small``; ``auto``: onnxruntime when installed and the model has an export).
+        ``model`` may be an LLM spec (:mod:`pysynth.llm`; ``llm_options``: its
+        :class:`pysynth.llm.LLMOptions`): its replies are the candidates the selection ranks.
     beam, coverage, wellformed, backoff, select : the decoding of :meth:`~pysynth.mqr.rewrite.Rewriter.rewrite`
         (defaults: :data:`~pysynth.mqr.rewrite.DEFAULT_DECODING`, chosen on held-out MQR dev pairs;
         ``select="safe"``: the input, the rule floor or the model's rewrite, never worse than the input).
@@ -243,6 +252,6 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     text = rows is None
     decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff, "select": select}
     stage = _Stage([{"question": t} for t in texts] if text else rows, text, out, model, backend, threads,
-                   decoding, batch_size, min_wellformed, min_similarity)
+                   decoding, batch_size, min_wellformed, min_similarity, llm_options)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
                      resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

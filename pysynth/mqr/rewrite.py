@@ -376,14 +376,23 @@ def select(text: str, models: Union[None, str, Sequence[str]], wellformed: Seque
 
 class Rewriter:
     """A rewriting model (a pysynth seq2seq model: the shipped ``mqr-copynet-small``, a folder or a
-    training run) on onnxruntime or torch, with :func:`truecase` on its outputs."""
+    training run) on onnxruntime or torch, with :func:`truecase` on its outputs; or an LLM (an
+    OpenAI-compatible server or a local causal LM: the ``mqr`` prompt role, its ``--samples``
+    replies as the candidates the selection ranks)."""
 
-    def __init__(self, model: Optional[str] = None, backend: str = "auto", threads: int = 0):
+    def __init__(self, model: Optional[str] = None, backend: str = "auto", threads: int = 0, llm=None):
         """``backend``: ``onnx``, ``torch``, or ``auto`` (onnx when onnxruntime is installed and
         the model has an ONNX export, else torch: training runs, and the Transformer, which has no
-        ONNX graphs; :func:`pysynth.models.text2text.text2text`)."""
+        ONNX graphs; :func:`pysynth.models.text2text.text2text`). ``model`` may be an LLM spec
+        (:mod:`pysynth.llm`; ``llm``: its :class:`pysynth.llm.LLMOptions`)."""
+        from pysynth.llm import is_llm_spec
         from pysynth.models.text2text import text2text
 
+        if is_llm_spec(model):
+            from pysynth.llm.text2text import open_text_role
+
+            self.model = self.generator = open_text_role(model, "mqr", "question", llm)
+            return
         self.model = text2text(model, backend, threads=threads, default=DEFAULT_MODEL)
         if not hasattr(self.model, "gen"):
             raise ValueError(f"model: {self.model.name} is a Hugging Face folder; the rewriter runs pysynth "
@@ -448,21 +457,32 @@ class Rewriter:
                 **decode) -> List[Optional[Tuple[str, str]]]:
         """:meth:`rewrite_each` (same parameters) with the reason of each choice: ``(rewrite, reason)``,
         reason ``model``, ``rule`` or ``kept_input`` (:func:`select`), None where the model cannot read
-        the text (it stays as it is with either ``select``)."""
+        the text (it stays as it is with either ``select``). An LLM that gave no usable reply gives
+        the text back with its reason (``llm_empty``, ``llm_unparsable``, ``llm_refused``)."""
         from pysynth.models.generate import prepare_sources
 
         check_decoding(coverage, wellformed, backoff, select)
         texts = list(texts)
         ok, out = [], [None] * len(texts)
+        llm = getattr(self.generator, "runtime", "") == "llm"
         for i, t in enumerate(texts):
             try:
-                prepare_sources([t], self.generator.vocab, self.generator.max_src_len, "texts")
+                if llm:
+                    if self.generator.valid(t):
+                        raise ValueError(t)
+                else:
+                    prepare_sources([t], self.generator.vocab, self.generator.max_src_len, "texts")
                 ok.append(i)
             except ValueError:
                 pass
         rerank = bool(coverage or wellformed)
         res = self.generator.generate([texts[i] for i in ok], beam=beam, n=beam if rerank else 1,
                                       batch_size=batch_size, **decode) if ok else []
+        failed = {}
+        if llm:  # the LLM's samples are the candidates; a failed reply gives the input back with its reason
+            failed = {i: (texts[i], g.reason) for i, g in zip(ok, res) if g.reason}
+            keep = [j for j, g in enumerate(res) if not g.reason]
+            ok, res = [ok[j] for j in keep], [res[j] for j in keep]
         cands = [[truecase(t, texts[i]) for t in g.texts] for i, g in zip(ok, res)]
         if (wellformed and rerank) or select == "safe":
             if scorer is None:
@@ -485,7 +505,10 @@ class Rewriter:
                 out[i] = ([cands[j][k] for k in order], [wfp[j][k] for k in order] if wfp[j] else None)
             else:
                 out[i] = _choose(texts[i], cands[j], g.scores, logwf[j], coverage, wellformed, backoff)
-        return self._safe(texts, out, backoff, scorer) if select == "safe" else out
+        out = self._safe(texts, out, backoff, scorer) if select == "safe" else out
+        for i, v in failed.items():
+            out[i] = v
+        return out
 
     @staticmethod
     def _safe(texts: List[str], ranked: list, backoff: float, scorer) -> List[Optional[Tuple[str, str]]]:

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from pysynth import io, pipelines
+from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
 from pysynth.paraphrase.pipeline import ParaphraseConfig, Paraphraser, _keyword_generator, _out_row, _questions
 from pysynth.pipelines.rows import check_rows, iter_rows
@@ -24,8 +24,8 @@ class _Kernel(pipelines.RowKernel):
 
     filter_field = "paraphrases"  # --min-wellformed: the chosen paraphrases' quality filter
 
-    def __init__(self, cfg: ParaphraseConfig, candidates: bool, filters: tuple = ()):
-        self.cfg, self.candidates, self.filters = cfg, candidates, filters
+    def __init__(self, cfg: ParaphraseConfig, candidates: bool, filters: tuple = (), llm=None):
+        self.cfg, self.candidates, self.filters, self.llm = cfg, candidates, filters, llm
         self.sides = ("stats", "cands") if candidates else ("stats",)
         # --min-similarity is applied inside the selection; its column follows the wellformed drops
         self.filter_parallel = ("similarity",) if cfg.min_similarity is not None else ()
@@ -36,12 +36,15 @@ class _Kernel(pipelines.RowKernel):
             from pysynth.sampling.keywords import KeywordGenerator
 
             kw = KeywordGenerator.load(context / "keywords", mmap=True)
-        return Paraphraser(self.cfg, keywords=kw)
+        return Paraphraser(self.cfg, keywords=kw, llm=self.llm)
 
     def generate(self, p: Paraphraser, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         res = p.run(_questions(rows), first_index=start)
+        counts: Counter = Counter()
+        for stage in {id(s): s for s in (p.forward, p.backward) if hasattr(s, "role")}.values():
+            counts.update(llm.usage(stage))  # an LLM pivot's requests, tokens and drops
         return pipelines.Chunk([_out_row(r, start + j, x) for j, (r, x) in enumerate(zip(rows, res))],
-                               scratch={"res": res})
+                               counts=counts, scratch={"res": res})
 
     def after_filters(self, p, chunk: pipelines.Chunk, start: int) -> None:
         out, res = chunk.rows, chunk.scratch["res"]
@@ -70,8 +73,9 @@ class _Stage(pipelines.RowStage):
     unit = "questions"
 
     def __init__(self, cfg: ParaphraseConfig, rows: List[dict], out: Path, candidates_out: Optional[Path],
-                 flat: bool, min_wellformed: Optional[float] = None):
+                 flat: bool, min_wellformed: Optional[float] = None, llm_options=None):
         super().__init__(rows, out)
+        self.llm = llm_options
         self.cfg, self.cands_out, self.flat = cfg, candidates_out, flat
         self.min_wellformed = min_wellformed
         filters = ()
@@ -79,14 +83,24 @@ class _Stage(pipelines.RowStage):
             from pysynth.quality import wellformedness
 
             filters = (pipelines.ScoreFilter("wellformed", min_wellformed, wellformedness),)
-        self.kernel = _Kernel(cfg, candidates_out is not None, filters)
+        self.kernel = _Kernel(cfg, candidates_out is not None, filters, llm_options)
 
     def signature(self) -> Dict[str, Any]:
         cfg = {k: v for k, v in self.cfg.as_dict().items() if k != "threads"}
         return _signature.signature(FORMAT, FORMAT_VERSION, {**cfg, "flat": self.flat,
                                                              "candidates": self.cands_out is not None,
                                                              "min_wellformed": self.min_wellformed},
-                                    self.input_fingerprint(), extra_versions=("onnxruntime",))
+                                    self.input_fingerprint(), extra_versions=("onnxruntime",), **self._llm_models())
+
+    def _llm_models(self) -> Dict[str, Any]:
+        """The signature's ``models`` entry of LLM pivots (none for pysynth models, as before)."""
+        fwd, bwd = self.cfg.models
+        if self.cfg.direct:
+            return {"models": {"paraphraser": llm.fingerprint(bwd, "paraphrase", self.llm)}}
+        if fwd is not None and llm.is_llm_spec(fwd) or llm.is_llm_spec(bwd):
+            return {"models": {k: llm.fingerprint(m, "translate", self.llm) if llm.is_llm_spec(m) else m
+                               for k, m in (("forward", fwd), ("backward", bwd))}}
+        return {}
 
     def prepare_more(self, context: Path, rows: List[dict], workers: int, log) -> None:
         if self.cfg.pivot == "keywords":
@@ -139,6 +153,7 @@ class _Stage(pipelines.RowStage):
                    "pivots_decoded": int(counts.get("pivots_decoded", 0)),
                    "candidates": int(counts.get("candidates", 0)),
                    "distinct_candidates": int(counts.get("distinct_candidates", 0)),
+                   **llm.summary(self.counts(parts), bool(self._llm_models())),
                    "chunks_resumed": info.chunks_resumed, "timings": {k: round(v, 3) for k, v in info.timings.items()}}
         info.log(f"      done: {n_with:,} of {info.n_items:,} questions got paraphrases "
                  f"({summary['paraphrases']:,} in all); {info.n_items - n_with:,} got none: {dict(reasons)}")
@@ -146,7 +161,7 @@ class _Stage(pipelines.RowStage):
 
 
 def run(inp, out, config: Optional[ParaphraseConfig] = None, *, candidates_out=None, flat: bool = False,
-        min_wellformed: Optional[float] = None, executor="local", workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256,
+        min_wellformed: Optional[float] = None, llm_options=None, executor="local", workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256,
         resume: bool = True, progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Paraphrase the rows of ``inp`` (``{"id"?, "question", ...}``, JSON Lines or Parquet) into ``out``.
 
@@ -158,13 +173,15 @@ def run(inp, out, config: Optional[ParaphraseConfig] = None, *, candidates_out=N
     ``wellformed`` and ``dropped``. ``config.min_similarity``: the meaning filter, inside the
     selection (a candidate under it is never chosen); rows get ``similarity`` (the chosen
     paraphrases' cosines), candidates a ``similarity`` column, the summary ``below_similarity``. Returns the summary (every question without paraphrases is
-    counted with its reason).
+    counted with its reason). ``config.pivot`` may be an LLM spec (direct paraphrasing) or two
+    (translation there and back); ``llm_options`` (:class:`pysynth.llm.LLMOptions`) configures them.
     """
     cfg = config or ParaphraseConfig()
     rows = list(io.read_rows(inp, "in"))
     if not rows:
         raise ValueError("in: no rows; pass a JSON Lines or Parquet file of {\"question\": ...} rows")
     _questions(rows)
-    stage = _Stage(cfg, rows, Path(out), Path(candidates_out) if candidates_out else None, flat, min_wellformed)
+    stage = _Stage(cfg, rows, Path(out), Path(candidates_out) if candidates_out else None, flat, min_wellformed,
+                   llm_options)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
                      resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

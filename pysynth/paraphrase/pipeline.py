@@ -109,10 +109,14 @@ class ParaphraseConfig:
     min_similarity: Optional[float] = None
 
     def __post_init__(self):
+        from pysynth.llm import is_llm_spec
+
         if not isinstance(self.pivot, str) or not self.pivot.strip():
             raise ValueError(f"pivot: must be 'fr', 'keywords' or 'FWD,BWD', got {self.pivot!r}")
-        if self.pivot not in PIVOTS and len(self.pivot.split(",")) != 2:
-            raise ValueError(f"pivot: must be 'fr', 'keywords' or two models 'FWD,BWD', got {self.pivot!r}")
+        if self.pivot not in PIVOTS and len(self.pivot.split(",")) != 2 and not (
+                "," not in self.pivot and is_llm_spec(self.pivot)):
+            raise ValueError(f"pivot: must be 'fr', 'keywords', two models 'FWD,BWD' or an LLM spec (direct "
+                             f"paraphrasing; docs/llm.md), got {self.pivot!r}")
         if self.decode not in DECODES:
             raise ValueError(f"decode: must be one of {DECODES}, got {self.decode!r}")
         if self.mode not in S.MODES:
@@ -144,9 +148,18 @@ class ParaphraseConfig:
             raise renamed(exc, {"beam": "beams"}) from None
 
     @property
+    def direct(self) -> bool:
+        """One LLM spec: the LLM paraphrases the question itself (no pivot language)."""
+        from pysynth.llm import is_llm_spec
+
+        return self.pivot not in PIVOTS and "," not in self.pivot and is_llm_spec(self.pivot)
+
+    @property
     def models(self) -> Tuple[Optional[str], str]:
         if self.pivot in PIVOTS:
             return PIVOTS[self.pivot]
+        if self.direct:
+            return None, self.pivot
         fwd, bwd = (p.strip() for p in self.pivot.split(","))
         return fwd, bwd
 
@@ -167,10 +180,22 @@ class ParaphraseConfig:
 Translator = Text2Text
 
 
-def load_translator(model, backend: str = "onnx", threads: int = 0) -> Translator:
+#: the languages an LLM pivot translates between (the ``translate`` role's {source} and {target})
+LLM_PIVOT_LANGUAGES = ("English", "French")
+
+
+def load_translator(model, backend: str = "onnx", threads: int = 0, llm=None, backward: bool = False) -> Translator:
     """A :class:`Translator` for a pysynth model name/directory, an ONNX export folder (runs on
-    onnxruntime whatever ``backend``) or a local Hugging Face directory
-    (:func:`pysynth.models.text2text.text2text`)."""
+    onnxruntime whatever ``backend``), a local Hugging Face directory
+    (:func:`pysynth.models.text2text.text2text`) or an LLM spec (the ``translate`` role between
+    :data:`LLM_PIVOT_LANGUAGES`, reversed when ``backward``; ``llm``: a :class:`pysynth.llm.LLMOptions`)."""
+    from pysynth.llm import is_llm_spec
+
+    if is_llm_spec(model):
+        from pysynth.llm.text2text import open_text_role
+
+        src, tgt = LLM_PIVOT_LANGUAGES[::-1] if backward else LLM_PIVOT_LANGUAGES
+        return open_text_role(model, "translate", "text", llm, {"source": src, "target": tgt}, what="pivot model")
     return text2text(model, backend, threads=threads, what="pivot model")
 
 
@@ -192,18 +217,28 @@ class Paraphraser:
         Default: the pivot's models (:data:`PIVOTS`, or ``config.pivot``'s two models).
     keywords : pysynth.sampling.keywords.KeywordGenerator, optional
         ``pivot="keywords"``: the generator whose questions are the inputs (see :meth:`run`).
+    llm : pysynth.llm.LLMOptions, optional
+        LLM pivots (``config.pivot`` an LLM spec, or two): parameters, prompt and client settings.
+        One spec paraphrases directly (the ``paraphrase`` role reads the question, asked for
+        ``config.top`` paraphrases); two translate there and back (the ``translate`` role).
     """
 
     def __init__(self, config: Optional[ParaphraseConfig] = None, forward: Optional[Translator] = None,
-                 backward: Optional[Translator] = None, keywords=None):
+                 backward: Optional[Translator] = None, keywords=None, llm=None):
         self.cfg = cfg = config or ParaphraseConfig()
         fwd, bwd = cfg.models
         if cfg.pivot == "keywords":
             self.forward = None
             self.keywords = keywords
+        elif cfg.direct:
+            from pysynth.llm.text2text import Identity, open_text_role
+
+            self.forward = forward or Identity()
+            backward = backward or open_text_role(bwd, "paraphrase", "question", llm, {"n": cfg.top},
+                                                  what="pivot")
         else:
-            self.forward = forward or load_translator(fwd, cfg.backend, cfg.threads)
-        self.backward = backward or load_translator(bwd, cfg.backend, cfg.threads)
+            self.forward = forward or load_translator(fwd, cfg.backend, cfg.threads, llm)
+        self.backward = backward or load_translator(bwd, cfg.backend, cfg.threads, llm, backward=True)
         #: seconds spent per stage over every :meth:`run` call (the cost split)
         self.timings: Dict[str, float] = {}
         self._samplable = None  # keywords pivot: the questions that have a samplable term
@@ -340,12 +375,16 @@ class Paraphraser:
                 o["counts"]["below_similarity"] = below
             for rule in S.PIVOT_RULES:
                 o["counts"]["rule_" + rule] = sum(rule in p["rejected"] for p in o["pivots"])
+            # an LLM stage that gave nothing usable names why (llm_empty, llm_unparsable, llm_refused)
             if not o["pivots"]:
-                o["reason"] = "no pivot (no keyword query)" if cfg.pivot == "keywords" else "no pivot"
+                o["reason"] = getattr(self.forward, "last_reasons", {}).get(questions[i]) or (
+                    "no pivot (no keyword query)" if cfg.pivot == "keywords" else "no pivot")
             elif not kept[i]:
                 o["reason"] = "every pivot rejected by the intermediate filter"
             elif not cands:
-                o["reason"] = "the backward model gave no candidate (no pivot it can read)"
+                why = getattr(self.backward, "last_reasons", {})
+                o["reason"] = next((why[k] for _, k, _, _ in kept[i] if k in why), None) or \
+                    "the backward model gave no candidate (no pivot it can read)"
             elif not chosen and below:
                 o["reason"] = "every candidate scoring above 0 is under min_similarity"
             elif not chosen:

@@ -11,6 +11,10 @@ import numpy as np
 
 from pysynth import io, pipelines
 from pysynth import signature as _signature
+from pysynth.llm import fingerprint as llm_fingerprint
+from pysynth.llm import is_llm_spec
+from pysynth.llm import summary as llm_summary
+from pysynth.llm import usage as llm_usage
 from pysynth.models.registry import model_fingerprint
 from pysynth.pipelines.rows import iter_rows
 from pysynth.qagen.data import Context, read_contexts
@@ -28,28 +32,37 @@ class _Kernel(pipelines.RowKernel):
     sides = ("negs", "more")  # more: the 2nd..Kth answers of a context (--answers-per-context)
     filter_field = "question"  # --min-wellformed: a consistent triple's question
 
-    def __init__(self, cfg: QAGenConfig, models: Dict[str, Optional[str]], threads: int, batch_size: int):
-        self.cfg, self.models, self.threads, self.batch_size = cfg, models, threads, batch_size
+    def __init__(self, cfg: QAGenConfig, models: Dict[str, Optional[str]], threads: int, batch_size: int,
+                 llm=None):
+        self.cfg, self.models, self.threads, self.batch_size, self.llm = cfg, models, threads, batch_size, llm
         if cfg.min_wellformed is not None:
             from pysynth.quality import wellformedness
 
             self.filters = (pipelines.ScoreFilter("wellformed", cfg.min_wellformed, wellformedness),)
 
     def load(self, context: Path, rows):
-        from pysynth.qagen.models import QuestionGenerator, SpanModel
+        from pysynth.llm import is_llm_spec
+        from pysynth.qagen.models import LLMAnswers, QuestionGenerator, SpanModel
 
         pool = [Context(r["id"], r["title"], r["text"]) for r in iter_rows(rows)]
-        span = SpanModel(self.models["answer"], threads=self.threads, batch_size=self.batch_size)
-        qa = span if self.models["qa"] == self.models["answer"] else SpanModel(
-            self.models["qa"], threads=self.threads, batch_size=self.batch_size)
-        qg = QuestionGenerator(self.models["question"], threads=self.threads)
+        m = self.models
+        span = LLMAnswers(m["answer"], self.llm) if is_llm_spec(m["answer"]) else \
+            SpanModel(m["answer"], threads=self.threads, batch_size=self.batch_size)
+        qa = span if m["qa"] == m["answer"] else SpanModel(m["qa"], threads=self.threads, batch_size=self.batch_size)
+        qg = QuestionGenerator(m["question"], threads=self.threads, llm=self.llm)
         # the filter runs in the row stage (RowKernel.run_chunk), not inside the generator
         gen = QAGenerator(dataclasses.replace(self.cfg, min_wellformed=None), span, qg, qa)
         return {"pool": pool, "index": {c.id: i for i, c in enumerate(pool)}, "gen": gen}
 
     def generate(self, ctx, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         counts: Counter = Counter()
-        out = ctx["gen"].run(ctx["pool"][start:start + len(rows)], first_index=start, counts=counts)
+        gen = ctx["gen"]
+        out = gen.run(ctx["pool"][start:start + len(rows)], first_index=start, counts=counts)
+        for m in (gen.span, gen.qg):  # what the LLMs asked and dropped (the summary's llm block)
+            if hasattr(m, "role"):
+                counts.update(llm_usage(m.role))
+            counts.update(getattr(m, "counts", {}))
+            getattr(m, "counts", {}).clear()
         main, more = [], []
         for r in out:  # a context's first decision is its row; the others ride in a side output
             (more if main and main[-1]["context_id"] == r["context_id"] else main).append(r)
@@ -78,11 +91,13 @@ class _Stage(pipelines.RowStage):
     unit = "contexts"
 
     def __init__(self, cfg: QAGenConfig, contexts: List[Context], out: Path, models: Dict[str, Optional[str]],
-                 keep_discarded: bool, squad_out: Optional[Path], threads: int, batch_size: int, input_sha: str):
+                 keep_discarded: bool, squad_out: Optional[Path], threads: int, batch_size: int, input_sha: str,
+                 llm=None):
         super().__init__([{"id": c.id, "title": c.title, "text": c.text} for c in contexts], out)
         self.cfg, self.contexts, self.models = cfg, contexts, models
         self.keep_discarded, self.squad_out, self.input_sha = keep_discarded, squad_out, input_sha
-        self.kernel = _Kernel(cfg, models, threads, batch_size)
+        self.kernel = _Kernel(cfg, models, threads, batch_size, llm)
+        self.llm = llm
 
     def signature(self) -> Dict[str, Any]:
         from pysynth.qagen.models import DEFAULT_QG_MODEL, DEFAULT_SPAN_MODEL
@@ -92,7 +107,10 @@ class _Stage(pipelines.RowStage):
             FORMAT, FORMAT_VERSION, {**self.cfg.as_dict(), "keep_discarded": self.keep_discarded},
             {"contexts": len(self.contexts), "sha256": self.input_sha},
             extra_versions=("onnxruntime",),
-            models={k: model_fingerprint(v, defaults[k]) for k, v in self.models.items()})
+            models={k: llm_fingerprint(v, "qagen", self.llm) if k == "question" and is_llm_spec(v) else
+                    llm_fingerprint(v, "answers", self.llm.replace(prompt=None) if self.llm else None)
+                    if is_llm_spec(v)
+                    else model_fingerprint(v, defaults[k]) for k, v in self.models.items()})
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         c = self.cfg
@@ -147,6 +165,7 @@ class _Stage(pipelines.RowStage):
                    "unanswerable_skipped_single_paragraph": skipped, "rows_written": n_out,
                    "chunks_resumed": info.chunks_resumed,
                    **self._answer_summary(decided, len(kept_contexts), counts),
+                   **llm_summary(counts, used=any(is_llm_spec(v) for v in self.models.values())),
                    "timings": {k: round(v, 3) for k, v in info.timings.items()}}
         info.log(f"      done: {kept:,} of {decided:,} triples kept ({summary['keep_rate']:.1%}) from "
                  f"{len(kept_contexts):,} of {n:,} contexts, {negs:,} unanswerable added; discarded: {dict(reasons)}")
@@ -186,7 +205,7 @@ def to_squad(rows, version: str = "v2.0") -> Dict[str, Any]:
 
 
 def run(inp, out, config: Optional[QAGenConfig] = None, *, answer_model: Optional[str] = None,
-        question_model: Optional[str] = None, qa_model: Optional[str] = None, keep_discarded: bool = False,
+        question_model: Optional[str] = None, qa_model: Optional[str] = None, llm=None, keep_discarded: bool = False,
         squad_out=None, executor="local", workers: int = 1, ray_address: Optional[str] = None,
         chunk_size: int = 64, threads: int = 0, batch_size: int = 16, resume: bool = True, progress: bool = True,
         _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
@@ -198,6 +217,10 @@ def run(inp, out, config: Optional[QAGenConfig] = None, *, answer_model: Optiona
     Resumable (``OUT.parts``), the same bytes for any executor, worker count or chunking; the
     run's signature holds the configuration, the models' fingerprints, the seed and the input
     hash. Returns the summary (every context is counted: kept, or discarded with its reason).
+
+    ``question_model`` / ``answer_model`` may be LLM specs (:mod:`pysynth.llm`, configured by
+    ``llm``, a :class:`pysynth.llm.LLMOptions`): the roundtrip check (``qa_model``, a span model)
+    decides as for any generator; the summary gets an ``llm`` block.
     """
     cfg = config or QAGenConfig()
     contexts = read_contexts(inp)
@@ -206,8 +229,9 @@ def run(inp, out, config: Optional[QAGenConfig] = None, *, answer_model: Optiona
     if dup:
         raise ValueError(f"contexts: id {dup[0]!r} occurs {ids[dup[0]]} times; ids must be unique")
     sha = _signature.fingerprint([[c.id, c.title, c.text] for c in contexts])
-    models = {"answer": answer_model, "question": question_model, "qa": qa_model if qa_model else answer_model}
+    models = {"answer": answer_model, "question": question_model,
+              "qa": qa_model if qa_model or is_llm_spec(answer_model) else answer_model}
     stage = _Stage(cfg, contexts, Path(out), models, keep_discarded, Path(squad_out) if squad_out else None,
-                   threads, batch_size, sha)
+                   threads, batch_size, sha, llm)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,
                      resume=resume, progress=progress, _stop_after_chunks=_stop_after_chunks)

@@ -7,8 +7,12 @@
   marked, :func:`pysynth.qagen.data.qg_source`; ONNX or torch), the paper's encoder-only generator
   (:mod:`pysynth.qagen.encoder_qg`, Sect. 3.2), a warm-started MiniLM encoder-decoder export
   (:mod:`pysynth.models.warmstart_qg`, store ``pysynth.warmstart.onnx``: the context window
-  around the answer, onnxruntime only), or a local Hugging Face seq2seq folder (input
-  ``"answer: A context: C"``).
+  around the answer, onnxruntime only), a local Hugging Face seq2seq folder (input
+  ``"answer: A context: C"``), or an LLM (:mod:`pysynth.llm`: an OpenAI-compatible server or a
+  local causal LM, the ``qagen`` prompt role; a reply with no usable question is a
+  :class:`pysynth.llm.Failed` empty text carrying its reason).
+* :class:`LLMAnswers` -- answer proposal ``C -> A`` by an LLM (the ``answers`` role): the answers
+  found in the context become candidate spans, the others are counted and dropped.
 
 Every backend reads texts and returns texts / character spans, so the pipeline does not care
 which one runs.
@@ -23,7 +27,7 @@ from pysynth.decoding.ort_warmstart import WARMSTART_ONNX_FORMAT
 from pysynth.models.span_model import DEFAULT_SPAN_MODEL, SPAN_FORMAT, SPAN_FORMAT_VERSION, SpanModel
 from pysynth.store import format_of
 
-__all__ = ["SpanModel", "QuestionGenerator", "question_search", "SPAN_FORMAT", "SPAN_FORMAT_VERSION", "DEFAULT_SPAN_MODEL",
+__all__ = ["SpanModel", "QuestionGenerator", "LLMAnswers", "question_search", "SPAN_FORMAT", "SPAN_FORMAT_VERSION", "DEFAULT_SPAN_MODEL",
            "DEFAULT_QG_MODEL"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -38,19 +42,29 @@ class QuestionGenerator:
     model : a registry name (default ``qagen-qg-copynet``), a pysynth seq2seq folder or training
         run (input: :func:`pysynth.qagen.data.qg_source`), an ONNX export folder of one, a
         warm-start export (:func:`pysynth.export.warmstart.export_warmstart_onnx`), or a local
-        Hugging Face seq2seq folder (input ``"answer: A context: C"``, the usual T5 QG prompt).
+        Hugging Face seq2seq folder (input ``"answer: A context: C"``, the usual T5 QG prompt), or an
+        LLM spec (:func:`pysynth.llm.is_llm_spec`; prompt role ``qagen``).
     backend : ``onnx`` (the model's ``onnx/`` export on onnxruntime), ``torch``, or ``auto`` (onnx
         when an export exists).
     threads, device : runtime settings.
+    llm : pysynth.llm.LLMOptions, optional
+        An LLM's parameters, prompt template and client settings.
     """
 
     def __init__(self, model: Optional[PathLike] = None, backend: str = "auto", threads: int = 0,
-                 device: str = "cpu"):
+                 device: str = "cpu", llm=None):
+        from pysynth.llm import is_llm_spec
         from pysynth.models.registry import resolve
         from pysynth.models.text2text import is_onnx_export, text2text
 
         if backend not in ("auto", "onnx", "torch"):
             raise ValueError(f"backend: must be 'auto', 'onnx' or 'torch', got {backend!r}")
+        if is_llm_spec(model):
+            from pysynth.llm import open_role
+
+            self.role = open_role(model, "qagen", llm, what="question model")
+            self.name, self.kind, self.impl = str(model), "llm", self.role
+            return
         export = isinstance(model, (str, os.PathLike)) and Path(model).is_dir() and is_onnx_export(model)
         if not export:
             r = resolve(model, default=DEFAULT_QG_MODEL, what="question model")
@@ -95,6 +109,8 @@ class QuestionGenerator:
             return []
         if self.kind == "encoder":
             return self.impl.generate(list(contexts), list(answers), method=method, batch_size=batch_size)
+        if self.kind == "llm":  # the LLM's own parameters (pysynth.llm.LLMParams) decide the decoding
+            return [o.first() for o in self._ask(contexts, answers)]
         search = question_search(method, beam_size, top_k)
         if self.kind == "warmstart":  # never a repeated trigram: the decoding it was evaluated with
             gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), seeds, batch_size)
@@ -121,6 +137,8 @@ class QuestionGenerator:
             return []
         if self.kind == "encoder":
             return [[q] for q in self.impl.generate(list(contexts), list(answers), batch_size=batch_size)]
+        if self.kind == "llm":  # every sample's question (--samples)
+            return [list(o.texts) for o in self._ask(contexts, answers)]
         search = question_search("beam", beam_size).replace(n=beam_size)
         if self.kind == "warmstart":
             gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), batch_size=batch_size)
@@ -130,6 +148,61 @@ class QuestionGenerator:
         else:
             srcs = [qg_source(c, a["start"], a["end"]) for c, a in zip(contexts, answers)]
         return [list(g.texts) for g in self.model.generate(srcs, search, batch_size=batch_size)]
+
+
+    def _ask(self, contexts, answers):
+        return self.role.ask([{"context": c, "answer": c[a["start"]:a["end"]]} for c, a in zip(contexts, answers)])
+
+
+class LLMAnswers:
+    """Answer proposal by an LLM (prompt role ``answers``), in the place of the span model's
+    :meth:`~pysynth.models.span_model.SpanModel.extract`: each proposed answer found in its context
+    (:func:`pysynth.llm.roles.locate`) is a candidate span, best first in the reply's order (score
+    ``-rank``); one not in the context is dropped and counted in :attr:`counts` as
+    ``rejected_llm_answer_not_in_context`` (a reply with none: ``rejected_llm_<reason>``).
+
+    Parameters
+    ----------
+    model : an LLM spec.
+    llm : pysynth.llm.LLMOptions, optional
+    """
+
+    def __init__(self, model, llm=None):
+        from collections import Counter
+
+        from pysynth.llm import open_role
+
+        # --prompt is the question role's template: answer proposal keeps its default one
+        self.role = open_role(model, "answers", llm.replace(prompt=None) if llm is not None else None,
+                              what="answer model")
+        self.name = str(model)
+        self.counts: Counter = Counter()
+
+    def extract(self, contexts: Sequence[str], k: int = 10, max_answer_len: int = 32, joint: bool = False
+                ) -> List[List[Dict[str, Any]]]:
+        from pysynth.llm.roles import locate
+
+        out = []
+        for c, o in zip(contexts, self.role.ask([{"context": c, "n": k} for c in contexts])):
+            if o.reason:
+                self.counts[f"rejected_{o.reason}"] += 1
+            spans, seen = [], set()
+            for a in o.texts:
+                i = locate(c, a)
+                if i is None:
+                    self.counts["rejected_llm_answer_not_in_context"] += 1
+                    continue
+                text = c[i:i + len(a.strip())]
+                if (i, text) in seen:
+                    continue
+                seen.add((i, text))
+                spans.append({"text": text, "start": i, "end": i + len(text), "score": -float(len(spans))})
+            out.append(spans[:k])
+        return out
+
+    def answer(self, *a, **kw):
+        raise ValueError("qa model: an LLM proposes answers but does not answer for the roundtrip check; pass a "
+                         "span model as --qa-model (default: the shipped qagen-span-minilm)")
 
 
 def question_search(method: str = "greedy", beam_size: int = 4, top_k: int = 10):

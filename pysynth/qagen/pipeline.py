@@ -37,7 +37,7 @@ __all__ = ["QAGenConfig", "QAGenerator", "roundtrip_decision", "parse_match", "a
 
 #: why a triple was discarded (``reason`` of a row; ``None`` when kept)
 REASONS = ("no_answer_span", "all_spans_rejected", "empty_question", "repeated_ngram", "roundtrip_no_answer",
-           "roundtrip_margin", "roundtrip_mismatch")
+           "roundtrip_margin", "roundtrip_mismatch", "llm_empty", "llm_unparsable", "llm_refused")
 #: why a drawn answer span was rejected before question generation (counted as ``rejected_<reason>``)
 SPAN_REJECTIONS = ("crosses_sentence", "too_many_words", "duplicate_answer")
 _DECODES = ("greedy", "beam", "dbs", "sample")
@@ -451,7 +451,8 @@ class QAGenerator:
                            self._decode_options([(indices[i], j) for _, i, j in picks]),
                            c.no_repeat_ngram, c.beam_size, counts)
         self.timings["generate_s"] += time.perf_counter() - t
-        bad = {n: "empty_question" for n, q in enumerate(qs) if not (q and q.strip())}
+        # an LLM's empty reply carries its reason (pysynth.llm.Failed: llm_empty, llm_unparsable, llm_refused)
+        bad = {n: getattr(q, "reason", None) or "empty_question" for n, q in enumerate(qs) if not (q and q.strip())}
         if c.no_repeat_ngram:
             bad.update({n: "repeated_ngram" for n, q in enumerate(qs)
                         if n not in bad and has_repeated_ngram(q, c.no_repeat_ngram)})

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from pysynth import io, pipelines
+from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
 from pysynth.models.registry import model_fingerprint
 
@@ -71,6 +71,8 @@ def _ask(qg, rows: List[Any], first_index: int, decode: str, beam_size: int, top
         out[i] = {**rows[i], "question": q}
         if not (q and q.strip()):
             counts["empty_questions"] += 1
+            if getattr(q, "reason", None):  # an LLM's empty reply: its reason travels with the row
+                out[i]["reason"] = q.reason
         elif no_repeat_ngram and has_repeated_ngram(q, no_repeat_ngram):
             counts["questions_with_repeated_ngram"] += 1
     bad = []
@@ -134,39 +136,46 @@ def _report(n: int, asked: int, counts: Counter, bad: List[dict]) -> Dict[str, A
 class _Kernel(pipelines.RowKernel):
     sides = ("bad",)
 
-    def __init__(self, model: Optional[str], options: Dict[str, Any], threads: int):
-        self.model, self.options, self.threads = model, options, threads
+    def __init__(self, model: Optional[str], options: Dict[str, Any], threads: int, llm=None):
+        self.model, self.options, self.threads, self.llm = model, options, threads, llm
 
     def load(self, context: Path, rows):
         from pysynth.qagen.models import QuestionGenerator
 
-        return QuestionGenerator(self.model, threads=self.threads)
+        return QuestionGenerator(self.model, threads=self.threads, llm=self.llm)
 
     def generate(self, qg, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         counts: Counter = Counter()
         out, bad = _ask(qg, [r["row"] for r in rows], start, counts=counts, **self.options)
+        if qg.kind == "llm":
+            counts.update(llm.usage(qg.role))
         return pipelines.Chunk([{"out": o} for o in out], sides={"bad": bad}, counts=counts)
 
 
 class _Stage(pipelines.RowStage):
     name, unit = "qagen-questions", "answers"
 
-    def __init__(self, rows: List[Any], out: Path, model: Optional[str], options: Dict[str, Any], threads: int):
+    def __init__(self, rows: List[Any], out: Path, model: Optional[str], options: Dict[str, Any], threads: int,
+                 llm_options=None):
         super().__init__([{"row": r} for r in rows], out)  # wrapped: a bad row need not be an object
-        self.model, self.options = model, options
-        self.kernel = _Kernel(model, options, threads)
+        self.model, self.options, self.llm = model, options, llm_options
+        self.kernel = _Kernel(model, options, threads, llm_options)
 
     def signature(self) -> Dict[str, Any]:
         from pysynth.qagen.models import DEFAULT_QG_MODEL
 
         return _signature.signature(FORMAT, FORMAT_VERSION, dict(self.options), self.input_fingerprint(),
                                     extra_versions=("onnxruntime",),
-                                    models={"question": model_fingerprint(self.model, DEFAULT_QG_MODEL)})
+                                    models={"question": llm.fingerprint(self.model, "qagen", self.llm)
+                                            if llm.is_llm_spec(self.model)
+                                            else model_fingerprint(self.model, DEFAULT_QG_MODEL)})
 
     def write(self, parts, info) -> Dict[str, Any]:
         n_out = io.write_rows(self.out, (r["out"] for r in self.iter_rows(parts) if r["out"] is not None))
         bad = list(self.iter_rows(parts, "bad"))
-        summary = {**_report(info.n_items, n_out, self.counts(parts), bad), "chunks_resumed": info.chunks_resumed,
+        counts = self.counts(parts)
+        summary = {**_report(info.n_items, n_out, counts, bad), **llm.summary(counts, llm.is_llm_spec(self.model)),
+                   "chunks_resumed": info.chunks_resumed,
                    "timings": {k: round(v, 3) for k, v in info.timings.items()}}
         info.log(f"      done: {n_out:,} questions for {info.n_items:,} rows; skipped: {summary['skipped_by_reason']}")
         return summary
@@ -175,7 +184,7 @@ class _Stage(pipelines.RowStage):
 def run(inp, out, *, question_model: Optional[str] = None, decode: str = "greedy", beam_size: int = 4,
         top_k_sample: int = 10, seed: int = 0, no_repeat_ngram: int = 3, executor="local", workers: int = 1,
         ray_address: Optional[str] = None, chunk_size: int = 256, threads: int = 0, resume: bool = True,
-        progress: bool = True, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
+        progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Questions for the answer rows of ``inp`` (JSONL / Parquet / an iterable of dicts
     ``{context, answer_text, answer_start}``) into ``out``: each usable row with ``question``.
 
@@ -183,12 +192,13 @@ def run(inp, out, *, question_model: Optional[str] = None, decode: str = "greedy
     the input hash), atomic; the same bytes for any chunking, worker count or executor. Returns
     the summary: ``rows``, ``questions``, ``skipped_by_reason`` (every left-out row counted) and
     ``skipped_examples`` (row number and reason of the first ones). See :func:`generate_questions`
-    for the parameters.
+    for the parameters; ``question_model`` may be an LLM spec (``llm_options``: a
+    :class:`pysynth.llm.LLMOptions`; a row it gave no question gets ``reason`` ``llm_*``).
     """
     from pysynth.qagen.pipeline import question_options
 
     options = question_options(decode, beam_size, top_k_sample, seed, no_repeat_ngram)
     rows = list(io.read_rows(inp, "--in"))
-    return _Stage(rows, Path(out), question_model, options, threads).run(
+    return _Stage(rows, Path(out), question_model, options, threads, llm_options).run(
         executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size, resume=resume,
         progress=progress, _stop_after_chunks=_stop_after_chunks)

@@ -10,7 +10,9 @@ probability, one field broken (negative or out-of-range ids, wrong dtype or leng
 non-monotone offsets, NaN/inf parameters, unknown enum strings, bad worker counts, a mutated
 index array) so that the validation paths are fuzzed as well as the kernels.
 
-``TARGETS`` maps ``"<stage>.<name>"`` to the target; families are the stages.
+``TARGETS`` maps ``"<stage>.<name>"`` to the target; families are the stages, plus ``intake``
+(:mod:`intake`: the readers, the server's parsing, ``_validate``, the CLI parser, qagen's cost model,
+the WordPiece tokenizer, ``/v1/score``'s budget, ``.7z`` names) and ``core`` (``build_info``).
 """
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ if _TESTS not in sys.path:
 from pysynth import _dispatch  # noqa: E402
 
 import _parity  # noqa: E402  (the tests' one comparison helper)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import intake  # noqa: E402  (the intake family: property targets)
 
 __all__ = ["Src", "Built", "TARGETS", "families", "check"]
 
@@ -831,8 +836,13 @@ class Mismatch(AssertionError):
 
 
 def check(name: str, data: bytes) -> str:
-    """Run target ``name`` on ``data``: ``"ok"`` or ``"rejected"`` (both raised the same type);
-    raises :class:`Mismatch` otherwise."""
+    """Run target ``name`` on ``data``: ``"ok"`` or ``"rejected"`` (both raised the same type, or
+    an intake target's documented error); raises :class:`Mismatch` otherwise."""
+    if name in intake.PROPERTIES:
+        try:
+            return intake.PROPERTIES[name](Src(data))
+        except Exception as exc:  # noqa: BLE001 - a failed property or an undocumented exception
+            raise Mismatch(f"{name}: {type(exc).__name__}: {str(exc)[:500]}") from None
     stage, func = name.split(".")
     args = TARGETS[name](Src(data))
     kwargs = args if isinstance(args, dict) else None
@@ -856,6 +866,10 @@ def check(name: str, data: bytes) -> str:
     except Exception:  # noqa: BLE001 - the twin's exception, re-raised by _compare: both rejected
         return "rejected"
     return "ok"
+
+
+# the intake family (fuzz/intake.py): properties of the code that reads user input, no twin
+TARGETS.update(intake.PROPERTIES)
 
 
 def families() -> Dict[str, List[str]]:

@@ -86,9 +86,9 @@ def int_range(value, name: str, lo: Optional[int] = None, hi: Optional[int] = No
     """
     v = _int(value, name, wrong_type)
     if lo is not None and v < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {v}")
+        raise ValueError(f"{name} must be >= {lo}, got {clip(v)}")
     if hi is not None and v > hi:
-        raise ValueError(f"{name} must be <= {hi}, got {v}")
+        raise ValueError(f"{name} must be <= {hi}, got {clip(v)}")
     return v
 
 
@@ -101,14 +101,14 @@ def workers(value, name: str = "workers", *, wrong_type: Type[Exception] = TypeE
     """A thread count: an int >= 1, or -1 for all cores (returned as given)."""
     w = _int(value, name, wrong_type)
     if w != -1 and w < 1:
-        raise ValueError(f"{name} must be >= 1 or -1 (all cores), got {w}")
+        raise ValueError(f"{name} must be >= 1 or -1 (all cores), got {clip(w)}")
     return w
 
 
 def choice(value, name: str, choices: Sequence[str]) -> str:
     """``value`` when it is one of the strings ``choices``; ValueError listing them otherwise."""
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {clip(value)}")
     return value
 
 
@@ -126,15 +126,15 @@ def offsets(off, total: int, name: str = "offsets", what: str = "len(ids)", hint
     if a.shape[0] < 1:
         raise ValueError(f"{name} must have at least one entry (n + 1 for n rows, starting with 0){hint}")
     if a[0] != 0:
-        raise ValueError(f"{name} must start at 0, got {name}[0] = {a[0]}{hint}")
+        raise ValueError(f"{name} must start at 0, got {name}[0] = {clip(a[0])}{hint}")
     if a.shape[0] > 1:
         bad = np.flatnonzero(a[1:] < a[:-1])
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"{name} must be non-decreasing, but {name}[{i + 1}] = {a[i + 1]} < "
-                             f"{name}[{i}] = {a[i]}{hint}")
+            raise ValueError(f"{name} must be non-decreasing, but {name}[{i + 1}] = {clip(a[i + 1])} < "
+                             f"{name}[{i}] = {clip(a[i])}{hint}")
     if a[-1] != total:
-        raise ValueError(f"{name} must end at {what} = {total}, got {name}[-1] = {a[-1]}{hint}")
+        raise ValueError(f"{name} must end at {what} = {total}, got {name}[-1] = {clip(a[-1])}{hint}")
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -185,7 +185,7 @@ def ragged(ids: Any, off: Any, name: str) -> Tuple[np.ndarray, np.ndarray]:
 def clip(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to about ``limit`` characters, for echoing user input in a message
     (a 10,000-digit ``--workers`` must not come back whole)."""
-    r = repr(value)
+    r = repr(value) if isinstance(value, (str, bytes)) else str(value)  # numpy's 1, not np.int64(1)
     return r if len(r) <= limit else f"{r[:limit]}... ({len(r):,} characters)"
 
 
@@ -224,7 +224,10 @@ def finite(value, name: str, lo: Optional[float] = None, hi: Optional[float] = N
     infinities are refused (a NaN penalty silently rejected every candidate: issue 27)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the doubles (10**400)
+        v = math.inf
     if not math.isfinite(v):
         raise ValueError(f"{name} must be a finite number, got {v}")
     if lo is not None and (v <= lo if lo_open else v < lo):

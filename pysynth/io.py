@@ -29,7 +29,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-__all__ = ["BOM", "decode_text", "strip_bom", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
+__all__ = ["BOM", "decode_text", "strip_bom", "chomp", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
            "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -41,6 +41,12 @@ BOM = "\ufeff"
 def strip_bom(text: str) -> str:
     """``text`` without a leading byte-order mark (:data:`BOM`)."""
     return text[1:] if text.startswith(BOM) else text
+
+
+def chomp(line: str) -> str:
+    """``line`` without its one line ending: ``\r\n``, ``\r`` or ``\n`` (lines read with
+    ``newline=""``; a CRLF file's lines kept their ``\r`` before: found by ``fuzz/intake.py``)."""
+    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith(("\r", "\n")) else line
 
 
 def decode_text(raw: bytes) -> str:
@@ -226,7 +232,7 @@ def read_jsonl(path: PathLike) -> Iterator[dict]:
     """Rows of a JSON Lines file (``.gz`` is decompressed; ``-`` is stdin); blank lines are
     skipped, a leading byte-order mark too; a bad line raises ValueError naming ``file:line``."""
     if str(path) == "-":
-        yield from _jsonl_lines(sys.stdin, "<stdin>")
+        yield from _jsonl_lines(sys.stdin, "<stdin>", bom=True)
         return
     path = Path(path)
     if path.suffix != ".gz":
@@ -241,10 +247,10 @@ def read_jsonl(path: PathLike) -> Iterator[dict]:
                          "compress it again or drop the .gz suffix if it is plain JSON Lines") from None
 
 
-def _jsonl_lines(f, where: str) -> Iterator[dict]:
+def _jsonl_lines(f, where: str, bom: bool = False) -> Iterator[dict]:
     for lineno, line in enumerate(f, 1):
-        if lineno == 1:
-            line = strip_bom(line)  # stdin is not opened as utf-8-sig
+        if lineno == 1 and bom:
+            line = strip_bom(line)  # stdin is not opened as utf-8-sig (a file is: one BOM dropped, as everywhere)
         if line.strip():
             try:
                 yield json.loads(line)

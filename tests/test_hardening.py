@@ -269,3 +269,61 @@ def test_qagen_generate_writes_and_counts_a_context_over_the_budget(tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     (long_row,) = [x for x in rows if x["context_id"] == "long"]
     assert long_row["reason"] == "context_too_long" and long_row["consistent"] is False
+
+
+# ------------------------------------------------------------------ issue 27: found by fuzz/intake.py
+
+def test_text_lines_lose_their_crlf_ending(tmp_path):
+    from pysynth.cli._common import read_lines
+    from pysynth.io import chomp
+    from pysynth.mqr.jobs import read_questions
+
+    p = tmp_path / "q.txt"
+    p.write_bytes(b"one\r\ntwo\rthree\n\nfour")
+    assert read_lines(str(p), "--in") == ["one", "two", "three", "", "four"]
+    assert read_questions(p)[0] == ["one", "two", "three", "", "four"]
+    assert [chomp(x) for x in ("a\r\n", "a\r", "a\n", "a", "a\n\r")] == ["a", "a", "a", "a", "a\n"]
+
+
+def test_a_file_drops_one_bom_as_every_reader_does(tmp_path):
+    from pysynth import io
+
+    p = tmp_path / "rows.jsonl"
+    p.write_bytes("\ufeff\ufeff{}\n".encode())
+    with pytest.raises(ValueError, match="rows.jsonl:1: not valid JSON"):  # the text readers keep the 2nd too
+        list(io.read_rows(p))
+    p.write_bytes("\ufeff{}\n".encode())
+    assert list(io.read_rows(p)) == [{}]
+
+
+@pytest.mark.parametrize("call", [
+    lambda V: V.choice(10**3000, "x", ("a",)), lambda V: V.int_range(10**3000, "x", 0, 5),
+    lambda V: V.workers(-10**3000), lambda V: V.finite(10**3000, "x"),
+    lambda V: V.offsets(__import__("numpy").array([0, 10**3000], dtype=object), 2),
+])
+def test_validate_messages_clip_huge_values(call):
+    from pysynth import _validate as V
+
+    with pytest.raises(ValueError) as e:  # finite(10**3000) was an OverflowError
+        call(V)
+    assert len(str(e.value)) < 200, str(e.value)
+
+
+def test_a_usage_error_is_one_line_even_with_newlines_in_argv(capsys):
+    from pysynth.cli import main
+
+    assert main(["score", "--hyp", "x", "--bogus", "a\nb\nc"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pysynth: error: ")
+
+
+def test_wordpiece_backends_agree_on_surrogates_and_unassigned_code_points():
+    pytest.importorskip("tokenizers")
+    from pysynth.models.registry import resolve
+    from pysynth.models.wordpiece import WordPiece
+
+    vocab = sorted(resolve(None, default="dup-minilm-wstb").path.rglob("vocab.txt"))[0]
+    py, fast = WordPiece(vocab, impl="python"), WordPiece(vocab, impl="tokenizers")
+    texts = ["\x04\ufffdnx\ufffd\u0530\ufffd@e", "x\ud800y why", "ok"]
+    assert [py.encode(t) for t in texts] == [fast.encode(t) for t in texts]  # tokenizers raised on \ud800
+    assert (py.batch(texts)["input_ids"] == fast.batch(texts)["input_ids"]).all()

@@ -153,9 +153,13 @@ class WordPiece:
         """``[CLS] pieces [SEP]``, the pieces cut to fit ``max_length`` ids."""
         if not isinstance(text, str):
             raise TypeError(f"text: expected str, got {type(text).__name__}")
+        ids = None
         if self._fast is not None:
-            ids = self._fast.encode(text, add_special_tokens=False).ids
-        else:
+            try:
+                ids = self._fast.encode(text, add_special_tokens=False).ids
+            except TypeError:  # a lone surrogate is not UTF-8: the Python path reads it (fuzz/intake.py)
+                ids = None
+        if ids is None:
             ids = [i for w in self.basic_tokens(text) for i in self._pieces(w)]
         return [self.cls_id] + ids[: max(0, max_length - 2)] + [self.sep_id]
 
@@ -169,8 +173,11 @@ class WordPiece:
                 if not isinstance(t, str):
                     raise TypeError(f"texts[{i}]: expected str, got {type(t).__name__}")
             keep = max(0, max_length - 2)
-            seqs = [[self.cls_id] + e.ids[:keep] + [self.sep_id]
-                    for e in self._fast.encode_batch(texts, add_special_tokens=False)]
+            try:
+                seqs = [[self.cls_id] + e.ids[:keep] + [self.sep_id]
+                        for e in self._fast.encode_batch(texts, add_special_tokens=False)]
+            except TypeError:  # a text with a lone surrogate: each text on its own (encode falls back)
+                seqs = [self.encode(t, max_length) for t in texts]
         else:
             seqs = [self.encode(t, max_length) for t in texts]
         T = max((len(s) for s in seqs), default=2)
@@ -187,13 +194,16 @@ def _fast_tokenizer(vocab: Dict[str, int], max_chars: int, required: bool):
     ``required``): BERT's normalizer (clean text, CJK spacing, lower case, accents stripped as
     ``strip_accents=None`` does with lower case), its pre-tokenizer and greedy WordPiece."""
     try:
-        from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+        from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
     except ImportError:
         if required:
             raise ImportError('impl="tokenizers" needs the tokenizers library: pip install tokenizers') from None
         return None
     tok = Tokenizer(models.WordPiece(dict(vocab), unk_token="[UNK]", max_input_chars_per_word=max_chars))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
-                                                lowercase=True)
+    # unassigned code points (Cn) are dropped as the Python path's clean-up drops every "C*" category; the
+    # BertNormalizer kept them (fuzz/intake.py). Code points assigned after Python's Unicode version still differ.
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Replace(Regex(r"\p{Cn}"), ""),
+        normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)])
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     return tok

@@ -75,15 +75,47 @@ def _actor_class(ray):
 #: seconds to wait for a Ray head's port before giving up (ray.init itself retried for minutes: issue 27)
 RAY_CONNECT_TIMEOUT = 10.0
 
+#: the HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113, 3.4): a Ray GCS and a Ray
+#: client server are gRPC servers, which answer with their own SETTINGS frame
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _not_grpc(sock, deadline: float) -> Optional[str]:
+    """None when the peer of ``sock`` answers the HTTP/2 preface with a SETTINGS frame (a gRPC
+    server, as Ray's GCS and client server are), else what it did instead."""
+    import socket
+
+    head = b""
+    try:
+        sock.settimeout(max(0.05, deadline - time.monotonic()))
+        sock.sendall(_H2_PREFACE)
+        while len(head) < 9:
+            sock.settimeout(max(0.05, deadline - time.monotonic()))
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                return f"closed the connection{f' after {head!r}' if head else ' without answering'}"
+            head += chunk
+    except socket.timeout:
+        return f"accepts connections but {'stopped after ' + repr(head) if head else 'sends nothing'}"
+    except OSError as exc:
+        return f"dropped the connection ({exc.strerror or exc})"
+    length, kind, flags, stream = int.from_bytes(head[:3], "big"), head[3], head[4], head[5:9]
+    if kind != 4 or flags not in (0, 1) or stream != b"\0\0\0\0" or length % 6:
+        return f"answers {head!r}, not HTTP/2 (a web server or another service?)"
+    return None
+
 
 def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
     """Fail fast, with one clear ``ConnectionError``, when a Ray ``address`` (``host:port`` of the
     GCS, default port 6379, or ``ray://host:port``, default 10001) does not accept a TCP connection
-    within ``timeout`` seconds.  ``"auto"`` and ``"local"`` are left to Ray (they look on this machine)."""
+    or does not answer an HTTP/2 handshake (Ray speaks gRPC: a web server, a port that closes at
+    once, a silent one or another protocol made ``ray.init`` wait for minutes), all within
+    ``timeout`` seconds.  ``"auto"`` and ``"local"`` are left to Ray (they look on this machine)."""
     import socket
 
     if address in ("auto", "local"):
         return
+    deadline = time.monotonic() + timeout
     client = address.startswith("ray://")
     hostport = address[len("ray://"):] if client else address
     host, sep, port = hostport.rpartition(":")
@@ -91,11 +123,17 @@ def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
         host, port = hostport, "10001" if client else "6379"
     host = host.strip("[]") or "127.0.0.1"
     try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except (OSError, ValueError) as exc:
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+    except (OSError, ValueError, OverflowError) as exc:
         raise ConnectionError(f"ray_address {address!r}: nothing answers at {host}:{port} within {timeout:g} s "
                               f"({getattr(exc, 'strerror', None) or exc}); start the cluster (`ray start --head`) "
                               "or fix --ray-address") from None
+    with sock:
+        why = _not_grpc(sock, deadline)
+    if why is not None:
+        raise ConnectionError(f"ray_address {address!r}: {host}:{port} is not a Ray head: it {why} (Ray speaks "
+                              f"gRPC; probed for at most {timeout:g} s); check the port (the GCS: 6379, ray://: 10001) "
+                              "or start the cluster (`ray start --head`)")
 
 
 class RayExecutor:

@@ -373,3 +373,81 @@ def test_every_error_line_clips_a_huge_word():
     assert V.clip_message("seed must be >= 0, got " + "9" * 3000).endswith("... (3,000 characters)")
     msg = "a normal message naming /some/path/of/ordinary/length.jsonl"
     assert V.clip_message(msg) == msg
+
+
+# ------------------------------------------------------------------ --ray-address: a port that is not Ray
+
+def _peer(behaviour: str) -> int:
+    """A loopback listener that answers every connection as ``behaviour`` says; returns its port."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            if behaviour == "silent":  # holds the connection, says nothing
+                threading.Timer(30, c.close).start()
+                continue
+            c.settimeout(5)
+            try:
+                c.recv(64)
+                c.sendall({"web": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "closing": b"",
+                           "bytes": b"+OK redis-like\r\n",
+                           "http2": b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x64"}[behaviour])
+            except OSError:
+                pass
+            if behaviour != "http2":
+                c.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+@pytest.mark.parametrize("behaviour, says", [("web", "answers b'HTTP/1.1 '"), ("closing", "closed the connection"),
+                                             ("silent", "sends nothing"), ("bytes", "answers b'+OK redis'")])
+def test_a_port_that_is_not_ray_is_one_line_within_the_bound(behaviour, says):
+    from pysynth.pipelines.executors import check_reachable
+
+    port = _peer(behaviour)
+    for addr in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(ConnectionError) as e:
+            check_reachable(addr, timeout=1)  # silence: the bound ends it
+        msg = str(e.value)
+        assert says in msg and "is not a Ray head" in msg and "\n" not in msg
+
+
+def test_an_http2_peer_passes_the_probe():
+    """A server that answers the HTTP/2 preface with SETTINGS (what gRPC, hence Ray's GCS, does)."""
+    from pysynth.pipelines.executors import check_reachable
+
+    check_reachable(f"127.0.0.1:{_peer('http2')}", timeout=5)
+
+
+def test_k2q_synthesize_with_a_web_server_as_ray_address_is_one_line(fails, tmp_path):
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "what is a flat tire"}) + "\n")
+    port = _peer("web")
+    line = fails(1, "k2q", "synthesize", "--in", inp, "--out", tmp_path / "o.jsonl", "--executor", "ray",
+                 "--ray-address", f"127.0.0.1:{port}")
+    assert "is not a Ray head" in line and "gRPC" in line
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_a_real_local_ray_head_passes_the_probe():
+    """Starts a local Ray (tens of seconds on a loaded 2-core machine): its GCS passes the probe."""
+    ray = pytest.importorskip("ray")
+    from pysynth.pipelines.executors import check_reachable
+
+    ray.init(include_dashboard=False, logging_level="ERROR", num_cpus=1)
+    try:
+        check_reachable(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()

@@ -75,7 +75,7 @@ def test_min_wellformed_gives_the_input_back(tmp_path, reference):
 def test_read_questions(tmp_path, monkeypatch):
     t = tmp_path / "a.txt"
     t.write_text("one\r\ntwo\n\nthree")
-    assert read_questions(t) == (["one\r", "two", "", "three"], None)  # line for line, as before
+    assert read_questions(t) == (["one", "two", "", "three"], None)  # line for line; a CRLF's \r is the ending
     j = tmp_path / "a.jsonl"
     j.write_text('{"question": "q1", "x": 1}\n\n{"question": "q2"}\n')
     assert read_questions(j) == (["q1", "q2"], [{"question": "q1", "x": 1}, {"question": "q2"}])

@@ -89,13 +89,13 @@ def write_gguf(path: Path, seed: int = 0, n_embd: int = 64, n_layer: int = 2, n_
 class LlamaServer:
     """``python -m llama_cpp.server`` on 127.0.0.1 and a free port, stopped by :meth:`stop`."""
 
-    def __init__(self, model: Path, name: str = "tiny", log: Optional[Path] = None):
+    def __init__(self, model: Path, name: str = "tiny", log: Optional[Path] = None, n_ctx: int = 1024):
         self.port = free_port()
         self.name = name
         self.log = open(log or os.devnull, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", name,
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "1024", "--n_threads", "1",
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1",
              "--n_batch", "256", "--verbose", "False"],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120

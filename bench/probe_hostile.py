@@ -63,9 +63,13 @@ COMMANDS: List[Tuple[List[str], List[str], List[str]]] = [
     (["index", "build"], [], ["--workers"]),
     (["score"], [], ["--workers"]),
     (["report"], [], ["--seed"]),
-    (["serve"], ["--port", "1"], ["--threads", "--timeout", "--max-batch", "--max-inputs", "--max-body-bytes",
+    (["serve"], ["--host", "127.0.0.1", "--port", "{BUSY}"], ["--threads", "--timeout", "--max-batch", "--max-inputs", "--max-body-bytes",
                                   "--max-context-chars", "--max-hypotheses"]),
 ]
+
+#: a port the probe keeps bound: ``pysynth serve`` cases with accepted values fail to bind at once (as root
+#: any port, even 1, would bind, and the server would run until the case's timeout)
+BUSY_PORT = ["0"]
 
 ROW = {"question": "how do i fix a flat tire", "keywords": "flat tire fix", "id": 1,
        "context": "Oxygen was discovered by Carl Wilhelm Scheele in Uppsala in 1773.",
@@ -101,6 +105,7 @@ def cases(work: Path) -> Iterator[dict]:
                 need2 = [x for x in need if not (x == flag or (need and need[0] == flag))]
                 if cmd == ["k2q", "make-corpus"] and flag == "--n":
                     need2 = []
+                need2 = [BUSY_PORT[0] if x == "{BUSY}" else x for x in need2]
                 yield {"id": f"cli:{' '.join(cmd)} {flag} {vid}", "kind": "cli", "out": out,
                        "argv": cmd + need2 + _io_args(cmd, inp, out) + [f"{flag}={v}"]}
     files = {
@@ -159,7 +164,7 @@ def classify_cli(case: dict, rc: Optional[int], err: str, timeout: bool) -> Tupl
     if case.get("out_kind") == "dev-full":
         return "wrong", "exit 0 writing to /dev/full"
     if case["argv"][:1] == ["serve"]:
-        return "ok", "exit 0"
+        return "wrong", "serve exited 0 on a port that is in use"
     if out and out not in ("-", os.devnull) and not out.startswith("/dev/") and Path(out).is_file() \
             and out.endswith((".jsonl", ".gz")) and case.get("out_kind") != "same-as-in":
         try:
@@ -408,6 +413,10 @@ def main(argv=None) -> int:
     done = set()
     if out.exists():
         done = {json.loads(x)["id"] for x in out.read_text().splitlines() if x.strip()}
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    BUSY_PORT[0] = str(busy.getsockname()[1])
     work = Path(tempfile.mkdtemp(prefix="pysynth-probe-"))
     (work / "out").mkdir()
     (work / "row.jsonl").write_text(json.dumps(ROW) + "\n")

@@ -346,3 +346,12 @@ def test_a_bom_only_file_is_empty_to_every_reader(tmp_path, raw):
     assert all(not x.strip() for x in read_questions(t)[0])
     with pytest.raises(ValueError, match="no contexts found"):
         read_contexts(t)
+
+
+@pytest.mark.skipif(not _is_char_device("/dev/full"), reason="no /dev/full")
+def test_score_out_dev_full_names_the_device(tmp_path):
+    hyp = tmp_path / "h.txt"
+    hyp.write_text("a flat tire\n")
+    r = subprocess.run([sys.executable, "-m", "pysynth", "score", "--hyp", str(hyp), "--ref", str(hyp), "--out",
+                        "/dev/full"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 1 and r.stderr.splitlines() == ["pysynth: error: /dev/full: No space left on device"]

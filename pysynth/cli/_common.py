@@ -609,8 +609,13 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
     except OSError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        with open(path, "wb") as f:
-            yield f
+        try:
+            with open(path, "wb") as f:
+                yield f
+        except OSError as exc:  # /dev/full: "PATH: No space left on device", as every writer says it
+            if exc.filename is not None or not exc.errno:
+                raise
+            raise OSError(exc.errno, exc.strerror, path) from None
         return
     target = Path(os.path.realpath(path))
     with atomic_open(target) as raw:

@@ -29,7 +29,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
 
-__all__ = ["BOM", "decode_text", "strip_bom", "chomp", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
+__all__ = ["BOM", "decode_text", "strip_bom", "chomp", "is_device", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
            "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -78,7 +78,7 @@ def atomic_open(path: PathLike, *, before_replace: Optional[Callable[[], None]] 
     nothing is renamed then, so ``before_replace`` is not called.  A write error there (ENOSPC)
     is an OSError naming ``path``."""
     path = Path(path)
-    if _special(path):
+    if is_device(path):
         try:
             with open(path, "wb") as f:
                 yield f
@@ -108,8 +108,9 @@ def atomic_open(path: PathLike, *, before_replace: Optional[Callable[[], None]] 
         raise
 
 
-def _special(path: Path) -> bool:
-    """Whether ``path`` exists (through symlinks) and is not a regular file or a directory."""
+def is_device(path: PathLike) -> bool:
+    """Whether ``path`` exists (through symlinks) and is not a regular file or a directory: a
+    device or a FIFO, written in place, with nothing (metadata, run directories) beside it."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):

@@ -327,3 +327,22 @@ def test_wordpiece_backends_agree_on_surrogates_and_unassigned_code_points():
     texts = ["\x04\ufffdnx\ufffd\u0530\ufffd@e", "x\ud800y why", "ok"]
     assert [py.encode(t) for t in texts] == [fast.encode(t) for t in texts]  # tokenizers raised on \ud800
     assert (py.batch(texts)["input_ids"] == fast.batch(texts)["input_ids"]).all()
+
+
+def test_k2q_synthesize_writes_no_metadata_beside_a_device(tmp_path):
+    """The probe found /dev/null.meta.json after ``k2q synthesize --out /dev/null``."""
+    import json
+    import os
+
+    from pysynth.cli import main
+
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "how do i fix a flat tire"}) + "\n")
+    meta = os.devnull + ".meta.json"
+    existed = os.path.exists(meta)
+    try:
+        assert main(["k2q", "synthesize", "--in", str(inp), "--out", os.devnull, "--restart", "--quiet"]) == 0
+        assert existed or not os.path.exists(meta)
+    finally:
+        if not existed and os.path.exists(meta):
+            os.unlink(meta)

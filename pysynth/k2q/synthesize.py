@@ -511,7 +511,8 @@ class _K2QStage(pipelines.Stage):
             # data first, metadata last: a run killed in between leaves the old metadata beside the
             # new rows, which a rerun replaces; never new metadata describing old rows
             io.write_jsonl(out, rows)
-            io.write_json(out.with_name(out.name + ".meta.json"), meta)
+            if not io.is_device(out):  # /dev/null.meta.json was written beside the device (issue 27 probe)
+                io.write_json(out.with_name(out.name + ".meta.json"), meta)
         info.timings["write_s"] = time.perf_counter() - t
         for i in order[: min(3, L)].tolist():
             info.log(f"      #{rank[i]} {keywords[i]!r} -> {qs.texts[i]!r}"

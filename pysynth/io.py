@@ -229,7 +229,7 @@ def pyarrow_parquet(what: str):
     return pq
 
 
-def read_jsonl(path: PathLike) -> Iterator[dict]:
+def read_jsonl(path: PathLike, what: str = "input") -> Iterator[dict]:
     """Rows of a JSON Lines file (``.gz`` is decompressed; ``-`` is stdin); blank lines are
     skipped, a leading byte-order mark too; a bad line raises ValueError naming ``file:line``."""
     if str(path) == "-":
@@ -244,7 +244,7 @@ def read_jsonl(path: PathLike) -> Iterator[dict]:
         with gzip.open(path, "rt", encoding="utf-8-sig") as f:
             yield from _jsonl_lines(f, str(path))
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # cut, or not gzip at all
-        raise ValueError(f"{str(path)!r}: not a readable gzip file ({exc or type(exc).__name__}); "
+        raise ValueError(f"{what} {str(path)!r}: not a readable gzip file ({exc or type(exc).__name__}); "
                          "compress it again or drop the .gz suffix if it is plain JSON Lines") from None
 
 
@@ -288,7 +288,7 @@ def read_rows(source, what: str = "input", *, batch_size: int = 65_536) -> Itera
             raise ValueError(f"{what}: {str(path)!r} is a directory, not a JSON Lines or Parquet file")
         if is_parquet(path):
             return _parquet_rows(path, what, batch_size)
-        return read_jsonl(path)
+        return read_jsonl(path, what)
     if isinstance(source, Mapping):
         raise TypeError(f"{what} must be a path or an iterable of row dicts, got a mapping")
     if isinstance(source, (bytes, bytearray)) or not hasattr(source, "__iter__"):

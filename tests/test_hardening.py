@@ -346,3 +346,23 @@ def test_k2q_synthesize_writes_no_metadata_beside_a_device(tmp_path):
     finally:
         if not existed and os.path.exists(meta):
             os.unlink(meta)
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="no /dev/full")
+def test_a_job_on_a_device_leaves_no_run_directory_beside_it(tmp_path):
+    """``k2q synthesize --out /dev/full`` left /dev/full.parts and /dev/.full.parts.lock behind."""
+    import json
+    import os
+
+    from pysynth.cli import main
+
+    inp = tmp_path / "q.jsonl"
+    inp.write_text(json.dumps({"question": "how do i fix a flat tire"}) + "\n")
+    before = set(os.listdir("/dev"))
+    assert main(["k2q", "synthesize", "--in", str(inp), "--out", "/dev/full", "--restart", "--quiet"]) == 1
+    assert main(["k2q", "synthesize", "--in", str(inp), "--out", os.devnull, "--restart", "--quiet"]) == 0
+    new = set(os.listdir("/dev")) - before
+    for n in new:  # leave /dev as it was even when the test fails
+        p = os.path.join("/dev", n)
+        __import__("shutil").rmtree(p, ignore_errors=True) if os.path.isdir(p) else os.unlink(p)
+    assert not new

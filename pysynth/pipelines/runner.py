@@ -278,6 +278,20 @@ def run(stage: Stage, out: Union[str, os.PathLike], *, executor=None, chunk_size
         # the same test hook for commands run as subprocesses (die like ``kill -9`` after N parts)
         _stop_after_chunks = int(os.environ["PYSYNTH_TEST_STOP_AFTER_CHUNKS"])
     out = Path(out)
+    from pysynth.io import is_device
+
+    if run_dir is None and is_device(out):
+        # a device or FIFO output (/dev/null, /dev/full) is written once: its run directory is a temporary
+        # one, removed at the end whatever happens, never /dev/OUT.parts (issue 27 probe)
+        import shutil
+        import tempfile
+
+        tmp = Path(tempfile.mkdtemp(prefix="pysynth-run-"))
+        try:
+            return run(stage, out, executor=executor, chunk_size=chunk_size, resume=False, keep_parts=False,
+                       progress=progress, run_dir=tmp / "run.parts", _stop_after_chunks=_stop_after_chunks)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     run_dir = Path(run_dir) if run_dir is not None else parts_dir(out)
     log = (lambda msg: say(msg)) if progress else (lambda msg: None)
     timings: Dict[str, float] = {}

@@ -8,7 +8,7 @@ hostile HTTP. Each case is classified:
 * ``5xx`` -- a server answer >= 500 (503 for a full queue or connection limit is ``shed``, not 5xx);
 * ``path_leak`` -- a server answer holding an absolute path of this machine;
 * ``wrong`` -- a silent wrong result: exit 0 with output that does not read back (or /dev/full
-  "written"), a stderr of more than one error line, a 200 answer that is not the documented JSON
+  "written"), files left in /dev beside a device output, a stderr of more than one error line, a 200 answer that is not the documented JSON
   or holds NaN/Infinity;
 * ``ok`` -- a clean refusal (one ``pysynth: error:`` line, exit 1/2; a 4xx ``{"error": ...}``) or a
   correct result.
@@ -466,7 +466,15 @@ def main(argv=None) -> int:
                     for c in todo[b:b + args.batch]:
                         if time.time() > deadline:
                             break
-                        record(run_cli(c, min(args.timeout, max(5.0, deadline - time.time())), env))
+                        dev = set(os.listdir("/dev"))
+                        r = run_cli(c, min(args.timeout, max(5.0, deadline - time.time())), env)
+                        litter = sorted(set(os.listdir("/dev")) - dev)
+                        if litter:  # e.g. /dev/null.meta.json, /dev/full.parts: files written beside a device
+                            r.update({"class": "wrong", "why": f"left {litter} in /dev"})
+                            for n in litter:
+                                p = Path("/dev") / n
+                                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink()
+                        record(r)
                         if os.path.exists("/dev/full") and not stat.S_ISCHR(os.stat("/dev/full").st_mode):
                             record({"id": f"{c['id']} (/dev/full replaced)", "class": "wrong",
                                     "why": "the device node /dev/full was replaced by a regular file"})

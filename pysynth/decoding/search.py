@@ -363,9 +363,8 @@ def beam_search(backend, batch, beam: int = 5, max_len: int = 40, length_penalty
 
 def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversity: float = 0.5,
                         max_len: int = 40, length_penalty: str = "none", alpha: float = 0.6,
-                        n_best: Optional[int] = None, ban_unk: bool = True,
-                        no_repeat_ngram: int = 0, distinct: bool = False,
-                        no_stutter: bool = False) -> List[List[Hypothesis]]:
+                        n_best: Optional[int] = None, ban_unk: bool = True, no_repeat_ngram: int = 0,
+                        distinct: bool = False, no_stutter: bool = False) -> List[List[Hypothesis]]:
     """Batched diverse beam search (Vijayakumar et al. 2016) with Hamming diversity.
 
     Parameters
@@ -379,18 +378,15 @@ def diverse_beam_search(backend, batch, beam: int = 6, groups: int = 3, diversit
     n_best : int, optional
         Hypotheses kept per group (default ``beam // groups``); the list per source is ordered
         by normalised score.
-    no_repeat_ngram : int
-        No hypothesis repeats an n-gram (0: off; see the module docstring).
-    no_stutter : bool
-        No hypothesis says a token twice in a row (see the module docstring).
+    no_repeat_ngram, no_stutter
+        The guards: no hypothesis repeats an n-gram (0: off) or a token twice in a row (module docstring).
     distinct : bool
         No group extends a prefix to a sequence an earlier group holds (alive or just finished)
         at that step, so the hypotheses are distinct (Hamming diversity alone lets groups merge a
         step later; ``bench/RESULTS_generators.md``). False: the paper's search.
     """
     check_search_args(beam, groups, diversity, max_len, length_penalty, alpha)
-    nr = _check_ngram(no_repeat_ngram)
-    ns = _check_flag(no_stutter)
+    nr, ns = _check_ngram(no_repeat_ngram), _check_flag(no_stutter)
     sp = check_backend(backend)
     G, Kg = groups, beam // groups
     nb = Kg if n_best is None else int(n_best)

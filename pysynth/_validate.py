@@ -264,7 +264,7 @@ def search_budget(beam_size: int, batch_size: Optional[int] = None, groups: Opti
     if batch_size is not None:
         n = int_range(batch_size, nbs, 1)
         if b * n > MAX_HYPOTHESES:
-            raise ValueError(f"{nb} {b} x {nbs} {n} = {b * n:,} hypotheses decoded at once, over the "
+            raise ValueError(f"{nb} {b} x {nbs} {clip(n)} = {f'{b * n:,}' if b * n < 10**30 else clip(b * n)} hypotheses decoded at once, over the "
                              f"{MAX_HYPOTHESES:,} that fit in memory; use {nbs} <= {max(1, MAX_HYPOTHESES // b)}")
 
 

@@ -366,3 +366,14 @@ def test_a_job_on_a_device_leaves_no_run_directory_beside_it(tmp_path):
         p = os.path.join("/dev", n)
         __import__("shutil").rmtree(p, ignore_errors=True) if os.path.isdir(p) else os.unlink(p)
     assert not new
+
+
+def test_search_budget_message_clips_a_huge_batch():
+    """Found by the scheduled fuzz run (intake.validate): a 3,000-digit batch size came back whole."""
+    from pysynth import _validate as V
+
+    with pytest.raises(ValueError) as e:
+        V.search_budget(256, 10**3000)
+    assert len(str(e.value)) < 300
+    with pytest.raises(ValueError, match="32,768 hypotheses"):
+        V.search_budget(256, 128)

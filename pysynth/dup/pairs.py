@@ -199,10 +199,9 @@ class _Stage(pipelines.RowStage):
         models = {}
         if self.method != "ws-tb":
             from pysynth.dup.dqg import DEFAULT_MODEL
-            from pysynth.models.registry import model_fingerprint
+            from pysynth.models.registry import generator_fingerprint
 
-            models = {"dqg": llm.fingerprint(self.model, "dqg", self.llm) if llm.is_llm_spec(self.model)
-                      else model_fingerprint(self.model, DEFAULT_MODEL)}
+            models = {"dqg": generator_fingerprint(self.model, DEFAULT_MODEL, "dqg", self.llm)}
         return _signature.signature(
             FORMAT, FORMAT_VERSION, {"method": self.method, **self.config,
                                      "exclude": _signature.fingerprint(sorted(self.exclude))},

@@ -398,6 +398,15 @@ def model_fingerprint(model: Optional[PathLike], default: Optional[str] = None) 
     return {"model": r.name or str(p), "sha256": h.hexdigest()}
 
 
+def generator_fingerprint(model: Any, default: str, role: str, options=None) -> Dict[str, Any]:
+    """A run signature's entry for a generator that may be an LLM: :func:`pysynth.llm.fingerprint` for a spec
+    (prompt ``role``), else the pysynth model's (:func:`model_fingerprint`,
+    ``default`` when ``model`` is None)."""
+    from pysynth.llm import fingerprint, is_llm_spec
+
+    return fingerprint(model, role, options) if is_llm_spec(model) else model_fingerprint(model, default)
+
+
 # ------------------------------------------------------------------------------ built-in entries
 
 def _gru_onnx(attention: bool, copy: bool) -> Dict[str, Dict[str, List[str]]]:

@@ -127,16 +127,15 @@ class _Stage(pipelines.RowStage):
         self.kernel = _Kernel(model, backend, threads, decoding, batch_size, filters, llm_options)
 
     def signature(self) -> Dict[str, Any]:
-        from pysynth.models.registry import model_fingerprint
+        from pysynth.models.registry import generator_fingerprint
 
         cfg = {"input": "text" if self.text else "rows", **self.decoding, "backend": self.backend,
                **({"min_wellformed": self.min_wellformed} if self.min_wellformed is not None else {}),
                **({"min_similarity": self.min_similarity} if self.min_similarity is not None else {})}
         return _signature.signature(FORMAT, FORMAT_VERSION, cfg, self.input_fingerprint(),
                                     extra_versions=("onnxruntime",),
-                                    models={"rewriter": llm.fingerprint(self.model, "mqr", self.llm)
-                                            if llm.is_llm_spec(self.model)
-                                            else model_fingerprint(self.model, DEFAULT_MODEL)})
+                                    models={"rewriter": generator_fingerprint(self.model, DEFAULT_MODEL, "mqr",
+                                                                                  self.llm)})
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         d = self.decoding

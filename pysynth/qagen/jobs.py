@@ -11,11 +11,10 @@ import numpy as np
 
 from pysynth import io, pipelines
 from pysynth import signature as _signature
-from pysynth.llm import fingerprint as llm_fingerprint
 from pysynth.llm import is_llm_spec
 from pysynth.llm import summary as llm_summary
 from pysynth.llm import usage as llm_usage
-from pysynth.models.registry import model_fingerprint
+from pysynth.models.registry import generator_fingerprint
 from pysynth.pipelines.rows import iter_rows
 from pysynth.qagen.data import Context, read_contexts
 from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables, judge_wellformed
@@ -107,10 +106,9 @@ class _Stage(pipelines.RowStage):
             FORMAT, FORMAT_VERSION, {**self.cfg.as_dict(), "keep_discarded": self.keep_discarded},
             {"contexts": len(self.contexts), "sha256": self.input_sha},
             extra_versions=("onnxruntime",),
-            models={k: llm_fingerprint(v, "qagen", self.llm) if k == "question" and is_llm_spec(v) else
-                    llm_fingerprint(v, "answers", self.llm.replace(prompt=None) if self.llm else None)
-                    if is_llm_spec(v)
-                    else model_fingerprint(v, defaults[k]) for k, v in self.models.items()})
+            models={k: generator_fingerprint(v, defaults[k], *(("qagen", self.llm) if k == "question" else
+                                                                 ("answers", self.llm.replace(prompt=None) if self.llm else None)))
+                    for k, v in self.models.items()})
 
     def describe_chunks(self, n_items: int, n_chunks: int, chunk_size: int) -> str:
         c = self.cfg

@@ -16,7 +16,6 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
-from pysynth.models.registry import model_fingerprint
 
 __all__ = ["run", "generate_questions", "check_answer_row", "ROW_REASONS"]
 
@@ -162,13 +161,13 @@ class _Stage(pipelines.RowStage):
         self.kernel = _Kernel(model, options, threads, llm_options)
 
     def signature(self) -> Dict[str, Any]:
+        from pysynth.models.registry import generator_fingerprint
         from pysynth.qagen.models import DEFAULT_QG_MODEL
 
         return _signature.signature(FORMAT, FORMAT_VERSION, dict(self.options), self.input_fingerprint(),
                                     extra_versions=("onnxruntime",),
-                                    models={"question": llm.fingerprint(self.model, "qagen", self.llm)
-                                            if llm.is_llm_spec(self.model)
-                                            else model_fingerprint(self.model, DEFAULT_QG_MODEL)})
+                                    models={"question": generator_fingerprint(self.model, DEFAULT_QG_MODEL, "qagen",
+                                                                                  self.llm)})
 
     def write(self, parts, info) -> Dict[str, Any]:
         n_out = io.write_rows(self.out, (r["out"] for r in self.iter_rows(parts) if r["out"] is not None))

@@ -34,7 +34,12 @@ _IOBIND_MIN = 1 << 20  # elements of ls from which step_parts binds its own outp
 
 def _session(ort, st, name: str, so, providers):
     """A session of graph ``name`` of store ``st`` (:func:`session` with prepared options)."""
-    return _open(ort, st.read(name), so, providers, st.path / name)
+    data = st.read(name)  # checked against meta.json
+    if st.meta.get("external_data"):
+        # a model package's graphs share one weights file (models/_build.py), which onnxruntime
+        # finds beside the graph's path, not beside bytes
+        return _open(ort, str(st.path / name), so, providers, st.path / name)
+    return _open(ort, data, so, providers, st.path / name)
 
 
 def _open(ort, data, so, providers, where):

@@ -111,7 +111,17 @@ def save_model(model, vocab, folder: os.PathLike, files: Optional[Mapping[str, b
 
 def load_state_dict(folder: os.PathLike) -> Dict[str, Any]:
     """The weights of a model directory (safetensors: no code runs)."""
-    return _safetensors().load(read_model_dir(folder).read(WEIGHTS))
+    return _safetensors().load(_weights(read_model_dir(folder)))
+
+
+def _weights(st) -> bytes:
+    """The torch weights of a model store; a ValueError naming the fix when it has none (a model
+    package's wheel ships its ONNX export alone: models/_build.py)."""
+    if WEIGHTS not in st.files:
+        raise ValueError(f"{st.path} has no torch weights ({WEIGHTS}): the installed model package holds its ONNX "
+                         "export only; use the onnx backend, or the checkout's model files, which have them: "
+                         "pysynth --models-dir <checkout>/pysynth/models/assets ... (or PYSYNTH_MODELS=that folder)")
+    return st.read(WEIGHTS)
 
 
 def torch_device(name: Optional[str]):
@@ -139,7 +149,7 @@ def load_model(folder: os.PathLike, device: Optional[str] = None) -> Tuple[Any, 
         raise ValueError(f"model: {r.path} is a Hugging Face model; use pysynth.decoding.hf.HFBackend")
     arch, cfg, vocab, st = read_config_vocab(r.path)
     model = arch.build(cfg, len(vocab))
-    data = st.read(WEIGHTS)
+    data = _weights(st)
     try:
         model.load_state_dict(load(data))
     except Exception as exc:  # noqa: BLE001 - safetensors and torch raise their own types

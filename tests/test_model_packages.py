@@ -4,6 +4,7 @@ through its entry point; ``PYSYNTH_MODELS`` / ``--models-dir`` come first; a mis
 line naming the command that installs it."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pysynth.cli import main
@@ -73,21 +75,64 @@ def test_the_main_wheel_holds_no_model(tree, tmp_path):
     assert whl.stat().st_size <= MAX_MAIN_WHEEL, f"{whl.name}: {whl.stat().st_size / 2**20:.1f} MB"
 
 
+def _checker():
+    spec = importlib.util.spec_from_file_location("check_model_bytes", ROOT / "tools" / "check_model_bytes.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.mark.slow
 def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
+    pytest.importorskip("onnxruntime")
     whl = _wheel(tree / "models" / SMALL, tmp_path / "wheel")
     site = tmp_path / "site"
     zipfile.ZipFile(whl).extractall(site)  # a wheel unpacked is what pip installs
     pkg = site / ("pysynth_model_" + SMALL.replace("-", "_")) / SMALL
-    for f in registry.ASSETS.joinpath(SMALL).rglob("*"):  # every file, byte for byte
-        if f.is_file():
-            assert (pkg / f.relative_to(registry.ASSETS / SMALL)).read_bytes() == f.read_bytes(), f
-    code = ("import json; from pysynth.models import registry as r; m = r.shipped(%r); "
-            "print(json.dumps([str(m.directory), m.source]))" % SMALL)
+    src = registry.ASSETS / SMALL
+    # issue 28: every weight once; no torch weights; the other files byte for byte
+    assert not list(pkg.rglob("*.safetensors")) and (pkg / "onnx" / "weights.data").is_file()
+    assert sum(f.stat().st_size for f in pkg.rglob("*") if f.is_file()) < 0.5 * sum(
+        f.stat().st_size for f in src.rglob("*") if f.is_file())
+    for f in src.rglob("*"):
+        if f.is_file() and f.suffix not in (".onnx", ".safetensors") and f.name != "meta.json":
+            assert (pkg / f.relative_to(src)).read_bytes() == f.read_bytes(), f
+    chk = _checker()
+    assert chk.repeats(chk._members([whl]), 10**6) == []
+    # installed (found through its entry point), it decodes as the checkout's model does
+    code = ("import json, sys; from pysynth.models import registry as r; from pysynth.models.text2text import text2text; "
+            "m = r.shipped(%r); g = text2text(%r, 'onnx', threads=1); "
+            "out = [[x.texts, [float(v) for v in x.scores]] for x in g.generate(json.loads(sys.argv[1]))]; "
+            "print(json.dumps([str(m.directory), m.source, g.gen.backend.parts is not None, out]))" % (SMALL, SMALL))
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop(registry.ENV, None)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert json.loads(out) == [str(pkg), f"entry point pysynth-model-{SMALL}"]
+    texts = ["paris capital", "python list sort error", "cheap flights berlin"]
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(texts)], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    where, source, parts, got = json.loads(out)
+    assert [where, source, parts] == [str(pkg), f"entry point pysynth-model-{SMALL}", True]
+    from pysynth.models.text2text import text2text
+
+    want = [[x.texts, [float(v) for v in x.scores]] for x in text2text(src, "onnx", threads=1).generate(texts)]
+    assert got == want
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="no torch weights.*--models-dir"):
+        text2text(pkg, "torch")
+
+
+def test_the_byte_checker_finds_every_long_repeat():
+    chk = _checker()
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(0, 256, n, dtype=np.uint8) for n in (5000, 7000, 3000))
+    assert chk.repeats([("a", a), ("b", b), ("c", c)], 1000) == []
+    seq = rng.integers(0, 256, 1000, dtype=np.uint8)
+    a[137:1137] = seq  # at unaligned offsets, and twice in one file
+    b[4021:5021] = seq
+    c[100:1100], c[1901:2901] = seq, seq
+    found = chk.repeats([("a", a), ("b", b), ("c", c)], 1000)
+    pairs = {(x[1], x[2], x[3], x[4]) for x in found if x[0] >= 1000}
+    assert pairs >= {("a", 137, "b", 4021), ("a", 137, "c", 100), ("a", 137, "c", 1901), ("b", 4021, "c", 100),
+                     ("b", 4021, "c", 1901), ("c", 100, "c", 1901)}, found
 
 
 def _model_folder(base: Path, name: str = SMALL) -> Path:

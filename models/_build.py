@@ -10,8 +10,8 @@ hold the files), hence the clear error below.
 
 Every weight is stored once in the wheel (issue 28; ``tools/check_model_bytes.py`` checks it):
 
-* an ONNX store of two or more graphs (``encoder.onnx``, ``step.onnx``, ``step_parts.onnx``)
-  gets one external-data file, :data:`DATA`: each initializer of 1 KiB or more moves there, and
+* a seq2seq ONNX store (:data:`EXTERNAL_FORMATS`: ``encoder.onnx``, ``step.onnx``,
+  ``step_parts.onnx``) gets one external-data file, :data:`DATA`: each initializer of 1 KiB or more moves there, and
   identical bytes (the tied embedding table in the encoder and both step graphs, the decoder in
   ``step`` and ``step_parts``) point at one offset. The graphs are otherwise unchanged, so the
   sessions compute with the same bytes. The store's ``meta.json`` names the file under
@@ -39,6 +39,9 @@ ASSETS = Path(__file__).resolve().parent.parent / "pysynth" / "models" / "assets
 DATA = "weights.data"
 TORCH_WEIGHTS = ("model.safetensors", "model.pt")
 TRAINABLE_ENV = "PYSYNTH_MODEL_TRAINABLE"
+#: store formats whose reader opens a graph by its path when ``meta["external_data"]`` is set
+#: (``pysynth.decoding.ort``); the single-graph stores (MiniLM) have nothing to share and stay as they are
+EXTERNAL_FORMATS = ("pysynth.model.onnx",)
 _MIN_EXTERNAL = 1024  # bytes: smaller initializers stay in their graph
 _ALIGN = 64
 
@@ -108,7 +111,7 @@ def _restore(folder: Path, trainable: bool) -> None:
                 del files[w]
                 changed.add(w)
     graphs = sorted(f for f in files if f.endswith(".onnx"))
-    if len(graphs) >= 2 and DATA not in files:
+    if doc.get("format") in EXTERNAL_FORMATS and len(graphs) >= 2 and DATA not in files:
         externalize(folder, graphs)
         doc["meta"] = {**doc.get("meta", {}), "external_data": DATA}
         changed.update(graphs + [DATA])

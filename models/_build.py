@@ -70,8 +70,12 @@ def _meta_crc(doc: dict) -> int:
 def externalize(folder: Path, graphs) -> int:
     """Move the initializers of ``graphs`` (files in ``folder``) into ``folder/DATA``, each distinct
     byte string once; returns the data file's size."""
-    import onnx
-    from onnx.external_data_helper import _get_all_tensors
+    try:
+        import onnx
+        from onnx.external_data_helper import _get_all_tensors
+    except ImportError:
+        raise SystemExit(f"the build of {folder.name}'s package needs onnx (pyproject.toml's build requirements; "
+                         "with --no-build-isolation: pip install onnx first)") from None
 
     offsets: dict = {}
     with open(folder / DATA, "wb") as out:

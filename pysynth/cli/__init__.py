@@ -31,9 +31,20 @@ __all__ = ["build_parser", "main", "verbs", "deprecated_module"]
 deprecated_module = _common.deprecated_module  # the old ``python -m`` trainer entry points call it
 
 
-def build_parser() -> _common.Parser:
+# Command -> the module that adds it, in `pysynth --help` order. A run that names its command
+# imports only that module: `pysynth score` spent 0.2 s importing the other ten (serve, paraphrase
+# pivots, ...) before reading a line (bench/RESULTS.md, issue 29).
+_MODULES = {"score": "score", "demo": "score", "k2q": "k2q", "index": "index", "search": "index", "mqr": "mqr",
+            "quality": "quality", "paraphrase": "paraphrase", "qagen": "qagen", "dup": "dup", "export": "export",
+            "report": "report", "serve": "serve", "models": "models"}
+
+
+def build_parser(command: str | None = None) -> _common.Parser:
+    """The ``pysynth`` parser: every command, or only ``command``'s module when one is named."""
+    import importlib
+
     import pysynth
-    from pysynth.cli import dup, export, index, k2q, models, mqr, paraphrase, qagen, quality, report, score, serve
+    from pysynth.cli import models
 
     p = _common.Parser(prog=_common.PROG, description="pysynth: synthetic question data toolkit",
                        epilog="--in/--out take - for stdin/stdout. Exit status: 0 done, 1 the run failed, "
@@ -43,21 +54,26 @@ def build_parser() -> _common.Parser:
                    help="a folder of model folders (NAME/model.json), searched before the installed models "
                         "(as PYSYNTH_MODELS)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    score.add_commands(sub)  # score, demo
-    k2q.add_commands(sub)
-    index.add_commands(sub)  # index build/search, search
-    mqr.add_commands(sub)
-    quality.add_commands(sub)
-    paraphrase.add_commands(sub)
-    qagen.add_commands(sub)
-    dup.add_commands(sub)
-    export.add_commands(sub)
-    report.add_commands(sub)
-    serve.add_commands(sub)
-    models.add_commands(sub)
+    names = [_MODULES[command]] if command in _MODULES else dict.fromkeys(_MODULES.values())
+    for name in names:
+        importlib.import_module(f"pysynth.cli.{name}").add_commands(sub)
     for leaf in _leaves(p):
         _add_verbosity(leaf)
     return p
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word after the global options), or None."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--models-dir":
+            i += 2
+        elif a.startswith("--models-dir="):
+            i += 1
+        else:
+            return None if a.startswith("-") else a
+    return None
 
 
 def _leaves(parser: argparse.ArgumentParser) -> list:
@@ -95,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table6``) is rewritten to the current one with a one-line note on stderr."""
     import sys
 
-    parser = build_parser()
-    argv = _common.upgrade_argv(sys.argv[1:] if argv is None else argv, verbs(parser))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command(argv))
+    argv = _common.upgrade_argv(argv, verbs(parser))
     return _common.run(parser, argv)

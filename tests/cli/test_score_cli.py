@@ -58,3 +58,20 @@ def test_score_errors(fails, files, tmp_path):
 def test_demo(cli):
     r = cli("demo", "--workers", 2)
     assert r.code == 0 and "MQR test sample" in r.out and "scored 10 systems" in r.out
+
+
+def test_score_imports_only_its_command(files, tmp_path):
+    """``pysynth score`` builds a parser of its own module only (the other commands' imports cost 0.2 s);
+    ``pysynth --help`` still lists every command."""
+    import subprocess
+
+    h, r = files
+    code = ("import sys; from pysynth.cli import main; "
+            f"rc = main(['score', '--hyp', {str(h)!r}, '--ref', {str(r)!r}, '--metrics', 'bleu', "
+            f"'--out', {str(tmp_path / 'o.json')!r}]); "
+            "print(rc, sorted(m for m in sys.modules if m.startswith('pysynth.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert out[0] == "0" and "pysynth.cli.serve" not in out[1] and "pysynth.cli.paraphrase" not in out[1]
+    from pysynth.cli import _MODULES, build_parser, verbs
+
+    assert set(verbs(build_parser())) == set(_MODULES)

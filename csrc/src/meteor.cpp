@@ -289,11 +289,12 @@ struct Match {
   int module, start, length, mstart, mlen;
 };
 
-// One buffer per path (copied on every branch): [0, n2) the match index chosen at each
-// reference position (-1: none), then used flags of the n1 test words and the n2 reference words.
+// A partial alignment. Its buffer is a slot of `stride` ints in the step's arena: [0, n2) the match
+// index chosen at each reference position (-1: none), then used flags of the n1 test words and the
+// n2 reference words (copied on every branch, as the jar copies its arrays).
 struct Path {
-  std::vector<int> buf;
   int m1 = 0, m2 = 0, all1 = 0, all2 = 0, chunks = 0, idx = 0, last = -1, dist = 0;
+  size_t slot = 0;
 };
 
 void take(Path& p, const Match& m) {
@@ -314,6 +315,20 @@ bool path_less(const Path* a, const Path* b) {
   return a->dist < b->dist;
 }
 
+// Stable sort by path_less; beams are small, so an insertion sort (no buffer to allocate) mostly.
+void stable_order(std::vector<Path*>& v) {
+  if (v.size() > 64) {
+    std::stable_sort(v.begin(), v.end(), path_less);
+    return;
+  }
+  for (size_t i = 1; i < v.size(); ++i) {
+    Path* x = v[i];
+    size_t j = i;
+    for (; j > 0 && path_less(x, v[j - 1]); --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
 bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -328,7 +343,8 @@ bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
 }
 
 // Hashes of a line's word spans of up to max_len words (spans with an out-of-table word excluded),
-// sorted by (hash, position), with a 64-bit filter of their top hash bits.
+// sorted by (hash, position), with a 1024-bit filter of their top hash bits (a 64-bit one let half
+// of a table group's entries through to the binary search).
 struct Span {
   uint64_t h;
   int pos, len;
@@ -337,32 +353,49 @@ struct Span {
 
 struct SpanIndex {
   std::vector<Span> spans;
-  uint64_t bloom = 0;
-  void build(const std::vector<int32_t>& line, int max_len) {
-    int n = static_cast<int>(line.size());
+  uint64_t bloom[16] = {0};
+  void build(const int32_t* line, int n, int max_len) {
+    spans.clear();
+    std::fill(bloom, bloom + 16, uint64_t{0});
     for (int i = 0; i < n; ++i) {
       uint64_t h = kFnvOffset;
       for (int len = 1; len <= max_len && i + len <= n; ++len) {
         if (line[i + len - 1] < 0) break;
         h = (h ^ static_cast<uint32_t>(line[i + len - 1])) * kFnvPrime;
         spans.push_back({h, i, len});
-        bloom |= uint64_t{1} << (h >> 58);
+        bloom[h >> 60] |= uint64_t{1} << ((h >> 54) & 63);
       }
     }
     std::sort(spans.begin(), spans.end());
   }
+  bool maybe(uint64_t h) const { return (bloom[h >> 60] >> ((h >> 54) & 63)) & 1; }
+};
+
+// Buffers of align, one per worker thread, reused across segments (no allocation once warm).
+struct Scratch {
+  std::vector<Match> all;
+  std::vector<int> at_off, at_idx;  // the matches starting at each reference position, in `all` order
+  std::vector<int> cov1, cov2;
+  std::vector<int32_t> l1, l2;
+  SpanIndex s1, s2;
+  std::vector<Resources::Group> gs;
+  std::vector<Path> cur, next;
+  std::vector<int> cur_buf, next_buf;
+  std::vector<Path*> order;
+  std::vector<int32_t> syn_key;  // synset id -> the test words holding it (n1 <= 64), open addressing
+  std::vector<uint64_t> syn_mask;
 };
 
 void align(const Resources& res, const std::vector<const WordInfo*>& w1, const std::vector<const WordInfo*>& w2,
-           double* st) {
+           Scratch& s, double* st) {
   const int n1 = static_cast<int>(w1.size()), n2 = static_cast<int>(w2.size());
-  std::vector<Match> all;
-  std::vector<std::vector<int>> at(n2);
-  std::vector<int> cov1(n1, 0), cov2(n2, 0);
-  auto add = [&](const Match& m) {
-    at[m.start].push_back(static_cast<int>(all.size()));
-    all.push_back(m);
-  };
+  std::vector<Match>& all = s.all;
+  all.clear();
+  s.cov1.assign(n1, 0);
+  s.cov2.assign(n2, 0);
+  int* cov1 = s.cov1.data();
+  int* cov2 = s.cov2.data();
+  auto add = [&](const Match& m) { all.push_back(m); };
   bool same = n1 == n2;
   for (int k = 0; same && k < n1; ++k) same = w1[k]->hash == w2[k]->hash;
   for (int j = 0; j < n2; ++j)
@@ -373,25 +406,60 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
       for (int i = 0; i < n1; ++i)
         if (w1[i]->stem_hash == w2[j]->stem_hash && w1[i]->hash != w2[j]->hash)
           add({1, j, 1, i, 1}), ++cov1[i], ++cov2[j];
-    for (int j = 0; j < n2; ++j)
+    size_t total = 0;
+    for (int i = 0; i < n1; ++i) total += w1[i]->syn.size();
+    if (n1 <= 64 && total > 0) {
+      // The test words of each synset as a bit mask: a reference word's synsets OR-ed give the test
+      // words it shares one with, in ascending order (the pairwise loop's order).
+      size_t size = 16;
+      while (size < 2 * total) size <<= 1;
+      const size_t mask = size - 1;
+      int bits = 0;
+      while ((size_t{1} << bits) < size) ++bits;
+      s.syn_key.assign(size, 0);
+      s.syn_mask.assign(size, 0);
+      auto slot_of = [&](int32_t id) {
+        size_t k = static_cast<size_t>((uint64_t{static_cast<uint32_t>(id)} * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+        while (s.syn_mask[k] != 0 && s.syn_key[k] != id) k = (k + 1) & mask;
+        return k;
+      };
       for (int i = 0; i < n1; ++i)
-        if (w1[i]->hash != w2[j]->hash && intersects(w1[i]->syn, w2[j]->syn))
-          add({2, j, 1, i, 1}), ++cov1[i], ++cov2[j];
-    std::vector<int32_t> l1(n1), l2(n2);
-    for (int i = 0; i < n1; ++i) l1[i] = w1[i]->pid;
-    for (int j = 0; j < n2; ++j) l2[j] = w2[j]->pid;
+        for (int32_t id : w1[i]->syn) {
+          size_t k = slot_of(id);
+          s.syn_key[k] = id;
+          s.syn_mask[k] |= uint64_t{1} << i;
+        }
+      for (int j = 0; j < n2; ++j) {
+        uint64_t m = 0;
+        for (int32_t id : w2[j]->syn) m |= s.syn_mask[slot_of(id)];
+        while (m) {
+          int i = __builtin_ctzll(m);
+          m &= m - 1;
+          if (w1[i]->hash != w2[j]->hash) add({2, j, 1, i, 1}), ++cov1[i], ++cov2[j];
+        }
+      }
+    } else if (total > 0) {
+      for (int j = 0; j < n2; ++j)
+        for (int i = 0; i < n1; ++i)
+          if (w1[i]->hash != w2[j]->hash && intersects(w1[i]->syn, w2[j]->syn))
+            add({2, j, 1, i, 1}), ++cov1[i], ++cov2[j];
+    }
+    s.l1.resize(n1);
+    s.l2.resize(n2);
+    for (int i = 0; i < n1; ++i) s.l1[i] = w1[i]->pid;
+    for (int j = 0; j < n2; ++j) s.l2[j] = w2[j]->pid;
+    const int32_t* l1 = s.l1.data();
+    const int32_t* l2 = s.l2.data();
     // Paraphrases: the jar tries every paraphrase of every phrase against every position. Here a
     // phrase's paraphrases are scanned by hash against the hashes of the other line's word spans
-    // (sorted, with a 64-bit filter); hits are verified word by word and come out in the jar's order.
+    // (sorted, with a filter); hits are verified word by word and come out in the jar's order.
     const ParaArrays& pa = res.para();
-    SpanIndex s1, s2;
-    s1.build(l1, pa.max_len);
-    s2.build(l2, pa.max_len);
-    std::vector<Resources::Group> gs;
-    auto scan = [&](const Resources::Group& g, const SpanIndex& other, const std::vector<int32_t>& oline, auto&& emit) {
+    s.s1.build(l1, n1, pa.max_len);
+    s.s2.build(l2, n2, pa.max_len);
+    auto scan = [&](const Resources::Group& g, const SpanIndex& other, const int32_t* oline, auto&& emit) {
       for (int64_t k = g.first; k < g.end; ++k) {
         uint64_t hq = pa.grp_hash[k];
-        if (!((other.bloom >> (hq >> 58)) & 1)) continue;
+        if (!other.maybe(hq)) continue;
         auto it = std::lower_bound(other.spans.begin(), other.spans.end(), Span{hq, 0, 0});
         for (; it != other.spans.end() && it->h == hq; ++it) {
           int32_t q = pa.grp_par[k];
@@ -404,103 +472,129 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
       }
     };
     for (int j = 0; j < n2; ++j) {
-      gs.clear();
-      res.groups(l2, j, gs);
-      for (const auto& g : gs)
-        scan(g, s1, l1, [&](int i, int plen) {
+      s.gs.clear();
+      res.groups(l2, static_cast<size_t>(n2), j, *w2[j], s.gs);
+      for (const auto& g : s.gs)
+        scan(g, s.s1, l1, [&](int i, int plen) {
           add({3, j, g.len, i, plen});
           for (int k = 0; k < plen; ++k) ++cov1[i + k];
           for (int k = 0; k < g.len; ++k) ++cov2[j + k];
         });
     }
     for (int i = 0; i < n1; ++i) {
-      gs.clear();
-      res.groups(l1, i, gs);
-      for (const auto& g : gs)
-        scan(g, s2, l2, [&](int j, int plen) {
+      s.gs.clear();
+      res.groups(l1, static_cast<size_t>(n1), i, *w1[i], s.gs);
+      for (const auto& g : s.gs)
+        scan(g, s.s2, l2, [&](int j, int plen) {
           add({3, j, plen, i, g.len});
           for (int k = 0; k < g.len; ++k) ++cov1[i + k];
           for (int k = 0; k < plen; ++k) ++cov2[j + k];
         });
     }
   }
+  // The matches starting at each reference position, in the order they were found.
+  s.at_off.assign(n2 + 1, 0);
+  for (const Match& m : all) ++s.at_off[m.start + 1];
+  for (int j = 0; j < n2; ++j) s.at_off[j + 1] += s.at_off[j];
+  s.at_idx.resize(all.size());
+  {
+    // placement cursor per position: at_off[j] + the number placed so far
+    std::vector<int>& cursor = s.cur_buf;
+    cursor.assign(s.at_off.begin(), s.at_off.end() - 1);
+    for (int mi = 0; mi < static_cast<int>(all.size()); ++mi) s.at_idx[cursor[all[mi].start]++] = mi;
+  }
+  const int* at_off = s.at_off.data();
+  const int* at_idx = s.at_idx.data();
   // One-to-one matches over words no other match covers are fixed.
-  std::vector<Path> pool;
-  pool.reserve(64);
-  Path start;
-  start.buf.assign(static_cast<size_t>(2 * n2 + n1), 0);
-  std::fill(start.buf.begin(), start.buf.begin() + n2, -1);
-  // views into a path's buffer
-  auto M = [](Path& p) { return p.buf.data(); };
-  auto U1 = [n2](Path& p) { return p.buf.data() + n2; };
-  auto U2 = [n1, n2](Path& p) { return p.buf.data() + n2 + n1; };
-  for (int j = 0; j < n2; ++j) {
-    if (at[j].size() != 1) continue;
-    const Match& m = all[at[j][0]];
-    bool overlap = false;
-    for (int k = 0; k < m.length; ++k) overlap |= cov2[j + k] != 1;
-    for (int k = 0; k < m.mlen; ++k) overlap |= cov1[m.mstart + k] != 1;
-    if (overlap) continue;
-    M(start)[j] = at[j][0];
-    for (int k = 0; k < m.length; ++k) U2(start)[j + k] = 1;
-    for (int k = 0; k < m.mlen; ++k) U1(start)[m.mstart + k] = 1;
+  const size_t stride = static_cast<size_t>(2 * n2 + n1);
+  s.next.clear();
+  s.next_buf.assign(stride, 0);
+  s.next.push_back(Path());
+  {
+    int* M0 = s.next_buf.data();
+    int* U10 = M0 + n2;
+    int* U20 = M0 + n2 + n1;
+    std::fill(M0, M0 + n2, -1);
+    for (int j = 0; j < n2; ++j) {
+      if (at_off[j + 1] - at_off[j] != 1) continue;
+      const Match& m = all[at_idx[at_off[j]]];
+      bool overlap = false;
+      for (int k = 0; k < m.length; ++k) overlap |= cov2[j + k] != 1;
+      for (int k = 0; k < m.mlen; ++k) overlap |= cov1[m.mstart + k] != 1;
+      if (overlap) continue;
+      M0[j] = at_idx[at_off[j]];
+      for (int k = 0; k < m.length; ++k) U20[j + k] = 1;
+      for (int k = 0; k < m.mlen; ++k) U10[m.mstart + k] = 1;
+    }
   }
   // Beam search left to right over the reference.
-  std::vector<Path> cur_paths, next_paths;
-  next_paths.push_back(std::move(start));
-  std::vector<Path*> order;
+  auto push = [&](const Path& p, const int* buf) -> int* {
+    size_t slot = s.next_buf.size();
+    s.next_buf.insert(s.next_buf.end(), buf, buf + stride);
+    s.next.push_back(p);
+    s.next.back().slot = slot;
+    return s.next_buf.data() + slot;
+  };
   for (int cur = 0; cur <= n2; ++cur) {
-    cur_paths.swap(next_paths);
-    next_paths.clear();
-    order.clear();
-    for (auto& p : cur_paths) order.push_back(&p);
-    std::stable_sort(order.begin(), order.end(), path_less);
-    size_t lim = std::min(kBeam, order.size());
+    s.cur.swap(s.next);
+    s.cur_buf.swap(s.next_buf);
+    s.next.clear();
+    s.next_buf.clear();
+    s.order.clear();
+    for (auto& p : s.cur) s.order.push_back(&p);
+    stable_order(s.order);
+    size_t lim = std::min(kBeam, s.order.size());
     for (size_t rank = 0; rank < lim; ++rank) {
-      Path& path = *order[rank];
+      Path& path = *s.order[rank];
+      const int* pb = s.cur_buf.data() + path.slot;
+      const int* PM = pb;
+      const int* PU1 = pb + n2;
+      const int* PU2 = pb + n2 + n1;
       if (cur == n2) {
         if (path.last != -1) ++path.chunks;
-        next_paths.push_back(std::move(path));
+        push(path, pb);
         continue;
       }
-      if (U2(path)[cur]) {
+      if (PU2[cur]) {
         if (cur < path.idx) {
-          next_paths.push_back(std::move(path));
-        } else if (M(path)[path.idx] >= 0) {
-          const Match& m = all[M(path)[path.idx]];
+          push(path, pb);
+        } else if (PM[path.idx] >= 0) {
+          const Match& m = all[PM[path.idx]];
           take(path, m);
           path.dist += std::abs(m.start - m.mstart);
-          next_paths.push_back(std::move(path));
+          push(path, pb);
         }
         continue;
       }
-      for (int mi : at[cur]) {
+      for (int a = at_off[cur]; a < at_off[cur + 1]; ++a) {
+        const int mi = at_idx[a];
         const Match& m = all[mi];
         bool used = false;
-        for (int k = 0; k < m.length && !used; ++k) used = U2(path)[m.start + k];
-        for (int k = 0; k < m.mlen && !used; ++k) used = U1(path)[m.mstart + k];
+        for (int k = 0; k < m.length && !used; ++k) used = PU2[m.start + k];
+        for (int k = 0; k < m.mlen && !used; ++k) used = PU1[m.mstart + k];
         if (used) continue;
         Path q = path;
-        for (int k = 0; k < m.length; ++k) U2(q)[m.start + k] = 1;
-        for (int k = 0; k < m.mlen; ++k) U1(q)[m.mstart + k] = 1;
-        M(q)[cur] = mi;
         take(q, m);
+        int* qb = push(q, pb);
+        for (int k = 0; k < m.length; ++k) qb[n2 + n1 + m.start + k] = 1;
+        for (int k = 0; k < m.mlen; ++k) qb[n2 + m.mstart + k] = 1;
+        qb[cur] = mi;
         path.dist += std::abs(m.start - m.mstart);  // sic: the jar charges the parent path
-        next_paths.push_back(std::move(q));
       }
       if (path.last != -1) {
         ++path.chunks;
         path.last = -1;
       }
       ++path.idx;
-      next_paths.push_back(std::move(path));
+      push(path, pb);
     }
-    if (next_paths.empty()) next_paths.push_back(std::move(*order[0]));
+    if (s.next.empty()) push(*s.order[0], s.cur_buf.data() + s.order[0]->slot);
   }
-  order.clear();
-  for (auto& p : next_paths) order.push_back(&p);
-  std::stable_sort(order.begin(), order.end(), path_less);
-  Path& best = *order[0];
+  s.order.clear();
+  for (auto& p : s.next) s.order.push_back(&p);
+  stable_order(s.order);
+  const Path& best = *s.order[0];
+  const int* BM = s.next_buf.data() + best.slot;
   // Statistics of the best alignment.
   double cm1[4] = {0}, cm2[4] = {0}, fm1[4] = {0}, fm2[4] = {0};
   int tm1 = 0, tm2 = 0, chunks = 0, last = -1, idx = 0;
@@ -508,7 +602,7 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
   for (int i = 0; i < n1; ++i) f1 += w1[i]->func;
   for (int j = 0; j < n2; ++j) f2 += w2[j]->func;
   while (idx < n2) {
-    int mi = M(best)[idx];
+    int mi = BM[idx];
     if (mi < 0) {
       if (last != -1) ++chunks, last = -1;
       ++idx;
@@ -673,13 +767,19 @@ int32_t Resources::phrase(const int32_t* ids, size_t n, uint64_t h) const {
   }
 }
 
-void Resources::groups(const std::vector<int32_t>& line, size_t start, std::vector<Group>& out) const {
-  size_t maxl = std::min(static_cast<size_t>(para_.max_len), line.size() - start);
-  uint64_t h = kFnvOffset;
-  for (size_t len = 1; len <= maxl; ++len) {
+void Resources::groups(const int32_t* line, size_t n, size_t start, const WordInfo& first,
+                       std::vector<Group>& out) const {
+  size_t maxl = std::min(static_cast<size_t>(para_.max_len), n - start);
+  if (maxl == 0 || line[start] < 0) return;
+  // one word: looked up once per word (WordInfo), not once per occurrence
+  if (first.phrase1 >= 0 && para_.grp_ptr[first.phrase1] < para_.grp_ptr[first.phrase1 + 1])
+    out.push_back({1, para_.grp_ptr[first.phrase1], para_.grp_ptr[first.phrase1 + 1]});
+  if (!first.prefix1) return;
+  uint64_t h = (kFnvOffset ^ static_cast<uint32_t>(line[start])) * kFnvPrime;
+  for (size_t len = 2; len <= maxl; ++len) {
     if (line[start + len - 1] < 0) break;
     h = (h ^ static_cast<uint32_t>(line[start + len - 1])) * kFnvPrime;
-    int32_t p = phrase(line.data() + start, len, h);
+    int32_t p = phrase(line + start, len, h);
     if (p >= 0 && para_.grp_ptr[p] < para_.grp_ptr[p + 1])
       out.push_back({static_cast<int>(len), para_.grp_ptr[p], para_.grp_ptr[p + 1]});
     if (!is_prefix(h)) break;  // no longer phrase starts with these words (the transducer's trie stops)
@@ -698,6 +798,11 @@ const WordInfo* Resources::info(std::string_view w, std::vector<std::unique_ptr<
   x->stem_hash = java_hash(snowball_stem(key));
   x->syn = synset_ids(key);
   x->pid = word_id(key);
+  if (x->pid >= 0) {
+    uint64_t h = (kFnvOffset ^ static_cast<uint32_t>(x->pid)) * kFnvPrime;
+    x->phrase1 = phrase(&x->pid, 1, h);
+    x->prefix1 = is_prefix(h);
+  }
   x->func = is_function(key);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key);
@@ -750,7 +855,8 @@ void segment_stats(const Resources& res, const std::vector<std::string_view>& hy
   parallel_for(words.size(), workers, 256, [&](size_t tid, size_t b, size_t e) {
     for (size_t k = b; k < e; ++k) info[k] = res.info(words[k], spare[tid]);
   });
-  parallel_for(hyps.size(), workers, 16, [&](size_t, size_t b, size_t e) {
+  std::vector<Scratch> scratch(spare.size());
+  parallel_for(hyps.size(), workers, 16, [&](size_t tid, size_t b, size_t e) {
     std::vector<const WordInfo*> w1, w2;
     double st[kStats];
     for (size_t i = b; i < e; ++i) {
@@ -762,7 +868,7 @@ void segment_stats(const Resources& res, const std::vector<std::string_view>& hy
       for (int64_t r = ref_off[i]; r < ref_off[i + 1]; ++r) {
         w2.clear();
         for (int t : rtok[r]) w2.push_back(info[t]);
-        align(res, w1, w2, st);
+        align(res, w1, w2, scratch[tid], st);
         double sc = score_from_stats(st);
         if (sc > best_score) {
           best_score = sc;

@@ -44,9 +44,10 @@ struct ParaArrays {
 
 // What the matchers need of one word: Java hash codes of the word and of its Snowball stem,
 // WordNet synset ids (sorted), paraphrase-table word id (-1: absent), function word or not.
+// phrase1 / prefix1: the table phrase of the word alone (-1: none) and whether longer phrases start with it.
 struct WordInfo {
-  int32_t hash = 0, stem_hash = 0, pid = -1;
-  bool func = false;
+  int32_t hash = 0, stem_hash = 0, pid = -1, phrase1 = -1;
+  bool func = false, prefix1 = false;
   std::vector<int32_t> syn;
 };
 
@@ -61,13 +62,14 @@ class Resources {
   // Synset ids of w or of its base form (sorted, unique).
   std::vector<int32_t> synset_ids(const std::string& w) const;
   int32_t word_id(const std::string& w) const;
-  // Appends (length, first, end) for table phrases starting at line[start]: their paraphrases
-  // are grp_par[first .. end), in the transducer's order.
+  // Appends (length, first, end) for table phrases starting at line[start] (line: n word ids,
+  // `first`: the analysis of that word): their paraphrases are grp_par[first .. end), in the
+  // transducer's order.
   struct Group {
     int len;
     int64_t first, end;
   };
-  void groups(const std::vector<int32_t>& line, size_t start, std::vector<Group>& out) const;
+  void groups(const int32_t* line, size_t n, size_t start, const WordInfo& first, std::vector<Group>& out) const;
   const ParaArrays& para() const { return para_; }
   // The analysis of w, computed once and kept (thread-safe; at most kMaxCached words are kept,
   // later ones are computed into `spare`, which must outlive the returned pointer).

@@ -6,10 +6,14 @@ Steps, each in its own process (so its peak RSS, ``resource.getrusage().ru_maxrs
   stores, fp32 and int8 weight-only (:mod:`pysynth.export.encoder`).
 * ``encode``: questions/s of four encoders of the same weights, same texts (real Stack Exchange
   titles of the shared dumps), batch size, max length and threads, alternating repeats:
-  ``ort-fp32`` / ``ort-int8`` (:class:`pysynth.models.embed.OnnxEncoder`, no torch),
+  ``ort-fp32`` / ``ort-int8`` (:class:`pysynth.models.embed.OnnxEncoder`, no torch; ``ort-int8-act``:
+  the int8 store with ``activations="int8"``),
   ``pysynth-torch`` (:func:`pysynth.models.embed.encode_texts`, the HF ``AutoModel`` path that
-  ``pysynth dup index`` runs today) and ``sentence-transformers`` (``SentenceTransformer`` loaded from
-  the package folder, offline). Every output is compared with sentence-transformers' (max |diff|,
+  ``pysynth dup index`` runs today), ``sentence-transformers`` (``SentenceTransformer`` loaded from
+  the package folder, offline) and its ONNX backend, ``st-onnx`` / ``st-onnx-int8``
+  (``SentenceTransformer(..., backend="onnx")`` on optimum's ``ORTModelForFeatureExtraction``, fp32 and
+  ST's own ``export_dynamic_quantized_onnx_model(..., "avx512_vnni")`` int8; see
+  :func:`_optimum_compat` for how they load here). Every output is compared with sentence-transformers' (max |diff|,
   min cosine). ``encode_rss:<path>``: each encoder alone in a process, for its peak RSS.
 * ``corpus``: a seeded sample of 11,000 (``--real`` + 1000) of the distinct real questions here
   (dump titles, MQR titles, ComQA, k2q demo) encoded with ``ort-fp32``; 1000 of them are the
@@ -41,7 +45,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "dup_speed.json"
-ENCODERS = ("ort-fp32", "ort-int8", "pysynth-torch", "sentence-transformers", "detector")
+ENCODERS = ("ort-fp32", "ort-int8", "ort-int8-act", "pysynth-torch", "sentence-transformers", "st-onnx", "st-onnx-int8", "detector")
 KINDS = {"flat": {}, "hnsw": {"hnsw_m": 32, "ef_construction": 40}, "ivf": {"nlist": 1024}}
 EF = (36, 64, 128, 256, 512)  # DenseIndex asks HNSW for >= 2k + 16 = 36 candidates
 NPROBE = (8, 16, 32, 64, 128, 256)
@@ -104,6 +108,35 @@ def all_questions():
 
 
 # ------------------------------------------------------------------------------------- encoders
+def _optimum_compat():
+    """Let optimum-onnx 0.1.0 (the only one on the offline index; it wants transformers < 4.58) import
+    beside transformers 5: four names it imports moved or were renamed. Only its runtime is used here
+    (``ORTModelForFeatureExtraction``, ``ORTQuantizer``); its exporter does not run on transformers 5, so
+    ``step_export`` writes ``onnx/model.onnx`` with ``torch.onnx`` (the graph optimum would write:
+    ``input_ids``, ``attention_mask``, ``token_type_ids`` in, ``last_hidden_state`` out)."""
+    import transformers
+    import transformers.modeling_utils as mu
+    import transformers.utils as tu
+    import transformers.utils.generic as ug
+    import transformers.utils.output_capturing as oc
+
+    if not hasattr(mu, "get_parameter_dtype"):
+        mu.get_parameter_dtype = lambda m: next(m.parameters()).dtype
+    for n in ("OutputRecorder", "_CAN_RECORD_REGISTRY"):
+        if not hasattr(ug, n) and hasattr(oc, n):
+            setattr(ug, n, getattr(oc, n))
+    if not hasattr(tu, "is_offline_mode"):
+        import huggingface_hub.constants as hc
+
+        tu.is_offline_mode = lambda: bool(hc.HF_HUB_OFFLINE)
+    if not hasattr(transformers, "AutoModelForVision2Seq"):
+        transformers.AutoModelForVision2Seq = transformers.AutoModelForImageTextToText
+    import optimum.onnxruntime.modeling_seq2seq  # noqa: F401  (before the lazy package resolves it)
+
+
+ST_INT8 = "onnx/model_qint8_avx512_vnni.onnx"
+
+
 def make_encoder(name, work, threads, max_length):
     """``encode(texts, batch_size) -> float32 [n, 384]`` of encoder ``name``."""
     if name == "detector":  # the shipped fine-tuned detector (pysynth.dup.encoder: OnnxEncoder, int8, max length 64)
@@ -113,7 +146,9 @@ def make_encoder(name, work, threads, max_length):
     if name.startswith("ort-"):
         from pysynth.models.embed import OnnxEncoder
 
-        enc = OnnxEncoder(Path(work) / f"minilm-{name[4:]}", threads=threads)
+        # ort-int8-act: the int8 store with int8 activations too (opt-in; a row depends on its batch)
+        act = "int8" if name.endswith("-act") else "float"
+        enc = OnnxEncoder(Path(work) / f"minilm-{name[4:].removesuffix('-act')}", threads=threads, activations=act)
         assert enc.max_length == max_length, (enc.max_length, max_length)
         return enc.encode
     _threads(threads)
@@ -131,7 +166,64 @@ def make_encoder(name, work, threads, max_length):
         st.max_seq_length = max_length
         return lambda texts, batch_size: st.encode(texts, batch_size=batch_size, convert_to_numpy=True,
                                                    normalize_embeddings=False, show_progress_bar=False)
+    if name.startswith("st-onnx"):
+        import onnxruntime as ort
+        from sentence_transformers import SentenceTransformer
+
+        _optimum_compat()
+        so = ort.SessionOptions()  # optimum's default options, at the same thread count as the others
+        so.intra_op_num_threads = threads
+        kw = {"session_options": so, "provider": "CPUExecutionProvider"}
+        if name.endswith("int8"):
+            kw["file_name"] = ST_INT8
+        st = SentenceTransformer(str(Path(work) / "st-onnx"), backend="onnx", device="cpu", local_files_only=True,
+                                 model_kwargs=kw)
+        st.max_seq_length = max_length
+        return lambda texts, batch_size: st.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                                   normalize_embeddings=False, show_progress_bar=False)
     raise ValueError(name)
+
+
+def export_st_onnx(folder):
+    """``folder``: a copy of the MiniLM package folder with ``onnx/model.onnx`` (fp32, what
+    ``SentenceTransformer(..., backend="onnx")`` loads) and sentence-transformers' int8 export of it."""
+    import shutil
+    import warnings
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.backend import export_dynamic_quantized_onnx_model
+
+    from pysynth.models.encoders import require_minilm
+
+    folder = Path(folder)
+    if (folder / ST_INT8).is_file():
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(require_minilm(), folder)
+    (folder / "onnx").mkdir()
+    bert = SentenceTransformer(str(folder), device="cpu", local_files_only=True)[0].auto_model.eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                          token_type_ids=token_type_ids).last_hidden_state
+
+    x = torch.ones(2, 7, dtype=torch.int64)
+    ax = {0: "batch_size", 1: "sequence_length"}
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Hidden(bert), (x, x, torch.zeros_like(x)), str(folder / "onnx" / "model.onnx"),
+                          input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes={n: ax for n in names + ["last_hidden_state"]}, opset_version=14, dynamo=False)
+    _optimum_compat()
+    st = SentenceTransformer(str(folder), backend="onnx", device="cpu", local_files_only=True)
+    export_dynamic_quantized_onnx_model(st, "avx512_vnni", str(folder))
 
 
 def step_export(a):
@@ -145,6 +237,9 @@ def step_export(a):
             export_bi_encoder(None, p, quantize=q == "int8", max_length=a.max_length)
         out[q] = {"seconds": round(time.perf_counter() - t, 2),
                   "mb": round(sum(f.stat().st_size for f in p.iterdir()) / 1e6, 1)}
+    t = time.perf_counter()
+    export_st_onnx(Path(a.work) / "st-onnx")
+    out["st-onnx"] = {"seconds": round(time.perf_counter() - t, 2)}
     return out
 
 
@@ -176,6 +271,10 @@ def step_encode(a):
                   "q_per_s_median": round(len(texts) / float(np.median(times[n])), 1),
                   "max_abs_diff_vs_st": float(np.abs(e - ref).max()), "min_cos_vs_st": float(cos.min()),
                   "mean_cos_vs_st": float(cos.mean())}
+        # does a row depend on its batch? the first 200 titles one at a time vs in the timed run
+        alone = np.concatenate([np.asarray(encs[n]([t], 1), dtype=np.float32) for t in texts[:200]])
+        res[n]["alone_vs_batch_min_cos"] = float(((alone * e[:200]).sum(1) / (
+            np.linalg.norm(alone, axis=1) * np.linalg.norm(e[:200], axis=1))).min())
         if n == "detector":  # other (fine-tuned) weights: no equality to check
             for key in ("max_abs_diff_vs_st", "min_cos_vs_st", "mean_cos_vs_st"):
                 res[n][key] = None
@@ -346,16 +445,21 @@ def report(r):
         out += [f"Encode: {e['texts']} titles (mean {e['mean_chars']} chars), batch {e['batch_size']}, max length "
                 f"{e['max_length']}, {e['threads']} thread(s), {e['repeats']} alternating repeats (median).", "",
                 "| encoder | questions/s (median) | best | questions per CPU second | "
-                "vs sentence-transformers: median of per-round ratios (range) | same, CPU seconds | max abs diff vs ST | min cosine vs ST | peak RSS alone (MB) | "
-                "torch imported |", "|---|---|---|---|---|---|---|---|---|---|"]
+                "vs sentence-transformers: median of per-round ratios (range) | same, CPU seconds | "
+                "vs ST ONNX backend, same precision, CPU seconds | max abs diff vs ST | min cosine vs ST | "
+                "min cosine, alone vs in its batch | peak RSS alone (MB) | torch imported |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for n in [n for n in ENCODERS if n in e]:
             x = e[n]
             rs = r.get("encode_rss", {}).get(n, {})
             ratios = [b / t for t, b in zip(x["seconds"], st_s)]
+            # int8 encoders against ST's int8 ONNX export, fp32 ones against its fp32 ONNX graph
+            onnx_ref = e.get("st-onnx-int8" if "int8" in n or n == "detector" else "st-onnx", {}).get("cpu_seconds")
             out.append(f"| {n} | {x['q_per_s_median']} | {x['q_per_s_best']} | {_per_cpu(e['texts'], x)} | "
                        f"{float(np.median(ratios)):.2f}x "
-                       f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, st_c)} | "
+                       f"({min(ratios):.2f}-{max(ratios):.2f}) | {_cpu_ratio(x, st_c)} | {_cpu_ratio(x, onnx_ref)} | "
                        f"{_num(x['max_abs_diff_vs_st'], '.1e')} | {_num(x['min_cos_vs_st'], '.5f')} | "
+                       f"{_num(x.get('alone_vs_batch_min_cos'), '.5f')} | "
                        f"{rs.get('peak_rss_mb', '-')} | "
                        f"{rs.get('torch_imported', '-')} |")
         out.append("")

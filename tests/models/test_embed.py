@@ -72,6 +72,24 @@ def test_int8_is_close_and_smaller(model, stores):
     assert embed.OnnxEncoder(stores[1]).config["quantized"] is True
 
 
+def test_int8_activations(stores):
+    # opt-in int8 activations: close to float32, from an fp32 store and from a weight-only int8 one
+    fp32 = embed.OnnxEncoder(stores[0], threads=1).encode(TEXTS)
+    for p in stores:
+        enc = embed.OnnxEncoder(p, threads=1, activations="int8")
+        assert enc.activations == "int8"
+        got = enc.encode(TEXTS, batch_size=3)
+        assert got.shape == fp32.shape and got.dtype == np.float32
+        assert (got * fp32).sum(1).min() > 0.95
+    graph = (stores[1] / "model.onnx").read_bytes()
+    import onnx
+
+    ops = {n.op_type for n in onnx.load_from_string(embed.int8_activations(graph)).graph.node}
+    assert "DynamicQuantizeLinear" in ops and "MatMulInteger" in ops
+    with pytest.raises(ValueError, match="activations"):
+        embed.OnnxEncoder(stores[0], activations="fp16")
+
+
 def test_serving_path_imports_no_torch(stores):
     code = ("import sys; from pysynth.models.embed import OnnxEncoder; "
             f"e = OnnxEncoder({str(stores[0])!r}, threads=1); x = e.encode(['the cat sat']); "

@@ -19,6 +19,54 @@ constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
 
+// ordered_count / unordered_count of two position lists, with the case of one occurrence each
+// (most pairs of a question) inline: the same counts, without two calls per pair (the pair table
+// makes ~20 per document; the calls were a fifth of its time at 3.17M questions).
+inline void window_counts(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb, bool same,
+                          std::int32_t* od, std::int32_t* uw) {
+  if (na == 1 && nb == 1) {
+    const std::int64_t gap = static_cast<std::int64_t>(B[0]) - A[0];  // B after A by gap positions
+    *od = gap >= 1 && gap - 1 < kOrderedWidth;
+    *uw = same || (gap < 0 ? -gap : gap) + 1 <= kUnorderedWidth;
+    return;
+  }
+  *od = ordered_count(A, na, B, nb, kOrderedWidth);
+  *uw = unordered_count(A, na, B, nb, same, kUnorderedWidth);
+}
+
+// Impact order of one posting list: positions 0..df-1 sorted by key ascending, ties by position
+// (what std::stable_sort gives), by one counting pass when the keys span few values: the keys are
+// (tf, |D|) pairs of short questions, and the merge sort was a fifth of the build at 3.17M.
+void impact_sort(const std::uint64_t* keys, std::int64_t df, std::int32_t* out, std::vector<std::int64_t>& bucket) {
+  std::uint64_t lo = keys[0], hi = keys[0];
+  for (std::int64_t j = 1; j < df; ++j) {
+    lo = std::min(lo, keys[j]);
+    hi = std::max(hi, keys[j]);
+  }
+  // key = (INT32_MAX - tf) << 31 | |D|: spans of both parts
+  const std::uint64_t mask = (std::uint64_t{1} << 31) - 1;
+  std::uint64_t llo = mask, lhi = 0;
+  for (std::int64_t j = 0; j < df; ++j) {
+    llo = std::min(llo, keys[j] & mask);
+    lhi = std::max(lhi, keys[j] & mask);
+  }
+  const std::uint64_t n_len = lhi - llo + 1, n_tf = (hi >> 31) - (lo >> 31) + 1;
+  if (n_len > 4096 || n_tf > 4096 || n_len * n_tf > static_cast<std::uint64_t>(std::max<std::int64_t>(df, 4096))) {
+    for (std::int64_t j = 0; j < df; ++j) out[j] = static_cast<std::int32_t>(j);
+    std::stable_sort(out, out + df, [&](std::int32_t x, std::int32_t y) {
+      return keys[static_cast<std::size_t>(x)] < keys[static_cast<std::size_t>(y)];
+    });
+    return;
+  }
+  const std::uint64_t tf0 = lo >> 31;
+  auto slot = [&](std::uint64_t k) { return ((k >> 31) - tf0) * n_len + ((k & mask) - llo); };
+  bucket.assign(static_cast<std::size_t>(n_len * n_tf) + 1, 0);
+  for (std::int64_t j = 0; j < df; ++j) ++bucket[static_cast<std::size_t>(slot(keys[j])) + 1];
+  for (std::size_t b = 1; b < bucket.size(); ++b) bucket[b] += bucket[b - 1];
+  for (std::int64_t j = 0; j < df; ++j)
+    out[bucket[static_cast<std::size_t>(slot(keys[j]))]++] = static_cast<std::int32_t>(j);
+}
+
 }  // namespace
 
 IndexView view_of(const IndexArrays& a, std::int64_t vocab_size) {
@@ -199,6 +247,7 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
   a.impact.resize(static_cast<std::size_t>(nnz));
   parallel_for(V, n_workers, 1 << 10, [&](std::size_t, std::size_t tb, std::size_t te) {
     std::vector<std::uint64_t> keys;
+    std::vector<std::int64_t> bucket;
     for (std::size_t t = tb; t < te; ++t) {
       const std::int64_t p0 = a.indptr[t], df = a.indptr[t + 1] - p0;
       std::int32_t* out = a.impact.data() + p0;
@@ -213,10 +262,7 @@ IndexArrays build_index(const std::int32_t* ids, const std::int64_t* offsets, st
         if (j > 0 && keys[static_cast<std::size_t>(j)] < keys[static_cast<std::size_t>(j - 1)]) sorted = false;
         out[j] = static_cast<std::int32_t>(j);
       }
-      if (!sorted)
-        std::stable_sort(out, out + df, [&](std::int32_t x, std::int32_t y) {
-          return keys[static_cast<std::size_t>(x)] < keys[static_cast<std::size_t>(y)];
-        });
+      if (!sorted) impact_sort(keys.data(), df, out, bucket);
     }
   });
   // high layer: the postings with tf >= 2
@@ -321,8 +367,8 @@ void build_pair_table(IndexArrays& a, std::int64_t vocab_size, int workers) {
           for (std::int32_t sb : present) {
             const std::int32_t* B = flat.data() + start[static_cast<std::size_t>(sb)];
             const std::size_t nb = static_cast<std::size_t>(count[static_cast<std::size_t>(sb)]);
-            const std::int32_t od = ordered_count(A, na, B, nb, kOrderedWidth);
-            const std::int32_t uw = unordered_count(A, na, B, nb, sa == sb, kUnorderedWidth);
+            std::int32_t od, uw;
+            window_counts(A, na, B, nb, sa == sb, &od, &uw);
             Cell& c = T.cells[row + static_cast<std::size_t>(sb)];
             c.cf_od += od;
             c.cf_uw += uw;

@@ -16,6 +16,10 @@ bytes or more, wherever it lies, holds one whole aligned block of its first copy
 meets that block's bytes at the second copy: so every repeat of ``min`` bytes is found (no false
 negative), and byte comparison rules out false positives. Shorter repeats that happen to cover an
 aligned block are found too and listed apart (``--min`` is the line of the verdict).
+
+Cost: NumPy passes over every byte (about 20 s for the nine wheels, 40 s for the checkout's 250 MB
+on the 2-core VM) plus one comparison per repeat. Content with a short period over more than ``B``
+bytes (a long run of zeros, which the model files do not hold) hits at every offset and is slow.
 """
 from __future__ import annotations
 

@@ -19,21 +19,6 @@ constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
 [[noreturn]] void fail(const std::string& msg) { throw std::invalid_argument(msg); }
 
-// ordered_count / unordered_count of two position lists, with the case of one occurrence each
-// (most pairs of a question) inline: the same counts, without two calls per pair (the pair table
-// makes ~20 per document; the calls were a fifth of its time at 3.17M questions).
-inline void window_counts(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb, bool same,
-                          std::int32_t* od, std::int32_t* uw) {
-  if (na == 1 && nb == 1) {
-    const std::int64_t gap = static_cast<std::int64_t>(B[0]) - A[0];  // B after A by gap positions
-    *od = gap >= 1 && gap - 1 < kOrderedWidth;
-    *uw = same || (gap < 0 ? -gap : gap) + 1 <= kUnorderedWidth;
-    return;
-  }
-  *od = ordered_count(A, na, B, nb, kOrderedWidth);
-  *uw = unordered_count(A, na, B, nb, same, kUnorderedWidth);
-}
-
 // Impact order of one posting list: positions 0..df-1 sorted by key ascending, ties by position
 // (what std::stable_sort gives), by one counting pass when the keys span few values: the keys are
 // (tf, |D|) pairs of short questions, and the merge sort was a fifth of the build at 3.17M.

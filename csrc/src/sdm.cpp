@@ -144,7 +144,9 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
       const std::int32_t* A = ix.positions + ix.pos_indptr[pa];
       const std::int32_t* B = ix.positions + ix.pos_indptr[pb];
       const std::size_t na = static_cast<std::size_t>(ix.tfs[pa]), nb = static_cast<std::size_t>(ix.tfs[pb]);
-      add(d, ordered_count(A, na, B, nb, kOrderedWidth), unordered_count(A, na, B, nb, false, kUnorderedWidth));
+      std::int32_t od, uw;
+      window_counts(A, na, B, nb, false, &od, &uw);
+      add(d, od, uw);
     }
   }
   s.listed = keep;
@@ -590,9 +592,7 @@ void count_windows(const IndexView& ix, Worker& W, int u) {
   if (ta == 0 || tb == 0) return;
   const std::int32_t* A = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sa)]];
   const std::int32_t* B = ix.positions + ix.pos_indptr[W.post[static_cast<std::size_t>(sb)]];
-  W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
-  W.uw[uu] =
-      unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb, kUnorderedWidth);
+  window_counts(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb, &W.od[uu], &W.uw[uu]);
 }
 
 inline bool better(const std::pair<double, std::int32_t>& x, const std::pair<double, std::int32_t>& y) {
@@ -856,9 +856,7 @@ double eval(const Context& ctx, Worker& W, std::int32_t d, bool* matched) {
       if (ta > 0 && tb > 0) {
         const std::int32_t* A = W.pos_flat.data() + W.pos_start[static_cast<std::size_t>(sa)];
         const std::int32_t* B = W.pos_flat.data() + W.pos_start[static_cast<std::size_t>(sb)];
-        W.od[uu] = ordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), kOrderedWidth);
-        W.uw[uu] = unordered_count(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb,
-                                   kUnorderedWidth);
+        window_counts(A, static_cast<std::size_t>(ta), B, static_cast<std::size_t>(tb), sa == sb, &W.od[uu], &W.uw[uu]);
       }
     }
   }

@@ -84,4 +84,19 @@ std::int32_t ordered_count(const std::int32_t* A, std::size_t na, const std::int
 std::int32_t unordered_count(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb,
                              bool same_term, int width);
 
+// ordered_count (#od:1) and unordered_count (#uw:8) together, with the case of one occurrence
+// each (most pairs in questions) inline: the same counts without two calls (the calls were a
+// fifth of the pair table's build time and ~9% of SDM search with KQGM queries at 1M questions).
+inline void window_counts(const std::int32_t* A, std::size_t na, const std::int32_t* B, std::size_t nb, bool same,
+                          std::int32_t* od, std::int32_t* uw) {
+  if (na == 1 && nb == 1) {
+    const std::int64_t gap = static_cast<std::int64_t>(B[0]) - A[0];  // B after A by gap positions
+    *od = gap >= 1 && gap - 1 < kOrderedWidth;
+    *uw = same || (gap < 0 ? -gap : gap) + 1 <= kUnorderedWidth;
+    return;
+  }
+  *od = ordered_count(A, na, B, nb, kOrderedWidth);
+  *uw = unordered_count(A, na, B, nb, same, kUnorderedWidth);
+}
+
 }  // namespace pysynth::retrieval

@@ -62,6 +62,7 @@ selection is numpy's.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Union
 
@@ -255,6 +256,15 @@ def _rank(hyps: List[Hypothesis]) -> List[Hypothesis]:
     return sorted(hyps, key=lambda h: -h.score)
 
 
+def _ban_matrix(banned: Sequence[Sequence[int]], n: int, width: int) -> np.ndarray:
+    """int64 [n, width]: row ``r`` holds ``banned[r]`` then -1 (no token id)."""
+    lens = np.fromiter((len(b) for b in banned), dtype=np.int64, count=n)
+    out = np.full((n, width), -1, dtype=np.int64)
+    out[np.arange(width) < lens[:, None]] = np.fromiter(itertools.chain.from_iterable(banned), dtype=np.int64,
+                                                         count=int(lens.sum()))
+    return out
+
+
 def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndarray, ban_unk: bool,
                     banned: Optional[Sequence[Sequence[int]]] = None):
     """The best allowed candidates of each row after one step.
@@ -278,20 +288,19 @@ def step_candidates(backend, enc, tokens, h, need: int, vx: int, limits: np.ndar
         vals = vals.astype(np.float64)
         idx = idx.astype(np.int64, copy=False)
         bad = np.isin(idx, never) | (idx >= limits[:, None])
-        if banned is not None:
-            for r, b in enumerate(banned):
-                if b:
-                    bad[r] |= np.isin(idx[r], b)
+        if extra:
+            # each row's few banned ids against its k candidates at once (per-row np.isin calls were
+            # a quarter of a paraphrase run's time, 2 x 256 rows per step)
+            bad |= (idx[:, :, None] == _ban_matrix(banned, len(idx), extra)[:, None, :]).any(axis=2)
         vals[bad] = -np.inf
         return vals, idx, h
     logp, h = backend.step(enc, tokens, h)
     if logp.shape[1] != vx:
         raise ValueError(f"backend: step returned {logp.shape[1]} columns, expected {vx} (vocab + n_ext)")
     apply_bans(logp, limits, ban_unk, sp)
-    if banned is not None:
-        for r, b in enumerate(banned):
-            if b:
-                logp[r, b] = -np.inf
+    if extra:
+        ban = _ban_matrix(banned, len(logp), extra)
+        logp[np.nonzero(ban >= 0)[0], ban[ban >= 0]] = -np.inf
     idx, vals = topk_ordered(logp, k)
     return vals.astype(np.float64), idx, h
 

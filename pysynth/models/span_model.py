@@ -31,13 +31,16 @@ DEFAULT_SPAN_MODEL = "qagen-span-minilm"
 class _OrtSpans:
     """``span_scores`` of an ONNX span encoder (``pysynth.spans.onnx`` store) on onnxruntime."""
 
-    def __init__(self, path: Path, threads: int = 0, device: str = "cpu"):
+    def __init__(self, path: Path, threads: int = 0, device: str = "cpu", activations: str = "float"):
         from pysynth import store
         from pysynth.decoding.ort import session
+        from pysynth.models.embed import int8_activations
 
         st = store.load(path, SPAN_FORMAT, (SPAN_FORMAT_VERSION,))
         self.config = json.loads(st.read("config.json"))
-        self.sess = session(st.read("model.onnx"), threads=threads, device=device, name=str(path / "model.onnx"))
+        graph = st.read("model.onnx")
+        self.sess = session(int8_activations(graph) if activations == "int8" else graph, threads=threads,
+                            device=device, name=str(path / "model.onnx"))
         self.outputs = [o.name for o in self.sess.get_outputs()]
         st.read("vocab.txt")
 
@@ -70,10 +73,14 @@ class SpanModel:
     threads, device : onnxruntime / torch settings.
     max_tokens : tokens per scorer call (windows x padded length, at least one window): bounds
         peak memory whatever the contexts' length (:func:`pysynth.models.spans.predict_spans`).
+    activations : ``"float"`` (default) or ``"int8"``: for a ``pysynth.spans.onnx`` store, int8
+        activations too (:func:`pysynth.models.embed.int8_activations`; faster, but scores move
+        with the batch and some spans change: ``bench/RESULTS_qagen.md``). Opt-in.
     """
 
     def __init__(self, model: Optional[PathLike] = None, max_length: int = 256, stride: int = 96,
-                 batch_size: int = 16, threads: int = 0, device: str = "cpu", max_tokens: int = WINDOW_TOKENS):
+                 batch_size: int = 16, threads: int = 0, device: str = "cpu", max_tokens: int = WINDOW_TOKENS,
+                 activations: str = "float"):
         for k, v in (("max_length", max_length), ("stride", stride), ("batch_size", batch_size),
                      ("max_tokens", max_tokens)):
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "stride" else 1):
@@ -81,6 +88,8 @@ class SpanModel:
         if stride >= max_length - 64:
             raise ValueError(f"stride: must be below max_length - 64 = {max_length - 64} (room for a question), "
                              f"got {stride}")
+        if activations not in ("float", "int8"):
+            raise ValueError(f"activations: must be 'float' or 'int8', got {activations!r}")
         from pysynth.models.hf import is_hf_dir
         from pysynth.models.registry import resolve
 
@@ -90,7 +99,7 @@ class SpanModel:
         self.joint = False
         if kind == SPAN_FORMAT:
             self.backend = "onnx"
-            self.scorer = _OrtSpans(self.path, threads, device)
+            self.scorer = _OrtSpans(self.path, threads, device, activations)
             self.joint = bool(self.scorer.config.get("joint", False))
             self.tokenizer = _tokenizer(self.path / "vocab.txt", bool(self.scorer.config.get("do_lower_case", True)))
         elif kind == "pysynth.model":
@@ -110,6 +119,8 @@ class SpanModel:
         else:
             raise ValueError(f"model: {str(self.path)!r} is not a span model (a pysynth.spans.onnx store, a pysynth "
                              "span-encoder folder or a Hugging Face extractive-QA folder)")
+        if activations != "float" and self.backend != "onnx":
+            raise ValueError(f"activations: 'int8' needs a pysynth.spans.onnx store, got a {self.backend} model")
         if threads and self.backend != "onnx":
             import torch
 

@@ -280,6 +280,24 @@ def test_span_model_errors(span_dirs, tmp_path):
     m = SpanModel(span_dirs / "onnx")
     with pytest.raises(ValueError, match="questions"):
         m.answer(["a", "b"], ["q"])
+    with pytest.raises(ValueError, match="activations"):
+        SpanModel(span_dirs / "onnx", activations="fp16")
+    with pytest.raises(ValueError, match="activations"):
+        SpanModel(span_dirs / "torch", activations="int8")
+
+
+def test_span_model_int8_activations(span_dirs):
+    # opt-in int8 activations (fp32 and weight-only int8 stores): scores close to float32, same shapes
+    from pysynth.qagen.models import SpanModel
+
+    texts = [c for _, c in CTX]
+    ref = SpanModel(span_dirs / "onnx", max_length=128, stride=32).answer(texts, ["what is it?"] * len(texts))
+    for d in ("onnx", "int8"):
+        got = SpanModel(span_dirs / d, max_length=128, stride=32, activations="int8").answer(
+            texts, ["what is it?"] * len(texts))
+        assert len(got) == len(ref)
+        for p, q in zip(got, ref):
+            assert p["null_score"] == pytest.approx(q["null_score"], abs=0.5)
 
 
 # ------------------------------------------------------------------------------ the job

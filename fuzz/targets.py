@@ -462,6 +462,16 @@ def _meteor_stem(s: Src):
     return (pre + body + s.pick(_SUFFIXES) + (s.pick(_SUFFIXES) if s.chance(4) else ""),)
 
 
+@target("metrics.meteor_normalize")
+def _meteor_normalize(s: Src):
+    if s.chance(10):
+        return s.pick([None, "abc", [b"a"], ["a\ud800"], [5]]), s.pick([{}, {"Mr": 1}, {"x": 3}, {1: 1}, [], None])
+    parts = ["Mr", "No", "U.S", "DOTMULTI", "...", "''", "--", "|||", "'s", "n't", "1,000", "3.5", "a.b.", "é"]
+    texts = ["".join(s.pick(parts) if s.chance(3) else s.pick(" .,'`-\"?!|\t\n\x0b\x1c\x01aZ09")
+                     for _ in range(s.int(0, 12))) for _ in range(s.int(0, 4))] + s.texts(s.int(0, 2))
+    return texts, s.pick([{}, {"Mr": 1, "No": 2, "U.S": 1}, {"a": 2, "b": 1}])
+
+
 @target("metrics.meteor_score_from_stats")
 def _meteor_score(s: Src):
     if s.chance(3):

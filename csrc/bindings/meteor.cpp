@@ -4,6 +4,8 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "common.hpp"
 #include "pysynth/common.hpp"
@@ -154,6 +156,48 @@ py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::
   return out;
 }
 
+// nbp: {prefix: 1 or 2}, checked in the twin's order (key type, value type, value, Unicode).
+std::unordered_map<std::string, int> to_nbp(py::handle obj) {
+  if (!PyDict_Check(obj.ptr()))
+    throw py::type_error(std::string("nbp must be a dict of nonbreaking prefixes (str -> 1 or 2), got ") +
+                         Py_TYPE(obj.ptr())->tp_name);
+  std::unordered_map<std::string, int> out;
+  PyObject *k = nullptr, *v = nullptr;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(obj.ptr(), &pos, &k, &v)) {
+    if (!PyUnicode_Check(k)) throw py::type_error(std::string("nbp keys must be str, got ") + Py_TYPE(k)->tp_name);
+    if (!PyLong_Check(v) || PyBool_Check(v))
+      throw py::type_error(std::string("nbp values must be int (1 or 2), got ") + Py_TYPE(v)->tp_name);
+    int overflow = 0;
+    long x = PyLong_AsLongAndOverflow(v, &overflow);
+    if (overflow || (x != 1 && x != 2))
+      throw py::value_error("nbp values must be 1 (any context) or 2 (before a number only)");
+    Py_ssize_t len = 0;
+    const char* p = PyUnicode_AsUTF8AndSize(k, &len);
+    if (!p) {
+      PyErr_Clear();
+      throw py::value_error("nbp: a key is not valid Unicode (lone surrogate)");
+    }
+    out[std::string(p, static_cast<size_t>(len))] = static_cast<int>(x);
+  }
+  return out;
+}
+
+py::list meteor_normalize_py(py::handle texts, py::handle nbp_obj) {
+  Column tc = to_strings(texts, "texts");
+  auto nbp = to_nbp(nbp_obj);
+  const size_t n = tc.views.size();
+  std::vector<std::string> out(n);
+  std::vector<char> ok(n, 0);
+  {
+    py::gil_scoped_release nogil;
+    for (size_t i = 0; i < n; ++i) ok[i] = mt::normalize_ascii(tc.views[i], nbp, out[i]);
+  }
+  py::list res(n);
+  for (size_t i = 0; i < n; ++i) res[i] = ok[i] ? py::object(py::str(out[i])) : py::object(py::none());
+  return res;
+}
+
 }  // namespace
 
 void register_meteor(py::module_& m) {
@@ -166,6 +210,10 @@ void register_meteor(py::module_& m) {
   m.def("meteor_stats", &meteor_stats_py,
         "Sufficient statistics (n x 23) of normalized segments; see pysynth.metrics._meteor_ref.meteor_stats",
         py::arg("res"), py::arg("hyps"), py::arg("refs"), py::arg("workers") = 1);
+  m.def("meteor_normalize", &meteor_normalize_py,
+        "The jar's -norm of each ASCII text (None for the others); see "
+        "pysynth.metrics._meteor_ref.meteor_normalize",
+        py::arg("texts"), py::arg("nbp"));
   m.def(
       "meteor_stem",
       [](py::handle w) {

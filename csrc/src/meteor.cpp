@@ -289,9 +289,9 @@ struct Match {
   int module, start, length, mstart, mlen;
 };
 
-// A partial alignment. Its buffer is a slot of `stride` ints in the step's arena: [0, n2) the match
+// A partial alignment. Its buffer is a slot of `stride` ints in the segment's arena: [0, n2) the match
 // index chosen at each reference position (-1: none), then used flags of the n1 test words and the
-// n2 reference words (copied on every branch, as the jar copies its arrays).
+// n2 reference words (copied on every branch, as the jar copies its arrays; never changed after).
 struct Path {
   int m1 = 0, m2 = 0, all1 = 0, all2 = 0, chunks = 0, idx = 0, last = -1, dist = 0;
   size_t slot = 0;
@@ -380,7 +380,7 @@ struct Scratch {
   SpanIndex s1, s2;
   std::vector<Resources::Group> gs;
   std::vector<Path> cur, next;
-  std::vector<int> cur_buf, next_buf;
+  std::vector<int> arena, cursor;  // path buffers (a path moved forward keeps its slot; a branch copies)
   std::vector<Path*> order;
   std::vector<int32_t> syn_key;  // synset id -> the test words holding it (n1 <= 64), open addressing
   std::vector<uint64_t> syn_mask;
@@ -458,7 +458,7 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
     s.s2.build(l2, n2, pa.max_len);
     auto scan = [&](const Resources::Group& g, const SpanIndex& other, const int32_t* oline, auto&& emit) {
       for (int64_t k = g.first; k < g.end; ++k) {
-        uint64_t hq = pa.grp_hash[k];
+        uint64_t hq = g.hash[k - g.first];
         if (!other.maybe(hq)) continue;
         auto it = std::lower_bound(other.spans.begin(), other.spans.end(), Span{hq, 0, 0});
         for (; it != other.spans.end() && it->h == hq; ++it) {
@@ -499,7 +499,7 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
   s.at_idx.resize(all.size());
   {
     // placement cursor per position: at_off[j] + the number placed so far
-    std::vector<int>& cursor = s.cur_buf;
+    std::vector<int>& cursor = s.cursor;
     cursor.assign(s.at_off.begin(), s.at_off.end() - 1);
     for (int mi = 0; mi < static_cast<int>(all.size()); ++mi) s.at_idx[cursor[all[mi].start]++] = mi;
   }
@@ -508,10 +508,10 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
   // One-to-one matches over words no other match covers are fixed.
   const size_t stride = static_cast<size_t>(2 * n2 + n1);
   s.next.clear();
-  s.next_buf.assign(stride, 0);
+  s.arena.assign(stride, 0);
   s.next.push_back(Path());
   {
-    int* M0 = s.next_buf.data();
+    int* M0 = s.arena.data();
     int* U10 = M0 + n2;
     int* U20 = M0 + n2 + n1;
     std::fill(M0, M0 + n2, -1);
@@ -528,54 +528,53 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
     }
   }
   // Beam search left to right over the reference.
-  auto push = [&](const Path& p, const int* buf) -> int* {
-    size_t slot = s.next_buf.size();
-    s.next_buf.insert(s.next_buf.end(), buf, buf + stride);
+  auto keep = [&](const Path& p) { s.next.push_back(p); };
+  auto branch = [&](const Path& p, size_t from) -> int* {  // p with a copy of slot `from`
+    size_t slot = s.arena.size();
+    if (s.arena.capacity() < slot + stride) s.arena.reserve(2 * (slot + stride));
+    s.arena.insert(s.arena.end(), s.arena.begin() + static_cast<std::ptrdiff_t>(from),
+                   s.arena.begin() + static_cast<std::ptrdiff_t>(from + stride));
     s.next.push_back(p);
     s.next.back().slot = slot;
-    return s.next_buf.data() + slot;
+    return s.arena.data() + slot;
   };
   for (int cur = 0; cur <= n2; ++cur) {
     s.cur.swap(s.next);
-    s.cur_buf.swap(s.next_buf);
     s.next.clear();
-    s.next_buf.clear();
     s.order.clear();
     for (auto& p : s.cur) s.order.push_back(&p);
     stable_order(s.order);
     size_t lim = std::min(kBeam, s.order.size());
     for (size_t rank = 0; rank < lim; ++rank) {
       Path& path = *s.order[rank];
-      const int* pb = s.cur_buf.data() + path.slot;
-      const int* PM = pb;
-      const int* PU1 = pb + n2;
-      const int* PU2 = pb + n2 + n1;
       if (cur == n2) {
         if (path.last != -1) ++path.chunks;
-        push(path, pb);
+        keep(path);
         continue;
       }
-      if (PU2[cur]) {
+      const int* PM = s.arena.data() + path.slot;  // valid until the next branch
+      if (PM[n2 + n1 + cur]) {
         if (cur < path.idx) {
-          push(path, pb);
+          keep(path);
         } else if (PM[path.idx] >= 0) {
           const Match& m = all[PM[path.idx]];
           take(path, m);
           path.dist += std::abs(m.start - m.mstart);
-          push(path, pb);
+          keep(path);
         }
         continue;
       }
       for (int a = at_off[cur]; a < at_off[cur + 1]; ++a) {
         const int mi = at_idx[a];
         const Match& m = all[mi];
+        const int* pb = s.arena.data() + path.slot;
         bool used = false;
-        for (int k = 0; k < m.length && !used; ++k) used = PU2[m.start + k];
-        for (int k = 0; k < m.mlen && !used; ++k) used = PU1[m.mstart + k];
+        for (int k = 0; k < m.length && !used; ++k) used = pb[n2 + n1 + m.start + k];
+        for (int k = 0; k < m.mlen && !used; ++k) used = pb[n2 + m.mstart + k];
         if (used) continue;
         Path q = path;
         take(q, m);
-        int* qb = push(q, pb);
+        int* qb = branch(q, path.slot);
         for (int k = 0; k < m.length; ++k) qb[n2 + n1 + m.start + k] = 1;
         for (int k = 0; k < m.mlen; ++k) qb[n2 + m.mstart + k] = 1;
         qb[cur] = mi;
@@ -586,15 +585,15 @@ void align(const Resources& res, const std::vector<const WordInfo*>& w1, const s
         path.last = -1;
       }
       ++path.idx;
-      push(path, pb);
+      keep(path);
     }
-    if (s.next.empty()) push(*s.order[0], s.cur_buf.data() + s.order[0]->slot);
+    if (s.next.empty()) keep(*s.order[0]);
   }
   s.order.clear();
   for (auto& p : s.next) s.order.push_back(&p);
   stable_order(s.order);
   const Path& best = *s.order[0];
-  const int* BM = s.next_buf.data() + best.slot;
+  const int* BM = s.arena.data() + best.slot;
   // Statistics of the best alignment.
   double cm1[4] = {0}, cm2[4] = {0}, fm1[4] = {0}, fm2[4] = {0};
   int tm1 = 0, tm2 = 0, chunks = 0, last = -1, idx = 0;
@@ -773,7 +772,7 @@ void Resources::groups(const int32_t* line, size_t n, size_t start, const WordIn
   if (maxl == 0 || line[start] < 0) return;
   // one word: looked up once per word (WordInfo), not once per occurrence
   if (first.phrase1 >= 0 && para_.grp_ptr[first.phrase1] < para_.grp_ptr[first.phrase1 + 1])
-    out.push_back({1, para_.grp_ptr[first.phrase1], para_.grp_ptr[first.phrase1 + 1]});
+    out.push_back({1, para_.grp_ptr[first.phrase1], para_.grp_ptr[first.phrase1 + 1], first.hash1.data()});
   if (!first.prefix1) return;
   uint64_t h = (kFnvOffset ^ static_cast<uint32_t>(line[start])) * kFnvPrime;
   for (size_t len = 2; len <= maxl; ++len) {
@@ -781,7 +780,7 @@ void Resources::groups(const int32_t* line, size_t n, size_t start, const WordIn
     h = (h ^ static_cast<uint32_t>(line[start + len - 1])) * kFnvPrime;
     int32_t p = phrase(line + start, len, h);
     if (p >= 0 && para_.grp_ptr[p] < para_.grp_ptr[p + 1])
-      out.push_back({static_cast<int>(len), para_.grp_ptr[p], para_.grp_ptr[p + 1]});
+      out.push_back({static_cast<int>(len), para_.grp_ptr[p], para_.grp_ptr[p + 1], para_.grp_hash + para_.grp_ptr[p]});
     if (!is_prefix(h)) break;  // no longer phrase starts with these words (the transducer's trie stops)
   }
 }
@@ -802,6 +801,8 @@ const WordInfo* Resources::info(std::string_view w, std::vector<std::unique_ptr<
     uint64_t h = (kFnvOffset ^ static_cast<uint32_t>(x->pid)) * kFnvPrime;
     x->phrase1 = phrase(&x->pid, 1, h);
     x->prefix1 = is_prefix(h);
+    if (x->phrase1 >= 0)
+      x->hash1.assign(para_.grp_hash + para_.grp_ptr[x->phrase1], para_.grp_hash + para_.grp_ptr[x->phrase1 + 1]);
   }
   x->func = is_function(key);
   std::lock_guard<std::mutex> lock(mu_);
@@ -810,6 +811,198 @@ const WordInfo* Resources::info(std::string_view w, std::vector<std::unique_ptr<
   if (cache_.size() < kMaxCached) return cache_.emplace(std::move(key), std::move(x)).first->second.get();
   spare.push_back(std::move(x));
   return spare.back().get();
+}
+
+// -norm on ASCII text: pysynth/metrics/_meteor_ref.py's prepare (the jar flavor's cleaning, then
+// normalize), step by step; each regex of the twin is a fixed-width pattern here.
+
+namespace {
+
+bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+bool py_space(char c) {  // str.split()'s ASCII whitespace
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+}
+bool tok_delim(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
+// str.replace(from, to): non-overlapping, left to right.
+std::string replace_all(const std::string& s, std::string_view from, std::string_view to) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  for (size_t k; (k = s.find(from, i)) != std::string::npos; i = k + from.size()) {
+    out.append(s, i, k - i);
+    out.append(to);
+  }
+  out.append(s, i, std::string::npos);
+  return out;
+}
+
+// re.sub("([A])[c]([B])", "\1" + mid + "\2", s)
+template <class A, class B>
+std::string sub3(const std::string& s, A a, char c, B b, std::string_view mid) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    if (i + 2 < n && s[i + 1] == c && a(s[i]) && b(s[i + 2])) {
+      out.push_back(s[i]);
+      out.append(mid);
+      out.push_back(s[i + 2]);
+      i += 3;
+    } else {
+      out.push_back(s[i++]);
+    }
+  }
+  return out;
+}
+
+std::string strip_ctl(const std::string& s) {  // str.strip of every character <= U+0020
+  size_t b = 0, e = s.size();
+  while (b < e && static_cast<unsigned char>(s[b]) <= 0x20) ++b;
+  while (e > b && static_cast<unsigned char>(s[e - 1]) <= 0x20) --e;
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
+bool normalize_ascii(std::string_view text, const std::unordered_map<std::string, int>& nbp, std::string& out) {
+  for (char c : text)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  // the jar flavor's cleaning: '|||' out, whitespace folded, trimmed as Java's trim
+  std::string t = replace_all(std::string(text), "|||", " ");
+  std::string line;
+  line.reserve(t.size());
+  for (size_t i = 0; i < t.size();) {
+    while (i < t.size() && py_space(t[i])) ++i;
+    size_t b = i;
+    while (i < t.size() && !py_space(t[i])) ++i;
+    if (i > b) {
+      if (!line.empty()) line.push_back(' ');
+      line.append(t, b, i - b);
+    }
+  }
+  line = strip_ctl(line);
+  // punctuation the jar separates
+  std::string s;
+  s.reserve(line.size() * 2 + 2);
+  s.push_back(' ');
+  for (char c : line) {
+    bool keep = is_alnum(c) || c == ' ' || c == '\t' || c == '\n' || c == '\x0b' || c == '\f' || c == '\r' ||
+                c == '.' || c == '\'' || c == '`' || c == ',' || c == '-';
+    if (keep) {
+      s.push_back(c);
+    } else {
+      s.push_back(' ');
+      s.push_back(c);
+      s.push_back(' ');
+    }
+  }
+  s.push_back(' ');
+  if (s.find("..") != std::string::npos) {  // \.([\.]+) -> " DOTMULTI\1"
+    std::string o;
+    size_t i = 0, n = s.size();
+    while (i < n) {
+      if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
+        size_t j = i + 1;
+        while (j < n && s[j] == '.') ++j;
+        o += " DOTMULTI";
+        o.append(s, i + 1, j - i - 1);
+        i = j;
+      } else {
+        o.push_back(s[i++]);
+      }
+    }
+    s.swap(o);
+  }
+  while (s.find("DOTMULTI.") != std::string::npos) {
+    std::string o;  // DOTMULTI\.([^\.]) -> "DOTDOTMULTI \1"
+    size_t i = 0, n = s.size();
+    while (i < n) {
+      if (i + 9 < n && s[i + 9] != '.' && s.compare(i, 9, "DOTMULTI.") == 0) {
+        o += "DOTDOTMULTI ";
+        o.push_back(s[i + 9]);
+        i += 10;
+      } else {
+        o.push_back(s[i++]);
+      }
+    }
+    s = replace_all(o, "DOTMULTI.", "DOTDOTMULTI");
+  }
+  auto nondigit = [](char c) { return !is_digit(c); };
+  if (s.find(',') != std::string::npos) {
+    s = sub3(s, nondigit, ',', nondigit, " , ");
+    s = sub3(s, is_digit, ',', nondigit, " , ");
+    s = sub3(s, nondigit, ',', is_digit, " , ");
+  }
+  if (s.find('`') != std::string::npos) {
+    for (auto& c : s)
+      if (c == '`') c = '\'';
+    s = replace_all(s, "''", " \" ");
+  } else if (s.find("''") != std::string::npos) {
+    s = replace_all(s, "''", " \" ");
+  }
+  if (s.find('-') != std::string::npos) {
+    s = replace_all(s, "--", "-");
+    s = sub3(s, [](char c) { return is_alnum(c) || c == '.'; }, '-', is_alnum, " ");
+  }
+  if (s.find('\'') != std::string::npos) {
+    auto nonalpha = [](char c) { return !is_alpha(c); };
+    auto nonalnum = [](char c) { return !is_alnum(c); };
+    s = sub3(s, nonalpha, '\'', nonalpha, " ' ");
+    s = sub3(s, nonalnum, '\'', is_alpha, " ' ");
+    s = sub3(s, is_alpha, '\'', nonalpha, " ' ");
+    s = sub3(s, is_alpha, '\'', is_alpha, " '");
+    s = sub3(s, is_digit, '\'', [](char c) { return c == 's'; }, " '");
+  }
+  std::vector<std::string> words;
+  for (size_t i = 0; i < s.size();) {
+    while (i < s.size() && tok_delim(s[i])) ++i;
+    size_t b = i;
+    while (i < s.size() && !tok_delim(s[i])) ++i;
+    if (i > b) words.emplace_back(s, b, i - b);
+  }
+  if (s.find('.') != std::string::npos) {  // dots split off unless a nonbreaking prefix
+    for (size_t i = 0; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      if (w.size() <= 1 || w.back() != '.') continue;
+      std::string pre = w.substr(0, w.size() - 1);
+      auto it = nbp.find(pre);
+      int typ = it == nbp.end() ? 0 : it->second;
+      char nxt = i + 1 < words.size() ? words[i + 1][0] : '\0';
+      bool alpha = std::any_of(pre.begin(), pre.end(), is_alpha);
+      if (pre.find('.') != std::string::npos && alpha) {
+        std::string o;
+        for (char c : w)
+          if (c != '.') o.push_back(c);
+        words[i] = o;
+      } else if (typ == 1 || (nxt >= 'a' && nxt <= 'z')) {
+      } else if (typ == 2 && nxt >= '0' && nxt <= '9') {
+      } else {
+        words[i] = pre + " .";
+      }
+    }
+  }
+  s.clear();
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i) s.push_back(' ');
+    s += words[i];
+  }
+  if (s.find("DOTMULTI") != std::string::npos) {
+    while (s.find("DOTDOTMULTI") != std::string::npos) s = replace_all(s, "DOTDOTMULTI", "DOTMULTI.");
+    s = replace_all(s, "DOTMULTI", ".");
+  }
+  if (s.find("  ") != std::string::npos) {
+    std::string o;
+    for (char c : s)
+      if (c != ' ' || o.empty() || o.back() != ' ') o.push_back(c);
+    s.swap(o);
+  }
+  out = strip_ctl(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return true;
 }
 
 double score_from_stats(const double* st) {
@@ -855,8 +1048,10 @@ void segment_stats(const Resources& res, const std::vector<std::string_view>& hy
   parallel_for(words.size(), workers, 256, [&](size_t tid, size_t b, size_t e) {
     for (size_t k = b; k < e; ++k) info[k] = res.info(words[k], spare[tid]);
   });
-  std::vector<Scratch> scratch(spare.size());
-  parallel_for(hyps.size(), workers, 16, [&](size_t tid, size_t b, size_t e) {
+  parallel_for(hyps.size(), workers, 16, [&](size_t, size_t b, size_t e) {
+    // kept by the thread: its buffers stay allocated from one call to the next (one worker runs
+    // on the calling thread)
+    static thread_local Scratch scratch;
     std::vector<const WordInfo*> w1, w2;
     double st[kStats];
     for (size_t i = b; i < e; ++i) {
@@ -868,7 +1063,7 @@ void segment_stats(const Resources& res, const std::vector<std::string_view>& hy
       for (int64_t r = ref_off[i]; r < ref_off[i + 1]; ++r) {
         w2.clear();
         for (int t : rtok[r]) w2.push_back(info[t]);
-        align(res, w1, w2, scratch[tid], st);
+        align(res, w1, w2, scratch, st);
         double sc = score_from_stats(st);
         if (sc > best_score) {
           best_score = sc;

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_prf_texts', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_normalize', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_prf_texts', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
 class _MeteorResources:
     pass
 def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, tokenize: str, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
@@ -23,6 +23,10 @@ def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, toke
 def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.
+    """
+def meteor_normalize(texts: typing.Any, nbp: typing.Any) -> list:
+    """
+    The jar's -norm of each ASCII text (None for the others); see pysynth.metrics._meteor_ref.meteor_normalize
     """
 def meteor_resources(function_words: bytes, exceptions: bytes, synsets: bytes, para: dict, max_len: typing.SupportsInt | typing.SupportsIndex) -> _MeteorResources:
     """

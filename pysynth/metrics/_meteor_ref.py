@@ -33,7 +33,7 @@ import numpy as np
 from pysynth import _validate
 from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME, fnv_ids
 
-__all__ = ["normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_stem",
+__all__ = ["normalize", "clean", "prepare", "meteor_normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_stem",
            "meteor_score_from_stats", "score_from_stats",
            "PARAMS", "WEIGHTS", "N_STATS", "corpus_stats"]
 
@@ -148,6 +148,46 @@ def normalize(line: str, nbp: Dict[str, int]) -> str:
     if not s.isascii() or "  " in s:
         s = _R_WHITE.sub(" ", s)
     return s.strip(_JTRIM).lower()
+
+
+def clean(text: str) -> str:
+    """What the jar flavor sends of a text: ``|||`` taken out, whitespace folded to single spaces."""
+    return " ".join(text.replace("|||", " ").split())
+
+
+def prepare(text: str, nbp: Dict[str, int]) -> str:
+    """A raw segment as the jar scores it: :func:`clean`, trimmed as Java's ``trim``, :func:`normalize`."""
+    return normalize(clean(text).strip(_JTRIM), nbp)
+
+
+def meteor_normalize(texts: Sequence[str], nbp: Dict[str, int]) -> List[Optional[str]]:
+    """:func:`prepare` of each ASCII text; ``None`` for a text holding a non-ASCII character (the
+    caller prepares those with :func:`prepare`). The compiled twin handles ASCII only.
+
+    ``nbp``: the nonbreaking prefixes, ``{prefix: 1 (any context) or 2 (before a number only)}``.
+
+    Raises
+    ------
+    TypeError
+        ``texts`` not a sequence of str, ``nbp`` not a dict, a key not a str, a value not an int.
+    ValueError
+        a lone surrogate in a text or a key, a value other than 1 or 2.
+    """
+    texts = _validate.strings(texts, "texts")
+    if not isinstance(nbp, dict):
+        raise TypeError(f"nbp must be a dict of nonbreaking prefixes (str -> 1 or 2), got {type(nbp).__name__}")
+    for k, v in nbp.items():
+        if not isinstance(k, str):
+            raise TypeError(f"nbp keys must be str, got {type(k).__name__}")
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"nbp values must be int (1 or 2), got {type(v).__name__}")
+        if v not in (1, 2):
+            raise ValueError("nbp values must be 1 (any context) or 2 (before a number only)")
+        try:
+            k.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("nbp: a key is not valid Unicode (lone surrogate)") from None
+    return [prepare(t, nbp) if t.isascii() else None for t in texts]
 
 
 def tokenize(norm: str) -> List[str]:

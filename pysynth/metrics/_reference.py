@@ -520,6 +520,7 @@ def coco_sentence_scores(stats, max_order: int) -> np.ndarray:
 
 # METEOR 1.5 (the compiled metrics stage's meteor_* functions): twins live in _meteor_ref
 from pysynth.metrics._meteor_ref import (  # noqa: E402,F401
+    meteor_normalize,
     meteor_resources,
     meteor_score_from_stats,
     meteor_stats,

@@ -67,6 +67,7 @@ def meteor_jar() -> Path:
 
 
 def _clean(text: str) -> str:
+    # = pysynth.metrics._meteor_ref.clean (kept here: the jar flavor needs no twin import)
     return " ".join(text.replace("|||", " ").split())
 
 
@@ -153,23 +154,22 @@ def _exact(hyps: List[str], streams: List[List[str]], workers: int) -> MeteorSco
         if not hasattr(backend("metrics"), "meteor_stats"):
             impl = "python"
     res, nbp = _resources(impl)
-    norm: dict = {}
-
-    def nz(t: str) -> str:
-        got = norm.get(t)
-        if got is None:
-            got = norm[t] = ref.normalize(t, nbp)
-        return got
-
-    # the text the jar flavor sends (no '|||', whitespace folded), trimmed as the jar trims it
-    h = [nz(_clean(t).strip(ref._JTRIM)) for t in hyps]
-    r = [[nz(_clean(s[i]).strip(ref._JTRIM)) for s in streams] for i in range(len(hyps))]
+    mod = ref
     if impl == "cpp":
         from pysynth._dispatch import backend
 
-        st = backend("metrics").meteor_stats(res, h, r, workers)
-    else:
-        st = ref.meteor_stats(res, h, r, workers)
+        mod = backend("metrics")
+    n, k = len(hyps), len(streams)
+    # the text the jar flavor sends (no '|||', whitespace folded), trimmed and normalized as the jar
+    # does; the compiled core takes ASCII texts, the twin the others
+    texts = hyps + [s[i] for i in range(n) for s in streams]
+    norm = mod.meteor_normalize(texts, nbp)
+    for j, t in enumerate(norm):
+        if t is None:
+            norm[j] = ref.prepare(texts[j], nbp)
+    h = norm[:n]
+    r = [norm[n + i * k:n + (i + 1) * k] for i in range(n)]
+    st = mod.meteor_stats(res, h, r, workers)
     seg = _scores(st)
     total = float(_scores(ref.corpus_stats(st))[0]) if len(st) else 0.0
     sig = {"flavor": "exact", "impl": impl, "version": "1.5", "language": "en", "norm": True,

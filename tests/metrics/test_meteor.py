@@ -177,6 +177,45 @@ def test_normalizer_equals_the_jars():
     assert not bad, [(g["in"][i], got[i], g["out"][i]) for i in bad[:3]]
 
 
+@need_cpp
+@need_res
+def test_compiled_normalizer_equals_the_twin():
+    """meteor_normalize (compiled: ASCII texts; None for the others) against the twin's prepare on the
+    golden Normalizer strings, the MQR texts and random punctuation-heavy ASCII."""
+    import random
+
+    from pysynth._dispatch import available
+    from pysynth.metrics import _meteor_data as data
+    from pysynth.metrics import _meteor_ref as ref
+
+    nbp = ref._nbp_table(data.load_text_resources(data.find_files().jar)["prefixes"])
+    rnd = random.Random(29)
+    parts = list("aAzZ09 .,'`-\"?|\t\n\x0b\x0c\r\x1c\x01") + ["DOTMULTI", "DOTDOTMULTI", "Mr", "No", "U.S",
+                                                               "...", "''", "--", "|||", "'s", "n't", "1,000", "é"]
+    texts = list(GOLDEN["normalizer"]["in"]) + GOLDEN["refs"] + GOLDEN["systems"]["ill_formed"]["hyps"]
+    texts += ["".join(rnd.choice(parts) for _ in range(rnd.randint(0, 12))) for _ in range(20000)]
+    got = {name: mod.meteor_normalize(texts, nbp) for name, mod in available("metrics").items()}
+    assert got["cpp"] == got["python"]
+    assert all((g is None) == (not t.isascii()) for g, t in zip(got["cpp"], texts))
+    assert [g for g in got["cpp"] if g is not None] == [ref.prepare(t, nbp) for t in texts if t.isascii()]
+
+
+@need_cpp
+def test_normalize_refuses_alike():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _parity import call_all
+
+    for texts, nbp, exc in ((["a"], [], TypeError), (["a"], {1: 1}, TypeError), (["a"], {"Mr": True}, TypeError),
+                            (["a"], {"Mr": 3}, ValueError), (["a"], {"M\ud800": 1}, ValueError),
+                            ("abc", {}, TypeError), ([b"a"], {}, TypeError), (["a\ud800"], {}, ValueError)):
+        with pytest.raises(exc):
+            call_all("metrics", "meteor_normalize", texts, nbp)
+    assert call_all("metrics", "meteor_normalize", ["Mr. Smith ||| went ...", "é"], {"Mr": 1}) == \
+        ["mr. smith went ...", None]
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="flavor"):
         meteor(["a"], ["a"], flavor="java-free")

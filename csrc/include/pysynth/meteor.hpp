@@ -44,11 +44,14 @@ struct ParaArrays {
 
 // What the matchers need of one word: Java hash codes of the word and of its Snowball stem,
 // WordNet synset ids (sorted), paraphrase-table word id (-1: absent), function word or not.
-// phrase1 / prefix1: the table phrase of the word alone (-1: none) and whether longer phrases start with it.
+// phrase1 / prefix1: the table phrase of the word alone (-1: none) and whether longer phrases start with
+// it; hash1: the hashes of that phrase's paraphrases (its grp_hash entries, copied: the scan of a
+// frequent word's group then stays in cache instead of reaching into the 40 MB array each time).
 struct WordInfo {
   int32_t hash = 0, stem_hash = 0, pid = -1, phrase1 = -1;
   bool func = false, prefix1 = false;
   std::vector<int32_t> syn;
+  std::vector<uint64_t> hash1;
 };
 
 class Resources {
@@ -68,6 +71,7 @@ class Resources {
   struct Group {
     int len;
     int64_t first, end;
+    const uint64_t* hash;  // the hashes of grp_par[first .. end)
   };
   void groups(const int32_t* line, size_t n, size_t start, const WordInfo& first, std::vector<Group>& out) const;
   const ParaArrays& para() const { return para_; }
@@ -102,6 +106,12 @@ int32_t java_hash(std::string_view word);
 // reference by score, the first on ties), written to out[i * kStats ...].
 void segment_stats(const Resources& res, const std::vector<std::string_view>& hyps,
                    const std::vector<std::string_view>& refs, const int64_t* ref_off, int workers, double* out);
+
+// The jar flavor's cleaning ('|||' out, whitespace folded, trimmed) and the jar's -norm of an ASCII
+// text into `out` (pysynth/metrics/_meteor_ref.py's prepare); false, `out` untouched, when the text
+// holds a non-ASCII character (the caller normalizes it with the twin). nbp: the nonbreaking
+// prefixes (1: any context, 2: before a number).
+bool normalize_ascii(std::string_view text, const std::unordered_map<std::string, int>& nbp, std::string& out);
 
 // The jar's computeMetrics on one statistics vector.
 double score_from_stats(const double* st);

@@ -1,48 +1,43 @@
-"""METEOR 1.5 segments/s: pysynth's Java-free flavor vs the Meteor 1.5 jar (pycocoevalcap / nlg-eval).
+"""METEOR 1.5: pysynth's Java-free flavor vs the Meteor 1.5 jar (pycocoevalcap / nlg-eval), like with like.
 
-    python bench/bench_meteor.py [--data ../shared/data] [--system ill_formed] [--rounds 3] [--cache-build]
+    taskset -c 1 python bench/bench_meteor.py [--data ../shared/data] [--system ill_formed] [--rounds 5]
+                                              [--cache-build]
 
-Same inputs for both: the MQR test set (1,690 segments, Chu et al. 2020) with one reference each.
-Rounds alternate jar / pysynth in one process; scores must be identical. "cold" is a fresh
-Python process scoring once (loads the word lists from the jar and memory-maps the paraphrase
-cache: what one ``pysynth score`` run pays); "warm" is a second call in the same process. The
-jar's time is one call of the wrapper (JVM start, resource loading, scoring: what nlg-eval and
-pycocoevalcap pay per call). "loaded, new words": resources loaded, none of the segments' words
-analysed yet (word analyses are kept per process). ``--cache-build`` also times the one-time
-paraphrase cache build.
+Same inputs for both: the MQR test set (1,690 segments, Chu et al. 2020) with one reference each. Run it
+under ``taskset -c 1``: every process it starts (the JVMs, the fresh Pythons) inherits the one core.
+
+* both one-shot (cold): a fresh process that reads the two files and prints the corpus score, timed from
+  the parent around the whole process (start-up included on both sides): the jar's own command line
+  (``java -Xmx2G -jar meteor-1.5.jar hyp ref -l en -norm``) vs ``pysynth score --metrics meteor`` and a
+  three-line Python script calling :func:`pysynth.metrics.meteor.meteor`;
+* both warm: the jar kept open (one JVM in ``-stdio`` mode, resources loaded, JIT warmed by untimed
+  rounds, every segment streamed in without waiting for the previous answer, then the ``EVAL`` line) vs a
+  second call in one Python process (resources loaded, word analyses kept).
+
+Best of ``--rounds`` for every row; corpus scores must be identical and segments equal to 1e-9.
+``--cache-build`` also times the one-time paraphrase cache build.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
 import json
-import statistics
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-from pysynth.metrics.meteor import meteor
+from pysynth.metrics.meteor import meteor, meteor_jar
 
-_COLD = """
-import json, sys, time
-t0 = time.perf_counter()
+_SCRIPT = """
+import sys
 from pysynth.metrics.meteor import meteor
-h, r = json.load(open(sys.argv[1]))
-m = meteor(h, r, workers=int(sys.argv[2]))
-t1 = time.perf_counter()
-print(json.dumps({"s": t1 - t0, "score": m.score}))
-"""
-# resources loaded, but none of these words analysed yet (the word cache is per process)
-_FIRST = """
-import json, sys, time
-from pysynth.metrics.meteor import meteor
-h, r = json.load(open(sys.argv[1]))
-meteor(["unrelated words"], ["other words"])
-t0 = time.perf_counter()
-m = meteor(h, r, workers=int(sys.argv[2]))
-print(json.dumps({"s": time.perf_counter() - t0, "score": m.score}))
+h = open(sys.argv[1], encoding="utf-8").read().split("\\n")[:-1]
+r = open(sys.argv[2], encoding="utf-8").read().split("\\n")[:-1]
+print(meteor(h, r).score)
 """
 
 
@@ -55,36 +50,60 @@ def _load(data: Path, system: str):
     return [rel[r["row_idx"]][system].strip() for r in test], refs
 
 
-def _jar_warm(hyps, refs, rounds):
-    """The jar kept open (pycocoevalcap's ``Meteor``: one JVM, resources loaded once, segments sent
-    over -stdio): seconds of the best warm call after one untimed call, and its corpus score."""
-    from pycocoevalcap.meteor.meteor import Meteor
+def _one_shot(cmd, parse, rounds: int, env=None):
+    """Best wall seconds of ``cmd`` as a fresh process, and what ``parse`` reads from its stdout."""
+    best, got = float("inf"), None
+    for _ in range(rounds):
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+        best = min(best, time.perf_counter() - t)
+        got = parse(out.stdout)
+    return best, got
 
-    gts = {i: [r] for i, r in enumerate(refs)}
-    res = {i: [h] for i, h in enumerate(hyps)}
-    m = Meteor()
-    try:
-        m.compute_score(gts, res)
-        ts, score = [], None
-        for _ in range(rounds):
-            t = time.perf_counter()
-            score, _ = m.compute_score(gts, res)
-            ts.append(time.perf_counter() - t)
-    finally:
-        m.close() if hasattr(m, "close") else None
-    return min(ts), score
+
+class _WarmJar:
+    """One JVM in -stdio mode (what pycocoevalcap keeps open), fed without waiting per segment."""
+
+    def __init__(self):
+        jar = meteor_jar()
+        self.p = subprocess.Popen(["java", "-Xmx2G", "-jar", str(jar), "-", "-", "-stdio", "-l", "en", "-norm"],
+                                  cwd=str(jar.parent), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, encoding="utf-8", bufsize=1)
+
+    def score(self, hyps, refs):
+        lines = [f"SCORE ||| {' '.join(r.split())} ||| {' '.join(h.split())}\n" for h, r in zip(hyps, refs)]
+
+        def feed():
+            self.p.stdin.write("".join(lines))
+            self.p.stdin.flush()
+
+        w = threading.Thread(target=feed)
+        w.start()
+        stats = [self.p.stdout.readline().strip() for _ in lines]
+        w.join()
+        self.p.stdin.write("EVAL ||| " + " ||| ".join(stats) + "\n")
+        self.p.stdin.flush()
+        seg = [float(self.p.stdout.readline()) for _ in lines]
+        return float(self.p.stdout.readline()), seg
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(30)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     ap.add_argument("--system", default="ill_formed")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--jar-warmup", type=int, default=3, help="untimed rounds of the kept-open jar (JIT)")
     ap.add_argument("--cache-build", action="store_true")
     a = ap.parse_args()
     hyps, refs = _load(Path(a.data), a.system)
+    hyps = [" ".join(x.split()) for x in hyps]  # one line each in the files both tools read
+    refs = [" ".join(x.split()) for x in refs]
     n = len(hyps)
+    print(f"cores allowed: {sorted(os.sched_getaffinity(0))}  load: {open('/proc/loadavg').read().split()[:3]}")
     if a.cache_build:
         from pysynth.metrics import _meteor_data as d
 
@@ -92,43 +111,52 @@ def main() -> None:
             t = time.perf_counter()
             d.build_paraphrase_cache(d.find_files().paraphrase, Path(tmp) / "p.bin")
             print(f"paraphrase cache build (one time): {time.perf_counter() - t:.1f} s")
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump([hyps, refs], f)
-        inp = f.name
-    meteor(hyps[:2], refs[:2])  # make sure the cache exists
-    jar, cold, first, warm = [], [], [], []
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "hyp.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    (tmp / "ref.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    meteor(hyps[:2], refs[:2])  # the caches exist before any timing
+    jar = meteor_jar()
+
+    def jar_final(out: str) -> float:
+        return float([x for x in out.splitlines() if x.startswith("Final score:")][0].split()[-1])
+
+    j1, js = _one_shot(["java", "-Xmx2G", "-jar", str(jar), str(tmp / "hyp.txt"), str(tmp / "ref.txt"), "-l", "en",
+                        "-norm"], jar_final, a.rounds)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    p1, ps = _one_shot([sys.executable, "-c", _SCRIPT, str(tmp / "hyp.txt"), str(tmp / "ref.txt")],
+                       lambda o: float(o.split()[-1]), a.rounds, env)
+    cli = Path(sys.executable).with_name("pysynth")
+    c1, cs = _one_shot([str(cli), "score", "--metrics", "meteor", "--hyp", str(tmp / "hyp.txt"), "--ref",
+                        str(tmp / "ref.txt")], lambda o: json.loads(o)["meteor"] / 100.0, a.rounds, env)
+    # warm: the jar kept open, JIT warmed up; pysynth's second call in this process
+    wj = _WarmJar()
+    try:
+        for _ in range(a.jar_warmup):
+            wj.score(hyps, refs)
+        jw = float("inf")
+        for _ in range(a.rounds):
+            t = time.perf_counter()
+            jws, jseg = wj.score(hyps, refs)
+            jw = min(jw, time.perf_counter() - t)
+    finally:
+        wj.close()
+    m = meteor(hyps, refs)
+    pw = float("inf")
     for _ in range(a.rounds):
         t = time.perf_counter()
-        mj = meteor(hyps, refs, flavor="jar")
-        jar.append(time.perf_counter() - t)
-        out = subprocess.run([sys.executable, "-c", _COLD, inp, str(a.workers)], capture_output=True, text=True,
-                             check=True)
-        got = json.loads(out.stdout.strip().splitlines()[-1])
-        cold.append(got["s"])
-        out = subprocess.run([sys.executable, "-c", _FIRST, inp, str(a.workers)], capture_output=True, text=True,
-                             check=True)
-        first.append(json.loads(out.stdout.strip().splitlines()[-1])["s"])
-        t = time.perf_counter()
-        me = meteor(hyps, refs, workers=a.workers)
-        warm.append(time.perf_counter() - t)
-        assert got["score"] == me.score == mj.score, (got["score"], me.score, mj.score)
-        diff = max(abs(x - y) for x, y in zip(me.segments, mj.segments))
-        assert diff < 1e-9, diff
-    mj_, mc, mw = statistics.median(jar), statistics.median(cold), statistics.median(warm)
-    mf = statistics.median(first)
-    print(f"segments: {n}  corpus METEOR {me.score:.6f} (jar {mj.score:.6f}, identical; max segment diff {diff:.1e})")
-    print(f"jar (pycocoevalcap meteor-1.5.jar, -l en -norm): {mj_:.3f} s  {n / mj_:,.0f} seg/s")
-    print(f"pysynth exact, cold process (load + score):      {mc:.3f} s  {n / mc:,.0f} seg/s  {mj_ / mc:.1f}x")
-    print(f"pysynth exact, loaded, words new to the process:  {mf:.3f} s  {n / mf:,.0f} seg/s  {mj_ / mf:.1f}x")
-    print(f"pysynth exact, warm call (same inputs again):     {mw:.3f} s  {n / mw:,.0f} seg/s  {mj_ / mw:.1f}x")
-    print(f"impl: {me.signature.get('impl')}  rounds: {a.rounds} (medians)")
-    # like with like: both one-shot (a fresh process each; the jar's JVM start + load vs pysynth's
-    # interpreter-level load), both warm (resources loaded, the same segments scored again)
-    jw, js = _jar_warm(hyps, refs, a.rounds)
-    assert abs(js - me.score) < 1e-4, (js, me.score)
-    print(f"like with like -- one-shot: jar {mj_:.3f} s vs pysynth cold process {mc:.3f} s -> {mj_ / mc:.1f}x; "
-          f"warm: jar kept open (pycocoevalcap Meteor, best of {a.rounds}) {jw:.3f} s vs pysynth warm "
-          f"{mw:.3f} s -> {jw / mw:.1f}x (jar warm score {js:.6f})")
+        m = meteor(hyps, refs)
+        pw = min(pw, time.perf_counter() - t)
+    assert js == ps == jws == m.score, (js, ps, jws, m.score)
+    assert abs(cs - m.score) < 1e-12, (cs, m.score)
+    diff = max(abs(x - y) for x, y in zip(m.segments, jseg))
+    assert diff < 1e-9, diff
+    print(f"segments: {n}  corpus METEOR {m.score!r} from all (jar one-shot, jar warm, pysynth); max segment "
+          f"diff vs the jar {diff:.1e}; impl {m.signature.get('impl')}; best of {a.rounds}")
+    print(f"both one-shot (whole process): jar CLI {j1:.3f} s | python script {p1:.3f} s -> {j1 / p1:.1f}x | "
+          f"pysynth score CLI {c1:.3f} s -> {j1 / c1:.1f}x")
+    print(f"both warm: jar kept open (-stdio, {a.jar_warmup} warm-up rounds) {jw:.3f} s | pysynth second call "
+          f"{pw * 1e3:.1f} ms ({pw / n * 1e6:.1f} us/segment) -> {jw / pw:.1f}x")
+    print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
 
 
 if __name__ == "__main__":

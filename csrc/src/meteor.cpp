@@ -665,36 +665,60 @@ Resources::Resources(std::string_view function_words, std::string_view exception
     split_java(ex[k + 1], tok);
     for (auto f : tok) bases_[std::string(f)].emplace_back(ex[k]);
   }
-  // word -> its line of synset ids (parsed when a word is looked up; the bytes outlive this)
-  auto sy = java_lines(synsets);
-  synsets_.reserve(sy.size() / 2);
-  for (size_t k = 0; k + 1 < sy.size(); k += 2) {
+  // word -> its line of synset ids (parsed when a word is looked up; the bytes outlive this). One
+  // pass over the bytes: lines as Java's readLine splits them, paired (word, ids).
+  synsets_.reserve(static_cast<size_t>(std::count(synsets.begin(), synsets.end(), '\n')) / 2 + 1);
+  std::string_view word;
+  bool have_word = false;
+  size_t lineno = 0;
+  auto on_line = [&](std::string_view line) {
+    ++lineno;
+    if (!have_word) {
+      word = line;
+      have_word = true;
+      return;
+    }
+    have_word = false;
     // ids are parsed when a word is looked up; a malformed one is refused here, once (as the twin does)
-    tok.clear();
-    split_java(sy[k + 1], tok);
-    for (auto t : tok) {
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && is_delim(line[i])) ++i;
+      size_t b = i;
+      while (i < line.size() && !is_delim(line[i])) ++i;
+      if (i == b) continue;
       int32_t v = 0;
-      auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-      if (r.ec != std::errc() || r.ptr != t.data() + t.size())
-        throw std::invalid_argument("synsets: line " + std::to_string(k + 2) +
+      auto r = std::from_chars(line.data() + b, line.data() + i, v);
+      if (r.ec != std::errc() || r.ptr != line.data() + i)
+        throw std::invalid_argument("synsets: line " + std::to_string(lineno) +
                                     " holds a token that is not a synset id (a 32-bit integer); pass the jar's "
                                     "synonym/english.synsets");
     }
-    synsets_[sy[k]] = sy[k + 1];  // a later line wins, as in Java
+    synsets_.put(word, line, true);  // a later line wins, as in Java
+  };
+  size_t b = 0, i = 0;
+  while (i < synsets.size()) {
+    char c = synsets[i];
+    if (c == '\n' || c == '\r') {
+      on_line(synsets.substr(b, i - b));
+      if (c == '\r' && i + 1 < synsets.size() && synsets[i + 1] == '\n') ++i;
+      b = ++i;
+    } else {
+      ++i;
+    }
   }
+  if (b < synsets.size()) on_line(synsets.substr(b));
   vocab_.reserve(para_.n_vocab);
-  for (size_t i = 0; i < para_.n_vocab; ++i) {
-    const char* b = reinterpret_cast<const char*>(para_.vocab_blob) + para_.vocab_off[i];
-    vocab_.emplace(std::string_view(b, static_cast<size_t>(para_.vocab_off[i + 1] - para_.vocab_off[i])),
-                   static_cast<int32_t>(i));
+  for (size_t k = 0; k < para_.n_vocab; ++k) {
+    const char* p = reinterpret_cast<const char*>(para_.vocab_blob) + para_.vocab_off[k];
+    vocab_.put(std::string_view(p, static_cast<size_t>(para_.vocab_off[k + 1] - para_.vocab_off[k])),
+               static_cast<int32_t>(k), false);  // a word listed twice keeps its first id
   }
 }
 
 bool Resources::synsets_of(std::string_view w, std::vector<int32_t>& out) const {
-  auto it = synsets_.find(w);
-  if (it == synsets_.end()) return false;
+  const std::string_view* line = synsets_.find(w);
+  if (!line) return false;
   std::vector<std::string_view> tok;
-  split_java(it->second, tok);
+  split_java(*line, tok);
   for (auto t : tok) {
     int32_t v = 0;
     std::from_chars(t.data(), t.data() + t.size(), v);
@@ -717,7 +741,7 @@ std::string Resources::morph(const std::string& w) const {
   for (int i = 0; i < 20; ++i) {
     if (!ends_with(sufx[i])) continue;
     std::string cand = w.substr(0, w.size() - std::strlen(sufx[i])) + addr[i];
-    if (synsets_.count(std::string_view(cand))) return cand;
+    if (synsets_.find(std::string_view(cand))) return cand;
   }
   return std::string();
 }
@@ -738,8 +762,8 @@ std::vector<int32_t> Resources::synset_ids(const std::string& w) const {
 }
 
 int32_t Resources::word_id(const std::string& w) const {
-  auto it = vocab_.find(std::string_view(w));
-  return it == vocab_.end() ? -1 : it->second;
+  const int32_t* id = vocab_.find(std::string_view(w));
+  return id ? *id : -1;
 }
 
 bool Resources::is_prefix(uint64_t h) const {

@@ -54,6 +54,69 @@ struct WordInfo {
   std::vector<uint64_t> hash1;
 };
 
+// An open-addressing map keyed by views of bytes that outlive it (FNV-1a, linear probing): the
+// word lists' tables, built at every load (std::unordered_map took most of the load's 40 ms).
+template <class V>
+class ViewMap {
+ public:
+  void reserve(size_t n) {
+    size_t size = 16;
+    while (size < 2 * n) size <<= 1;
+    slots_.assign(size, Slot{});
+    mask_ = size - 1;
+    count_ = 0;
+  }
+  // k -> v; a key already present keeps its value unless `overwrite`.
+  void put(std::string_view k, V v, bool overwrite) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    uint64_t h = hash(k);
+    for (size_t i = spot(h);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = Slot{h, k, v, true};
+        ++count_;
+        return;
+      }
+      if (s.h == h && s.k == k) {
+        if (overwrite) s.v = v;
+        return;
+      }
+    }
+  }
+  const V* find(std::string_view k) const {
+    if (slots_.empty()) return nullptr;
+    uint64_t h = hash(k);
+    for (size_t i = spot(h);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.h == h && s.k == k) return &s.v;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t h = 0;
+    std::string_view k;
+    V v{};
+    bool used = false;
+  };
+  static uint64_t hash(std::string_view k) {
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (unsigned char c : k) h = (h ^ c) * 0x100000001B3ULL;
+    return h;
+  }
+  size_t spot(uint64_t h) const { return static_cast<size_t>(h ^ (h >> 29)) & mask_; }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    reserve(old.size() < 16 ? 16 : old.size());
+    for (const Slot& s : old)
+      if (s.used) put(s.k, s.v, true);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, count_ = 0;
+};
+
 class Resources {
  public:
   // function_words, exceptions, synsets: the jar's english.words / .exceptions / .synsets.
@@ -88,8 +151,8 @@ class Resources {
 
   std::unordered_set<std::string> function_;
   std::unordered_map<std::string, std::vector<std::string>> bases_;
-  std::unordered_map<std::string_view, std::string_view> synsets_;
-  std::unordered_map<std::string_view, int32_t> vocab_;
+  ViewMap<std::string_view> synsets_;
+  ViewMap<int32_t> vocab_;
   ParaArrays para_;
   mutable std::mutex mu_;
   mutable std::unordered_map<std::string, std::unique_ptr<WordInfo>> cache_;

@@ -4,7 +4,8 @@ The jar that ``pycocoevalcap`` ships holds the function-word list (``function/en
 WordNet's morphological exceptions and synsets (``synonym/english.exceptions``,
 ``synonym/english.synsets``) and the nonbreaking-prefix list of its normalizer
 (``nonbreaking/english.prefixes``); ``data/paraphrase-en.gz`` beside it holds the paraphrase
-table (5.3 M phrase pairs, 62 MB). The jar is a zip file: Python reads it directly.
+table (5.3 M phrase pairs, 62 MB). The jar is a zip file: Python reads it directly, once; the four
+lists are then kept uncompressed beside the paraphrase cache (``words-en.<key>.bin``).
 
 The paraphrase table is parsed once into a compact binary cache (``paraphrase-en.<key>.<version>.bin`` in
 ``$PYSYNTH_METEOR_CACHE``, else ``$XDG_CACHE_HOME/pysynth/meteor``, else
@@ -24,12 +25,9 @@ its payload; later calls memory-map it. Layout (all little-endian, 64-byte align
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
-import tempfile
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +113,8 @@ def load_text_resources(jar: Path, cache: bool = True) -> Dict[str, bytes]:
         got = _parse_text_cache(raw)
         if got is not None:
             return got
+    import zipfile  # only when the cache of the word lists is missing
+
     try:
         with zipfile.ZipFile(jar) as z:
             out = {k: z.read(v) for k, v in _TEXT_NAMES.items()}
@@ -148,6 +148,8 @@ def _parse_text_cache(raw: bytes) -> Optional[Dict[str, bytes]]:
 def _write_bytes(out: Path, payload: bytes) -> None:
     """Write ``out`` atomically (temporary file + rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -257,6 +259,8 @@ def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndar
 
 def build_paraphrase_cache(para: Path, out: Path) -> Path:
     """Parse ``para`` once and write the binary cache ``out`` atomically; returns ``out``."""
+    import gzip
+
     with gzip.open(para, "rb") as f:
         arrays, meta = paraphrase_arrays(f)
     return _write(out, arrays, {**meta, "source": str(para)})
@@ -298,6 +302,8 @@ def _write(out: Path, arrays: Dict[str, np.ndarray], meta: dict) -> Path:
         layout[k] = [pos, a.dtype.str, int(a.size)]
         pos += a.nbytes
     head = json.dumps({"arrays": layout, **meta}).encode()
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

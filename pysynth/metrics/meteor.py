@@ -16,15 +16,14 @@ with a clear error on a missing ``java``, a missing jar, a crash or a timeout.
 ``flavor="exact"`` (the default) is the Java-free reimplementation with the jar's scores: the
 compiled core (``pysynth._core.metrics.meteor_stats``, C++) or its pure-Python twin
 (:mod:`pysynth.metrics._meteor_ref`, ``PYSYNTH_IMPL=python``). It reads the function words and
-WordNet files from the jar (a zip file) and the paraphrase table from ``paraphrase-en.gz``,
-parsed once into a memory-mapped cache (:mod:`pysynth.metrics._meteor_data`); no JVM runs.
+WordNet files from the jar (a zip file, once; then from an uncompressed copy) and the paraphrase table
+from ``paraphrase-en.gz``, parsed once into a memory-mapped cache (:mod:`pysynth.metrics._meteor_data`);
+no JVM runs. The ``-norm`` normalizer of ASCII texts is compiled too (``meteor_normalize``).
 Its segment and corpus scores equal the jar's (tests/golden/meteor_*.json).
 """
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,6 +232,9 @@ def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavo
         return MeteorScore(0.0, [], sig if flavor == "jar" else {**sig, "flavor": "exact"})
     if flavor == "exact":
         return _exact(list(hyps), streams, workers)
+    import shutil
+    import subprocess  # the jar flavor only (a one-shot exact run does not pay these imports)
+
     exe = java or shutil.which("java")
     if not exe:
         raise RuntimeError("METEOR flavor 'jar' needs Java on PATH (e.g. Debian's default-jre-headless)")

@@ -14,6 +14,7 @@ what the session really uses (``providers``). The ``[onnx]`` extra installs the 
 """
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import List, Optional
@@ -342,3 +343,58 @@ class OrtBackend:
             vals, idx = topk_from_parts(p["ls"], np.zeros(n, dtype=np.float32), empty, empty.astype(np.int64), 0, k,
                                         -np.inf, self.workers)
         return vals, idx, p["h_new"]
+
+
+def int8_activations(graph: bytes) -> bytes:
+    """An encoder graph with int8 weights and int8 activations (onnxruntime's dynamic quantization
+    of every ``MatMul``; weights per output channel).
+
+    Weight-only int8 graphs (``DequantizeLinear`` over constant int8 weights, as
+    :func:`pysynth.export.onnx.quantize_weights` writes) are first folded back to their float32
+    weights (exactly the values the graph computes), so their int8 weights are kept. The activation
+    scale is one per tensor, computed at run time: a row's embedding depends on the other rows of
+    its batch (why this is opt-in, :class:`OnnxEncoder` ``activations="int8"``).
+    """
+    import tempfile
+
+    try:
+        import onnx
+        from onnx import numpy_helper
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:  # onnx is not a serving dependency
+        raise ImportError(f"activations='int8' needs the onnx package ({exc}); pip install onnx") from None
+    m = onnx.load_from_string(graph)
+    g = m.graph
+    inits = {i.name: i for i in g.initializer}
+    nodes, folded = [], []
+    for n in g.node:
+        ins = [x for x in n.input if x]
+        if n.op_type != "DequantizeLinear" or not all(x in inits for x in ins):
+            nodes.append(n)
+            continue
+        q = numpy_helper.to_array(inits[ins[0]]).astype(np.float32)
+        scale = numpy_helper.to_array(inits[ins[1]]).astype(np.float32)
+        zero = numpy_helper.to_array(inits[ins[2]]).astype(np.float32) if len(ins) > 2 else np.float32(0)
+        if scale.ndim == 1 and scale.size > 1:  # per channel along ``axis`` (default 1)
+            axis = next((a.i for a in n.attribute if a.name == "axis"), 1) % q.ndim
+            shape = [1] * q.ndim
+            shape[axis] = scale.size
+            scale, zero = scale.reshape(shape), np.reshape(zero, shape if np.ndim(zero) else ())
+        folded.append(numpy_helper.from_array((q - zero) * scale, n.output[0]))
+    used = {x for n in nodes for x in n.input} | {o.name for o in g.output}
+    keep = [i for i in g.initializer if i.name in used]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(keep + folded)
+    with tempfile.TemporaryDirectory(prefix="pysynth-int8-") as tmp:
+        src, dst = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
+        src.write_bytes(m.SerializeToString())
+        was = logging.root.manager.disable
+        logging.disable(logging.WARNING)  # the quantizer's advice to pre-process, on the root logger
+        try:
+            quantize_dynamic(str(src), str(dst), per_channel=True, weight_type=QuantType.QInt8,
+                             op_types_to_quantize=["MatMul"])
+        finally:
+            logging.disable(was)
+        return dst.read_bytes()

@@ -33,8 +33,7 @@ class _OrtSpans:
 
     def __init__(self, path: Path, threads: int = 0, device: str = "cpu", activations: str = "float"):
         from pysynth import store
-        from pysynth.decoding.ort import session
-        from pysynth.models.embed import int8_activations
+        from pysynth.decoding.ort import int8_activations, session
 
         st = store.load(path, SPAN_FORMAT, (SPAN_FORMAT_VERSION,))
         self.config = json.loads(st.read("config.json"))
@@ -74,7 +73,7 @@ class SpanModel:
     max_tokens : tokens per scorer call (windows x padded length, at least one window): bounds
         peak memory whatever the contexts' length (:func:`pysynth.models.spans.predict_spans`).
     activations : ``"float"`` (default) or ``"int8"``: for a ``pysynth.spans.onnx`` store, int8
-        activations too (:func:`pysynth.models.embed.int8_activations`; faster, but scores move
+        activations too (:func:`pysynth.decoding.ort.int8_activations`; faster, but scores move
         with the batch and some spans change: ``bench/RESULTS_qagen.md``). Opt-in.
     """
 

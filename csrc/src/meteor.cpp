@@ -667,7 +667,7 @@ Resources::Resources(std::string_view function_words, std::string_view exception
   }
   // word -> its line of synset ids (parsed when a word is looked up; the bytes outlive this). One
   // pass over the bytes: lines as Java's readLine splits them, paired (word, ids).
-  synsets_.reserve(static_cast<size_t>(std::count(synsets.begin(), synsets.end(), '\n')) / 2 + 1);
+  synsets_.reserve(synsets.size() / 48 + 16);  // ~50 bytes a word and its ids; grows if short
   std::string_view word;
   bool have_word = false;
   size_t lineno = 0;
@@ -679,30 +679,46 @@ Resources::Resources(std::string_view function_words, std::string_view exception
       return;
     }
     have_word = false;
-    // ids are parsed when a word is looked up; a malformed one is refused here, once (as the twin does)
-    for (size_t i = 0; i < line.size();) {
-      while (i < line.size() && is_delim(line[i])) ++i;
+    // ids are parsed when a word is looked up; a malformed one is refused here, once (as the twin does).
+    // A token of 1-9 plain digits is always an int32; others go through from_chars.
+    const char* p = line.data();
+    const size_t n = line.size();
+    for (size_t i = 0; i < n;) {
+      while (i < n && is_delim(p[i])) ++i;
       size_t b = i;
-      while (i < line.size() && !is_delim(line[i])) ++i;
-      if (i == b) continue;
+      bool plain = true;
+      for (; i < n && !is_delim(p[i]); ++i) plain &= p[i] >= '0' && p[i] <= '9';
+      if (i == b || (plain && i - b <= 9)) continue;
       int32_t v = 0;
-      auto r = std::from_chars(line.data() + b, line.data() + i, v);
-      if (r.ec != std::errc() || r.ptr != line.data() + i)
+      auto r = std::from_chars(p + b, p + i, v);
+      if (r.ec != std::errc() || r.ptr != p + i)
         throw std::invalid_argument("synsets: line " + std::to_string(lineno) +
                                     " holds a token that is not a synset id (a 32-bit integer); pass the jar's "
                                     "synonym/english.synsets");
     }
     synsets_.put(word, line, true);  // a later line wins, as in Java
   };
-  size_t b = 0, i = 0;
-  while (i < synsets.size()) {
-    char c = synsets[i];
-    if (c == '\n' || c == '\r') {
-      on_line(synsets.substr(b, i - b));
-      if (c == '\r' && i + 1 < synsets.size() && synsets[i + 1] == '\n') ++i;
-      b = ++i;
-    } else {
-      ++i;
+  const bool has_cr = std::memchr(synsets.data(), '\r', synsets.size()) != nullptr;
+  size_t b = 0;
+  if (!has_cr) {  // lines end at '\n' only: memchr
+    while (b < synsets.size()) {
+      const void* nl = std::memchr(synsets.data() + b, '\n', synsets.size() - b);
+      if (!nl) break;
+      size_t e = static_cast<size_t>(static_cast<const char*>(nl) - synsets.data());
+      on_line(synsets.substr(b, e - b));
+      b = e + 1;
+    }
+  } else {
+    size_t i = 0;
+    while (i < synsets.size()) {
+      char c = synsets[i];
+      if (c == '\n' || c == '\r') {
+        on_line(synsets.substr(b, i - b));
+        if (c == '\r' && i + 1 < synsets.size() && synsets[i + 1] == '\n') ++i;
+        b = ++i;
+      } else {
+        ++i;
+      }
     }
   }
   if (b < synsets.size()) on_line(synsets.substr(b));

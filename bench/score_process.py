@@ -71,7 +71,9 @@ def main() -> None:
     (tmp / "ref.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
     ours = [str(BIN / "pysynth"), "score", "--hyp", str(tmp / "hyp.txt"), "--ref", str(tmp / "ref.txt"),
             "--metrics", "bleu"]
-    theirs = [str(BIN / "sacrebleu"), str(tmp / "ref.txt"), "-i", str(tmp / "hyp.txt"), "-m", "bleu", "-w", "4"]
+    # the sacrebleu CLI's own script, or its module where sacrebleu sits outside the venv (PYTHONPATH)
+    sb = [str(BIN / "sacrebleu")] if (BIN / "sacrebleu").exists() else [sys.executable, "-m", "sacrebleu"]
+    theirs = [*sb, str(tmp / "ref.txt"), "-i", str(tmp / "hyp.txt"), "-m", "bleu", "-w", "4"]
     ps, ss = [], []
     _timed(theirs), _timed(ours)  # untimed: byte-compile both tools once
     for _ in range(a.rounds):

@@ -26,10 +26,12 @@ struct Column {
 };
 
 // `obj`: a sequence of str, or an object with .values (int32 ids) and .offsets (int64).
-Column to_column(py::handle obj, const char* name);
+// workers != 1: long sequences' compact-ASCII str are read by that many threads (the caller
+// holds the GIL throughout).
+Column to_column(py::handle obj, const char* name, int workers = 1);
 
 // Sequence of str only.
-Column to_strings(py::handle obj, const char* name);
+Column to_strings(py::handle obj, const char* name, int workers = 1);
 
 py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
                                                                            const char* name);

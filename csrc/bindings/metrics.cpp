@@ -49,8 +49,8 @@ Smooth parse_smooth(const std::string& s) {
 py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
                                     const std::vector<std::string>& types, const std::string& flavor, bool stem,
                                     int workers) {
-  Column h = to_column(hyps, "hyps");
-  Column r = to_column(refs, "refs");
+  Column h = to_column(hyps, "hyps", workers);
+  Column r = to_column(refs, "refs", workers);
   auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
   RougeConfig cfg;
   cfg.flavor = parse_flavor(flavor);
@@ -69,8 +69,8 @@ py::array_t<int64_t> rouge_stats_py(py::handle hyps, py::handle refs, py::handle
 
 py::array_t<double> rouge_prf_texts_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
                                        const std::vector<std::string>& types, bool stem, int workers) {
-  Column h = to_column(hyps, "hyps");
-  Column r = to_column(refs, "refs");
+  Column h = to_column(hyps, "hyps", workers);
+  Column r = to_column(refs, "refs", workers);
   auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
   RougeConfig cfg;
   cfg.types = parse_types(types);
@@ -88,8 +88,8 @@ py::array_t<double> rouge_prf_texts_py(py::handle hyps, py::handle refs, py::han
 
 py::array_t<int64_t> bleu_stats_py(py::handle hyps, py::handle refs, py::handle ref_offsets,
                                    const std::string& tokenize, int max_order, int workers) {
-  Column h = to_column(hyps, "hyps");
-  Column r = to_column(refs, "refs");
+  Column h = to_column(hyps, "hyps", workers);
+  Column r = to_column(refs, "refs", workers);
   auto off = to_offsets(ref_offsets, h.col.size, r.col.size, "ref_offsets");
   BleuTokenize tok;
   if (tokenize == "13a") {
@@ -172,7 +172,7 @@ py::array_t<double> rouge_prf_py(py::handle stats) {
 }
 
 py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers) {
-  Column c = to_strings(texts, "texts");
+  Column c = to_strings(texts, "texts", workers);
   TokenizerKind kind;
   if (tokenizer == "rouge") {
     kind = TokenizerKind::Rouge;

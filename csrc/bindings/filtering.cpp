@@ -17,14 +17,6 @@ namespace {
 template <class T>
 using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-std::string twin_doc(const char* name) {
-  try {
-    return py::str(py::module_::import("pysynth.filtering._reference").attr(name).attr("__doc__"));
-  } catch (py::error_already_set&) {
-    return std::string("See pysynth.filtering._reference.") + name;
-  }
-}
-
 template <class T>
 Arr<T> vec(const py::object& o, const char* name) {
   auto a = Arr<T>::ensure(o);
@@ -104,18 +96,26 @@ py::array_t<std::int64_t> first_rank_py(const py::object& tokens, const py::obje
   return out;
 }
 
+// Short static docstrings (the summary of the twin's): importing the twins at load to copy theirs
+// cost every `import pysynth._core` ~50 ms (bench/RESULTS_mqr.md, issue 29).
 void register_filtering(py::module_& m) {
   auto sub = m.def_submodule("filtering",
                              "Keyword query filter, training data filter, vocabulary coverage; twin: "
                              "pysynth.filtering._reference");
-  sub.def("kqf_select", &kqf_select_py, twin_doc("kqf_select").c_str(), py::arg("questions"),
-          py::arg("candidate_offsets"), py::arg("results"), py::arg("result_offsets"), py::arg("depth"),
-          py::arg("workers"));
-  sub.def("tdf_precision", &tdf_precision_py, twin_doc("tdf_precision").c_str(), py::arg("results"),
-          py::arg("result_offsets"), py::arg("questions"), py::arg("clusters"), py::arg("include_self"),
-          py::arg("workers"));
-  sub.def("first_rank", &first_rank_py, twin_doc("first_rank").c_str(), py::arg("tokens"), py::arg("offsets"),
-          py::arg("order"), py::arg("vocab_size"));
+  sub.def("kqf_select", &kqf_select_py,
+          "Keyword query filter (Ding & Balog 2018, Eq. 7): the best candidate query per question.\n\nFull docs: the "
+          "twin pysynth.filtering._reference.kqf_select.",
+          py::arg("questions"), py::arg("candidate_offsets"), py::arg("results"), py::arg("result_offsets"),
+          py::arg("depth"), py::arg("workers"));
+  sub.def("tdf_precision", &tdf_precision_py,
+          "Training data filter quality score (Ding & Balog 2018, Eq. 8) of every pair.\n\nFull docs: the twin "
+          "pysynth.filtering._reference.tdf_precision.",
+          py::arg("results"), py::arg("result_offsets"), py::arg("questions"), py::arg("clusters"),
+          py::arg("include_self"), py::arg("workers"));
+  sub.def("first_rank", &first_rank_py,
+          "First rank position at which each term appears when rows are taken in ``order``.\n\nFull docs: the twin "
+          "pysynth.filtering._reference.first_rank.",
+          py::arg("tokens"), py::arg("offsets"), py::arg("order"), py::arg("vocab_size"));
 }
 
 pysynth::bind::Registrar reg("filtering", &register_filtering);

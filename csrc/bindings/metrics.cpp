@@ -202,31 +202,42 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
 
 }  // namespace
 
-// The compiled function and its pure-Python twin share one docstring: the twin's.
-std::string twin_doc(const char* name) {
-  try {
-    return py::str(py::module_::import("pysynth.metrics._reference").attr(name).attr("__doc__"));
-  } catch (py::error_already_set&) {
-    return std::string("See pysynth.metrics._reference.") + name;
-  }
-}
-
+// Short static docstrings (the summary of the twin's): importing the twins at load to copy theirs
+// cost every `import pysynth._core` ~50 ms (bench/RESULTS_mqr.md, issue 29).
 void register_metrics(py::module_& m) {
   auto sub = m.def_submodule("metrics", "n-gram and LCS statistics for ROUGE and BLEU");
-  sub.def("rouge_stats", &rouge_stats_py, twin_doc("rouge_stats").c_str(), py::arg("hyps"), py::arg("refs"),
-          py::arg("ref_offsets"), py::arg("types"), py::arg("flavor"), py::arg("stem"), py::arg("workers"));
-  sub.def("rouge_prf_texts", &rouge_prf_texts_py, twin_doc("rouge_prf_texts").c_str(), py::arg("hyps"), py::arg("refs"),
-          py::arg("ref_offsets"), py::arg("types"), py::arg("stem"), py::arg("workers"));
-  sub.def("rouge_prf", &rouge_prf_py, twin_doc("rouge_prf").c_str(), py::arg("stats"));
-  sub.def("bleu_stats", &bleu_stats_py, twin_doc("bleu_stats").c_str(), py::arg("hyps"), py::arg("refs"),
-          py::arg("ref_offsets"), py::arg("tokenize"), py::arg("max_order"), py::arg("workers"));
-  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py, twin_doc("sacrebleu_sentence_scores").c_str(),
+  sub.def("rouge_stats", &rouge_stats_py,
+          "Integer ROUGE statistics for each (hypothesis, reference) row.\n\nFull docs: the twin "
+          "pysynth.metrics._reference.rouge_stats.",
+          py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"), py::arg("types"), py::arg("flavor"),
+          py::arg("stem"), py::arg("workers"));
+  sub.def("rouge_prf_texts", &rouge_prf_texts_py,
+          "rouge-score 0.1.2 precision, recall and F straight from the texts.\n\nFull docs: the twin "
+          "pysynth.metrics._reference.rouge_prf_texts.",
+          py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"), py::arg("types"), py::arg("stem"),
+          py::arg("workers"));
+  sub.def("rouge_prf", &rouge_prf_py,
+          "rouge-score 0.1.2 precision, recall and F from :func:`rouge_stats` output.\n\nFull docs: the twin "
+          "pysynth.metrics._reference.rouge_prf.",
+          py::arg("stats"));
+  sub.def("bleu_stats", &bleu_stats_py,
+          "BLEU sufficient statistics per hypothesis (Papineni et al. 2002, Eq. 1-2).\n\nFull docs: the twin "
+          "pysynth.metrics._reference.bleu_stats.",
+          py::arg("hyps"), py::arg("refs"), py::arg("ref_offsets"), py::arg("tokenize"), py::arg("max_order"),
+          py::arg("workers"));
+  sub.def("sacrebleu_sentence_scores", &sacrebleu_sentence_py,
+          "sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`).\n\nFull docs: the twin "
+          "pysynth.metrics._reference.sacrebleu_sentence_scores.",
           py::arg("stats"), py::arg("smooth_method"), py::arg("smooth_value"), py::arg("effective_order"),
           py::arg("max_order"));
-  sub.def("coco_sentence_scores", &coco_sentence_py, twin_doc("coco_sentence_scores").c_str(), py::arg("stats"),
-          py::arg("max_order"));
-  sub.def("tokenize", &tokenize_py, twin_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"),
-          py::arg("workers"));
+  sub.def("coco_sentence_scores", &coco_sentence_py,
+          "pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.\n\nFull docs: the twin "
+          "pysynth.metrics._reference.coco_sentence_scores.",
+          py::arg("stats"), py::arg("max_order"));
+  sub.def("tokenize", &tokenize_py,
+          "Tokens of each text: ``rouge``, ``rouge-stem``, ``13a`` or ``none`` (whitespace).\n\nFull docs: the twin "
+          "pysynth.metrics._reference.tokenize.",
+          py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
   register_porter(sub);
   register_meteor(sub);
 }

@@ -24,14 +24,6 @@ namespace {
 template <class T>
 using Arr = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-std::string twin_doc(const char* name) {
-  try {
-    return py::str(py::module_::import("pysynth.retrieval._reference").attr(name).attr("__doc__"));
-  } catch (py::error_already_set&) {
-    return std::string("See pysynth.retrieval._reference.") + name;
-  }
-}
-
 // A std::vector handed to numpy without a copy (the capsule owns it).
 template <class T>
 py::array_t<T> to_numpy(std::vector<T>&& v) {
@@ -326,25 +318,41 @@ std::int32_t unordered_count_py(const std::vector<std::int32_t>& A, const std::v
   return unordered_count(A.data(), A.size(), B.data(), B.size(), same_term, width);
 }
 
+// Short static docstrings (the summary of the twin's): importing the twins at load to copy theirs
+// cost every `import pysynth._core` ~50 ms (bench/RESULTS_mqr.md, issue 29).
 void register_retrieval(py::module_& m) {
   auto sub = m.def_submodule("retrieval",
                              "Positional inverted index, SDM and BM25 retrieval; twin: pysynth.retrieval._reference");
-  sub.def("build_index", &build_index_py, twin_doc("build_index").c_str(), py::arg("ids"), py::arg("offsets"),
-          py::arg("vocab_size"), py::arg("workers"));
-  sub.def("validate_index", &validate_index_py, twin_doc("validate_index").c_str(), py::arg("index"),
-          py::arg("workers"));
-  sub.def("search", &search_py, twin_doc("search").c_str(), py::arg("index"), py::arg("query_ids"),
-          py::arg("query_offsets"), py::arg("model"), py::arg("k"), py::arg("mu"), py::arg("weights"), py::arg("k1"),
-          py::arg("b"), py::arg("workers"), py::arg("float64"));
-  sub.def("target_ranks", &target_ranks_py, twin_doc("target_ranks").c_str(), py::arg("index"), py::arg("query_ids"),
-          py::arg("query_offsets"), py::arg("targets"), py::arg("n"), py::arg("model"), py::arg("mu"),
-          py::arg("weights"), py::arg("k1"), py::arg("b"), py::arg("workers"));
-  sub.def("window_stats", &window_stats_py, twin_doc("window_stats").c_str(), py::arg("index"), py::arg("a"),
-          py::arg("b"), py::arg("workers"));
-  sub.def("ordered_count", &ordered_count_py, twin_doc("ordered_count").c_str(), py::arg("A"), py::arg("B"),
-          py::arg("width"));
-  sub.def("unordered_count", &unordered_count_py, twin_doc("unordered_count").c_str(), py::arg("A"), py::arg("B"),
-          py::arg("same_term"), py::arg("width"));
+  sub.def("build_index", &build_index_py,
+          "Build the positional index of the documents ``ids[offsets[d]:offsets[d+1]]``.\n\nFull docs: the twin "
+          "pysynth.retrieval._reference.build_index.",
+          py::arg("ids"), py::arg("offsets"), py::arg("vocab_size"), py::arg("workers"));
+  sub.def("validate_index", &validate_index_py,
+          "Check an index completely; raise ``ValueError`` naming the first inconsistency.\n\nFull docs: the twin "
+          "pysynth.retrieval._reference.validate_index.",
+          py::arg("index"), py::arg("workers"));
+  sub.def("search", &search_py,
+          "Top ``k`` documents of every query, by SDM or BM25 (definitions in the module docstring).\n\nFull docs: the "
+          "twin pysynth.retrieval._reference.search.",
+          py::arg("index"), py::arg("query_ids"), py::arg("query_offsets"), py::arg("model"), py::arg("k"),
+          py::arg("mu"), py::arg("weights"), py::arg("k1"), py::arg("b"), py::arg("workers"), py::arg("float64"));
+  sub.def("target_ranks", &target_ranks_py,
+          "Rank (1-based) of ``targets[i]`` in the ranking of query ``i``, or 0 if not in the top ``n``.\n\nFull docs: "
+          "the twin pysynth.retrieval._reference.target_ranks.",
+          py::arg("index"), py::arg("query_ids"), py::arg("query_offsets"), py::arg("targets"), py::arg("n"),
+          py::arg("model"), py::arg("mu"), py::arg("weights"), py::arg("k1"), py::arg("b"), py::arg("workers"));
+  sub.def("window_stats", &window_stats_py,
+          "Collection frequencies of the windows of the term pairs ``(a[i], b[i])``.\n\nFull docs: the twin "
+          "pysynth.retrieval._reference.window_stats.",
+          py::arg("index"), py::arg("a"), py::arg("b"), py::arg("workers"));
+  sub.def("ordered_count", &ordered_count_py,
+          "Galago ``OrderedWindowIterator`` matches of ``#od:width(a b)`` in one document.\n\nFull docs: the twin "
+          "pysynth.retrieval._reference.ordered_count.",
+          py::arg("A"), py::arg("B"), py::arg("width"));
+  sub.def("unordered_count", &unordered_count_py,
+          "Galago ``UnorderedWindowIterator`` matches of ``#uw:width(a b)`` in one document.\n\nFull docs: the twin "
+          "pysynth.retrieval._reference.unordered_count.",
+          py::arg("A"), py::arg("B"), py::arg("same_term"), py::arg("width"));
 }
 
 pysynth::bind::Registrar reg("retrieval", &register_retrieval);

@@ -200,28 +200,29 @@ py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_
   return out;
 }
 
-std::string twin_doc(const char* name) {
-  try {
-    return py::str(py::module_::import("pysynth.sampling._reference").attr(name).attr("__doc__"));
-  } catch (py::error_already_set&) {
-    return std::string("See pysynth.sampling._reference.") + name;
-  }
-}
-
 }  // namespace
 
+// Short static docstrings (the summary of the twin's): importing the twins at load to copy theirs
+// cost every `import pysynth._core` ~50 ms (bench/RESULTS_mqr.md, issue 29).
 void register_sampling(py::module_& m) {
   auto sub = m.def_submodule("sampling",
                              "Keyword query generation (Ding & Balog 2018, Alg. 1); twin: pysynth.sampling._reference");
-  sub.def("generate", &generate_py, twin_doc("generate").c_str(), py::arg("q_ids"), py::arg("q_offsets"),
-          py::arg("c_ids"), py::arg("c_offsets"), py::arg("cluster_index"), py::arg("cf"), py::arg("df"),
-          py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"), py::arg("strategy"), py::arg("w_question"),
-          py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"), py::arg("seed"), py::arg("first_index"),
-          py::arg("max_rejections"), py::arg("workers"));
-  sub.def("collection_stats", &collection_stats_py, twin_doc("collection_stats").c_str(), py::arg("ids"),
-          py::arg("offsets"), py::arg("vocab_size"));
-  sub.def("random_words", &random_words_py, twin_doc("random_words").c_str(), py::arg("seed"),
-          py::arg("question_index"), py::arg("candidate_index"), py::arg("count"));
+  sub.def("generate", &generate_py,
+          "Sample ``m`` keyword query candidates per question (Ding & Balog 2018, Alg. 1).\n\nFull docs: the twin "
+          "pysynth.sampling._reference.generate.",
+          py::arg("q_ids"), py::arg("q_offsets"), py::arg("c_ids"), py::arg("c_offsets"), py::arg("cluster_index"),
+          py::arg("cf"), py::arg("df"), py::arg("n_docs"), py::arg("exclude"), py::arg("length_dist"),
+          py::arg("strategy"), py::arg("w_question"), py::arg("w_cluster"), py::arg("w_collection"), py::arg("m"),
+          py::arg("seed"), py::arg("first_index"), py::arg("max_rejections"), py::arg("workers"));
+  sub.def("collection_stats", &collection_stats_py,
+          "Collection statistics of documents ``ids[offsets[i]:offsets[i+1]]`` over the ids\n``[0, vocab_size)`` (Ding "
+          "& Balog 2018, Eq. 2 and 5).\n\nFull docs: the twin pysynth.sampling._reference.collection_stats.",
+          py::arg("ids"), py::arg("offsets"), py::arg("vocab_size"));
+  sub.def(
+      "random_words", &random_words_py,
+      "The first ``count`` random words of candidate ``candidate_index`` of question\n``question_index`` (global "
+      "index, i.e. ``first_index + i``), as uint64.\n\nFull docs: the twin pysynth.sampling._reference.random_words.",
+      py::arg("seed"), py::arg("question_index"), py::arg("candidate_index"), py::arg("count"));
 }
 
 static pysynth::bind::Registrar reg("sampling", &register_sampling);

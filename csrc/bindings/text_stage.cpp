@@ -24,15 +24,6 @@ using I32 = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
 using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
-// The compiled function and its pure-Python twin share one docstring: the twin's.
-std::string text_doc(const char* name) {
-  try {
-    return py::str(py::module_::import("pysynth.text._reference").attr(name).attr("__doc__"));
-  } catch (py::error_already_set&) {
-    return std::string("See pysynth.text._reference.") + name;
-  }
-}
-
 template <class T>
 py::array_t<T> to_array(std::vector<T>&& v) {
   auto* p = new std::vector<T>(std::move(v));
@@ -320,29 +311,45 @@ double phrase_score_py(const std::string& scoring, int64_t worda_count, int64_t 
 
 }  // namespace
 
+// Short static docstrings (the summary of the twin's): importing the twins at load to copy theirs
+// cost every `import pysynth._core` ~50 ms (bench/RESULTS_mqr.md, issue 29).
 void register_text(py::module_& m) {
   auto sub =
       m.def_submodule("text", "Corpus statistics and gensim-identical phrase detection; twin: pysynth.text._reference");
-  sub.def("tokenize", &tokenize_py, text_doc("tokenize").c_str(), py::arg("texts"), py::arg("tokenizer"),
+  sub.def("tokenize", &tokenize_py, "Split texts into tokens.\n\nFull docs: the twin pysynth.text._reference.tokenize.",
+          py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
+  sub.def("build_corpus", &build_corpus_py,
+          "Tokenize questions and count their terms (Ding & Balog 2018, Sect. 3.1.1).\n\nFull docs: the twin "
+          "pysynth.text._reference.build_corpus.",
+          py::arg("texts"), py::arg("tokenizer"), py::arg("workers"));
+  sub.def("count_phrases", &count_phrases_py,
+          "Count unigrams and phrase candidates as gensim 4.4 ``Phrases`` learns them.\n\nFull docs: the twin "
+          "pysynth.text._reference.count_phrases.",
+          py::arg("ids"), py::arg("offsets"), py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"),
+          py::arg("max_vocab_size"), py::arg("workers"));
+  sub.def("export_phrases", &export_phrases_py,
+          "The phrase table of a learned model: gensim 4.4 ``Phrases.export_phrases()``.\n\nFull docs: the twin "
+          "pysynth.text._reference.export_phrases.",
+          py::arg("vocab"), py::arg("key_offsets"), py::arg("key_terms"), py::arg("key_counts"),
+          py::arg("corpus_word_count"), py::arg("delimiter"), py::arg("min_count"), py::arg("threshold"),
+          py::arg("scoring"));
+  sub.def("apply_phrases", &apply_phrases_py,
+          "Join phrases in every document with a learned model: gensim 4.4 ``Phrases[sentence]``.\n\nFull docs: the "
+          "twin pysynth.text._reference.apply_phrases.",
+          py::arg("ids"), py::arg("offsets"), py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"),
+          py::arg("model_vocab"), py::arg("key_offsets"), py::arg("key_terms"), py::arg("key_counts"),
+          py::arg("corpus_word_count"), py::arg("min_count"), py::arg("threshold"), py::arg("scoring"),
           py::arg("workers"));
-  sub.def("build_corpus", &build_corpus_py, text_doc("build_corpus").c_str(), py::arg("texts"), py::arg("tokenizer"),
-          py::arg("workers"));
-  sub.def("count_phrases", &count_phrases_py, text_doc("count_phrases").c_str(), py::arg("ids"), py::arg("offsets"),
-          py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"), py::arg("max_vocab_size"),
-          py::arg("workers"));
-  sub.def("export_phrases", &export_phrases_py, text_doc("export_phrases").c_str(), py::arg("vocab"),
-          py::arg("key_offsets"), py::arg("key_terms"), py::arg("key_counts"), py::arg("corpus_word_count"),
-          py::arg("delimiter"), py::arg("min_count"), py::arg("threshold"), py::arg("scoring"));
-  sub.def("apply_phrases", &apply_phrases_py, text_doc("apply_phrases").c_str(), py::arg("ids"), py::arg("offsets"),
-          py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"), py::arg("model_vocab"),
-          py::arg("key_offsets"), py::arg("key_terms"), py::arg("key_counts"), py::arg("corpus_word_count"),
-          py::arg("min_count"), py::arg("threshold"), py::arg("scoring"), py::arg("workers"));
-  sub.def("apply_frozen", &apply_frozen_py, text_doc("apply_frozen").c_str(), py::arg("ids"), py::arg("offsets"),
-          py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"), py::arg("phrases"), py::arg("scores"),
-          py::arg("threshold"), py::arg("workers"));
-  sub.def("phrase_score", &phrase_score_py, text_doc("phrase_score").c_str(), py::arg("scoring"),
-          py::arg("worda_count"), py::arg("wordb_count"), py::arg("bigram_count"), py::arg("len_vocab"),
-          py::arg("min_count"), py::arg("corpus_word_count"));
+  sub.def("apply_frozen", &apply_frozen_py,
+          "Join phrases in every document with a phrase table: gensim 4.4 ``FrozenPhrases[sentence]``.\n\nFull docs: "
+          "the twin pysynth.text._reference.apply_frozen.",
+          py::arg("ids"), py::arg("offsets"), py::arg("vocab"), py::arg("connector_words"), py::arg("delimiter"),
+          py::arg("phrases"), py::arg("scores"), py::arg("threshold"), py::arg("workers"));
+  sub.def("phrase_score", &phrase_score_py,
+          "Score of a phrase candidate, as gensim 4.4's scorers compute it (same float operations).\n\nFull docs: the "
+          "twin pysynth.text._reference.phrase_score.",
+          py::arg("scoring"), py::arg("worda_count"), py::arg("wordb_count"), py::arg("bigram_count"),
+          py::arg("len_vocab"), py::arg("min_count"), py::arg("corpus_word_count"));
 }
 
 static pysynth::bind::Registrar reg("text", &register_text);

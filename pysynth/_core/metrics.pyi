@@ -13,16 +13,13 @@ def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, toke
     """
     BLEU sufficient statistics per hypothesis (Papineni et al. 2002, Eq. 1-2).
     
-        Returns
-        -------
-        numpy.ndarray of int64, shape (N, 2 + 2 * max_order)
-            hyp length, closest reference length (ties: the shorter, as sacrebleu, nltk and
-            pycocoevalcap all do), clipped matches per order 1..max_order (clipped by the max
-            count over the references), hypothesis n-grams per order.
+    Full docs: the twin pysynth.metrics._reference.bleu_stats.
     """
 def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.
+    
+    Full docs: the twin pysynth.metrics._reference.coco_sentence_scores.
     """
 def meteor_normalize(texts: typing.Any, nbp: typing.Any) -> list:
     """
@@ -66,58 +63,29 @@ def rouge_prf(stats: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
     """
     rouge-score 0.1.2 precision, recall and F from :func:`rouge_stats` output.
     
-        rouge-score divides n-gram matches by ``max(count, 1)`` and returns zeros for ROUGE-L
-        when either side is empty; since matches never exceed either count, both rules give
-        the same numbers, so one formula serves every type.
-    
-        Returns
-        -------
-        numpy.ndarray of float64, shape (3, types, rows): P, R, F.
+    Full docs: the twin pysynth.metrics._reference.rouge_prf.
     """
 def rouge_prf_texts(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, types: collections.abc.Sequence[str], stem: bool, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     rouge-score 0.1.2 precision, recall and F straight from the texts.
     
-        ``rouge_prf(rouge_stats(hyps, refs, ref_offsets, types, "rouge-score", stem, workers))``
-        in one call: the compiled version computes each row's P/R/F in the worker thread that
-        counted it and never builds the statistics array.
-    
-        Returns
-        -------
-        numpy.ndarray of float64, shape (3, types, len(refs)): P, R, F.
+    Full docs: the twin pysynth.metrics._reference.rouge_prf_texts.
     """
 def rouge_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, types: collections.abc.Sequence[str], flavor: str, stem: bool, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """
     Integer ROUGE statistics for each (hypothesis, reference) row.
     
-        Parameters
-        ----------
-        hyps : sequence of str or TokenIds
-            N hypotheses.
-        refs : sequence of str or TokenIds
-            M references, grouped per hypothesis by ``ref_offsets``.
-        ref_offsets : array of int64, length N + 1
-            Hypothesis i owns references ``refs[ref_offsets[i]:ref_offsets[i + 1]]``.
-        types : list of str
-            ``rougeN`` (any N >= 1), ``rougeL``, ``rougeLsum``.
-        flavor : {"rouge-score", "pltrdy"}
-        stem : bool
-            Porter-stem tokens longer than 3 characters (rouge-score flavor).
-        workers : int
-            Threads (ignored here; validated).
-    
-        Returns
-        -------
-        numpy.ndarray of int64, shape (M, len(types), 3)
-            Per reference row and type: (matches, hypothesis count, reference count); see
-            ``csrc/include/pysynth/ngram.hpp`` for each type's exact meaning. pltrdy rows whose
-            hypothesis or reference has no sentence are ``-1``.
+    Full docs: the twin pysynth.metrics._reference.rouge_stats.
     """
 def sacrebleu_sentence_scores(stats: typing.Any, smooth_method: str, smooth_value: typing.SupportsFloat | typing.SupportsIndex, effective_order: bool, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`).
+    
+    Full docs: the twin pysynth.metrics._reference.sacrebleu_sentence_scores.
     """
 def tokenize(texts: typing.Any, tokenizer: str, workers: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
     Tokens of each text: ``rouge``, ``rouge-stem``, ``13a`` or ``none`` (whitespace).
+    
+    Full docs: the twin pysynth.metrics._reference.tokenize.
     """

@@ -17,9 +17,11 @@
 // * questions sharing cluster rows are processed grouped by row (outputs keep their slots),
 //   so each cluster document is built once per run and stays in L1 (-20% time at 1M
 //   questions, where per-question builds or prebuilt documents miss to DRAM);
-// * a query of <= 8 terms is assembled in a -1-padded 8-slot buffer, so "chosen before?"
-//   is one SIMD compare (no data-dependent loop exit); the per-term tables of the next
-//   question are prefetched;
+// * the terms chosen so far for a query of <= 8 terms are held in two SIMD registers, so
+//   "chosen before?" is two compares (no data-dependent loop exit, no store-forwarding
+//   stall); the question/cluster choice and an attempt's acceptance are selects, not
+//   branches (both random per attempt: each mispredicted about a third of the time); the
+//   per-term tables of the next question are prefetched;
 // * the random words are SplitMix64 outputs (2 multiplies each), independent of each other.
 #include "pysynth/sampling.hpp"
 

@@ -24,14 +24,41 @@ METEOR module, and calling it scores: ``pysynth.metrics.meteor(hyps, refs)`` is
 ``pysynth.metrics.meteor.meteor(hyps, refs)``, also exported here as :func:`meteor_score`.
 """
 import types as _types
+from typing import TYPE_CHECKING
 
 from pysynth.metrics import meteor as _meteor_module
-from pysynth.metrics.bleu import BLEU_FLAVORS, BLEUScore, corpus_bleu, sentence_bleu
-from pysynth.metrics.inputs import TokenIds, tokenize
 from pysynth.metrics.meteor import MeteorScore, meteor_jar
 from pysynth.metrics.meteor import meteor as meteor_score
-from pysynth.metrics.rouge_scores import ROUGE_FLAVORS, RougeScores, Score, avg_max_rouge_l, rouge
-from pysynth.metrics.score import ROUGE_TYPES, score_corpus
+
+if TYPE_CHECKING:
+    from pysynth.metrics.bleu import BLEU_FLAVORS, BLEUScore, corpus_bleu, sentence_bleu
+    from pysynth.metrics.inputs import TokenIds, tokenize
+    from pysynth.metrics.rouge_scores import ROUGE_FLAVORS, RougeScores, Score, avg_max_rouge_l, rouge
+    from pysynth.metrics.score import ROUGE_TYPES, score_corpus
+
+# The BLEU and ROUGE names load on first use: a METEOR-only `pysynth score` process spent ~30 ms
+# importing them (and their twins) for nothing (bench/RESULTS_mqr.md, issue 29).
+_LAZY = {
+    "BLEU_FLAVORS": "bleu", "BLEUScore": "bleu", "corpus_bleu": "bleu", "sentence_bleu": "bleu",
+    "TokenIds": "inputs", "tokenize": "inputs",
+    "ROUGE_FLAVORS": "rouge_scores", "RougeScores": "rouge_scores", "Score": "rouge_scores",
+    "avg_max_rouge_l": "rouge_scores", "rouge": "rouge_scores",
+    "ROUGE_TYPES": "score", "score_corpus": "score",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"pysynth.metrics.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pysynth.metrics' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 class _CallableModule(_types.ModuleType):

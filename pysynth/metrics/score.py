@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pysynth.metrics.bleu import corpus_bleu
-from pysynth.metrics.rouge_scores import rouge
-
 #: the ROUGE variants :func:`score_corpus` reports
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
@@ -36,7 +33,10 @@ def score_corpus(
         raise ValueError(f"metrics: unknown {unknown or 'empty list'}; choose from bleu, meteor, "
                          f"{', '.join(ROUGE_TYPES)}")
     out: dict = {}
+    # each metric's module is imported only when it is asked for (a one-shot METEOR run skips BLEU/ROUGE)
     if "bleu" in metrics:
+        from pysynth.metrics.bleu import corpus_bleu
+
         b = corpus_bleu(hyps, list(refs), flavor=bleu_flavor, tokenize=tokenize, lowercase=lowercase, workers=workers)
         out["bleu"] = b.score if bleu_flavor == "sacrebleu" else 100.0 * b.score
         if bleu_flavor == "coco":
@@ -44,6 +44,8 @@ def score_corpus(
         out["bleu_signature"] = b.signature
     rtypes = [m for m in metrics if m in ROUGE_TYPES]
     if rtypes:
+        from pysynth.metrics.rouge_scores import rouge
+
         r = rouge(hyps, list(refs), types=rtypes, flavor=rouge_flavor, stem=stem, workers=workers)
         for t, v in r.mean().items():
             out[t] = 100.0 * v["f"]

@@ -17,11 +17,9 @@
 // * questions sharing cluster rows are processed grouped by row (outputs keep their slots),
 //   so each cluster document is built once per run and stays in L1 (-20% time at 1M
 //   questions, where per-question builds or prebuilt documents miss to DRAM);
-// * the terms chosen so far for a query of <= 8 terms are held in two SIMD registers, so
-//   "chosen before?" is two compares (no data-dependent loop exit, no store-forwarding
-//   stall); the question/cluster choice and an attempt's acceptance are selects, not
-//   branches (both random per attempt: each mispredicted about a third of the time); the
-//   per-term tables of the next question are prefetched;
+// * a query of <= 8 terms is assembled in a -1-padded 8-slot buffer, so "chosen before?"
+//   is one SIMD compare (no data-dependent loop exit); the per-term tables of the next
+//   question are prefetched;
 // * the random words are SplitMix64 outputs (2 multiplies each), independent of each other.
 #include "pysynth/sampling.hpp"
 
@@ -166,9 +164,8 @@ struct DocView {
 constexpr std::uint32_t kGuideMin = 16;
 // Documents of up to kGuideMin terms keep their prefix sums padded with +inf to
 // kGuideMin entries: a draw counts the entries <= x over a fixed width (SIMD, no loop exit
-// to mispredict; the question documents, ~8 terms, take most draws).  Longer ones end with
-// 4 +inf entries, so that the guided search can count 4 entries from any start <= n - 1.
-inline std::size_t cum_size(std::size_t n) { return n < kGuideMin ? kGuideMin : n + 4; }
+// to mispredict; the question documents, ~8 terms, take most draws).
+inline std::size_t cum_size(std::size_t n) { return n < kGuideMin ? kGuideMin : n + 1; }
 
 template <int W>
 inline std::uint32_t count_le(const double* cum, double x) {
@@ -185,38 +182,19 @@ inline std::uint32_t count_le(const double* cum, double x) {
 #endif
 }
 
-// The terms of a query of up to 8 terms (-1 = empty slot), held in two registers: "chosen
-// before?" is two SIMD compares without a data-dependent loop exit.  Not in a memory
-// buffer: a 16-byte load right after the 4-byte store of the last term cannot be served
-// from the store buffer and waits for the store to reach the cache.
-struct Chosen8 {
+// Is t among the 8 entries of a -1-padded query buffer?
+inline bool in8(const std::int32_t* a, std::int32_t t) {
 #if defined(__SSE2__)
-  __m128i lo = _mm_set1_epi32(-1), hi = _mm_set1_epi32(-1);
-  void add(std::size_t i, std::int32_t t) { add_if(i, t, true); }
-  void add_if(std::size_t i, std::int32_t t, bool yes) {  // slot i < 8
-    // lane masks: a window of kWin with its one -1 at lane i (none unless yes)
-    alignas(16) static constexpr std::int32_t kWin[16] = {0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-    const __m128i tv = _mm_set1_epi32(t), yv = _mm_set1_epi32(-static_cast<std::int32_t>(yes));
-    const __m128i ml = _mm_and_si128(yv, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kWin + 7 - i)));
-    const __m128i mh = _mm_and_si128(yv, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kWin + 11 - i)));
-    lo = _mm_or_si128(_mm_andnot_si128(ml, lo), _mm_and_si128(ml, tv));
-    hi = _mm_or_si128(_mm_andnot_si128(mh, hi), _mm_and_si128(mh, tv));
-  }
-  bool has(std::int32_t t) const {
-    const __m128i tv = _mm_set1_epi32(t);
-    return _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi32(lo, tv), _mm_cmpeq_epi32(hi, tv))) != 0;
-  }
+  const __m128i tv = _mm_set1_epi32(t);
+  const __m128i eq = _mm_or_si128(_mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)), tv),
+                                  _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 4)), tv));
+  return _mm_movemask_epi8(eq) != 0;
 #else
-  std::int32_t a[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-  void add(std::size_t i, std::int32_t t) { a[i] = t; }
-  void add_if(std::size_t i, std::int32_t t, bool yes) { a[i] = yes ? t : a[i]; }
-  bool has(std::int32_t t) const {
-    int hit = 0;
-    for (int i = 0; i < 8; ++i) hit |= a[i] == t;
-    return hit != 0;
-  }
+  int hit = 0;
+  for (int i = 0; i < 8; ++i) hit |= a[i] == t;
+  return hit != 0;
 #endif
-};
+}
 
 // guide[k] = first j with cum[j] > k * (total / n), capped at n - 1 (any start index gives
 // the exact answer: the search below corrects it in both directions).
@@ -282,14 +260,11 @@ inline std::int32_t draw_doc(const DocView& d, std::uint64_t w) {
     const std::uint32_t k = kb < static_cast<double>(d.n) ? static_cast<std::uint32_t>(kb) : d.n - 1;
     j = d.guide[k];
     while (j > 0 && cum[j - 1] > x) --j;  // only if rounding put the bucket too far
-    // the answer is mostly 0-2 steps away: a count over the next 4 entries (independent
-    // loads instead of a chain of dependent steps), then a loop that stops at the +inf
-    // padding (cum is non-decreasing, so the count is the number of steps)
-    std::uint32_t k4;
-    do {
-      k4 = count_le<4>(cum + j, x);
-      j += k4;
-    } while (k4 == 4);
+    // the answer is mostly 0-2 steps away: two branch-free steps, then a loop that stops
+    // at the sentinel cum[n] = +inf
+    j += cum[j] <= x ? 1u : 0u;
+    j += cum[j] <= x ? 1u : 0u;
+    while (cum[j] <= x) ++j;
   } else {  // short documents (questions): padded to 16 entries; most have <= 8 terms
     j = d.n <= 8 ? count_le<8>(cum, x) : count_le<16>(cum, x);
   }
@@ -721,49 +696,36 @@ std::size_t Sampler::Impl::sample_candidate(const E* alias, std::uint64_t key, s
   const bool has_b = wb > 0.0;
   const std::int64_t R = cfg.max_rejections;
   const std::uint64_t V = c.vocab_size;
-  const bool two_docs = dc.terms != dq.terms;  // else dc == dq (no cluster document)
-  // Queries of up to 8 terms: "chosen before?" tested on registers (set8); local keeps a
-  // copy for the explicit renormalization (rare).
-  Chosen8 set8;
-  std::int32_t local[8];
+  const DocView* docs[2] = {&dq, &dc};
+  // Queries of up to 8 terms are built in a local -1-padded array, so that the "chosen
+  // before?" test is 8 compares without a data-dependent loop exit.
+  alignas(32) std::int32_t local[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   const bool small = s <= 8;
   std::int32_t* ch = small ? local : out;
-  auto chosen = [&](std::int32_t t, std::size_t nc) { return small ? set8.has(t) : contains(out, nc, t); };
+  auto chosen = [&](std::int32_t t, std::size_t nc) { return small ? in8(local, t) : contains(out, nc, t); };
   std::size_t nc = 0;
-  std::int64_t a = 0;  // rejected attempts for the current term
   while (static_cast<std::int64_t>(nc) < s) {
-    if (a < R) {
+    std::int32_t t = -1;
+    for (std::int64_t a = 0; a < R; ++a) {
       const double u = unif(next());
       const std::uint64_t w1 = next();
       std::int32_t cand;
       // pick3(u, wq, wc, wb): the question if u < wq, else the cluster if u < wq + wc or the
       // collection has no weight (dc == dq when w_cluster == 0), else the collection
       if (u < wqc || !has_b) {
-        // both documents' draws, then a select: which one is used is random per draw (a
-        // branch on it mispredicts half the time), the searches' own branches depend only
-        // on the question (same outcome for all its draws)
-        const std::int32_t tq = draw_doc(dq, w1), tc = two_docs ? draw_doc(dc, w1) : tq;
-        cand = u >= wq ? tc : tq;
+        cand = draw_doc(*docs[u >= wq ? 1 : 0], w1);
       } else {
         const std::uint64_t w2 = next();
         const std::uint64_t j = below(w1, V);
         const E& e = alias[j];
         cand = below(w2, T) < e.prob ? static_cast<std::int32_t>(j) : e.alias;
       }
-      // accepted or not, without a branch (about a third of the attempts are rejected, at
-      // random): the attempt fills slot nc, which the next attempt overwrites if rejected
-      const bool fresh = !chosen(cand, nc);
-      if (small) set8.add_if(nc, cand, fresh);
-      ch[nc] = cand;
-      out[nc] = cand;
-      nc += fresh;
-      a = fresh ? 0 : a + 1;
-      continue;
+      if (!chosen(cand, nc)) {
+        t = cand;
+        break;
+      }
     }
-    // R attempts rejected: explicit renormalization over the terms not chosen yet
-    a = 0;
-    std::int32_t t = -1;
-    {
+    if (t < 0) {  // explicit renormalization over the terms not chosen yet
       const Doc& fq = ws.q;
       const Doc& fc = crow < 0 ? ws.q : full_cluster(ws, crow);
       const double rq = remaining(fq, ch, nc);
@@ -792,7 +754,6 @@ std::size_t Sampler::Impl::sample_candidate(const E* alias, std::uint64_t key, s
       }
       if (t < 0) throw Error("sampling: explicit draw found no term (internal error)");
     }
-    if (small) set8.add(nc, t);
     ch[nc] = t;
     out[nc++] = t;  // (a copy loop at the end becomes a memmove call: 7% of the time)
   }

@@ -443,6 +443,33 @@ inline uint64_t long_key(const unsigned char* p, size_t n) {
   return h | (uint64_t{1} << 63);
 }
 
+// The key of one token of len bytes at p: short tokens packed with their length, long ones hashed.
+inline uint64_t token_key(const unsigned char* p, size_t len) {
+  return len < 8 ? (load8(p) & (~uint64_t{0} >> (64 - 8 * len))) | (static_cast<uint64_t>(len) << 56)
+                 : long_key(p, len);
+}
+
+// The tokens of o whose first bytes are the bits of S and whose last bytes are the bits of E
+// (nw words each; E[nw] = 1, a sentinel never reached), in order, as keys into kt (sized by the
+// caller). Returns the count. Shared by key_rouge and key_13a.
+inline size_t emit_masked(const uint64_t* S, const uint64_t* E, size_t nw, const unsigned char* o, Keyed& kt) {
+  size_t t = 0, ek = 0;
+  uint64_t ecur = nw ? E[0] : 0;
+  for (size_t k = 0; k < nw; ++k) {
+    for (uint64_t st = S[k]; st; st &= st - 1) {
+      size_t a = 64 * k + static_cast<size_t>(__builtin_ctzll(st));
+      while (!ecur) ecur = E[++ek];
+      size_t len = 64 * ek + static_cast<size_t>(__builtin_ctzll(ecur)) + 1 - a;
+      ecur &= ecur - 1;
+      kt.keys[t] = token_key(o + a, len);
+      kt.pos[t] = static_cast<uint32_t>(a);
+      kt.len[t] = static_cast<uint32_t>(len);
+      ++t;
+    }
+  }
+  return t;
+}
+
 #if defined(__SSE2__)
 // rouge-score's tokenizer (text.lower(), runs of [a-z0-9]) straight into keys. Returns false
 // for texts holding U+0130 or U+212A, the two non-ASCII characters whose lower case is
@@ -498,23 +525,7 @@ bool key_rouge(std::string_view s, Keyed& kt) {
     kt.pos.resize(n / 2 + 2);
     kt.len.resize(n / 2 + 2);
   }
-  size_t t = 0, ek = 0;
-  uint64_t ecur = nw ? E[0] : 0;
-  for (size_t k = 0; k < nw; ++k) {
-    for (uint64_t st = W[k]; st; st &= st - 1) {
-      size_t a = 64 * k + static_cast<size_t>(__builtin_ctzll(st));
-      while (!ecur) ecur = E[++ek];
-      size_t e = 64 * ek + static_cast<size_t>(__builtin_ctzll(ecur)) + 1;
-      ecur &= ecur - 1;
-      size_t len = e - a;
-      kt.keys[t] = len < 8 ? (load8(o + a) & (~uint64_t{0} >> (64 - 8 * len))) | (static_cast<uint64_t>(len) << 56)
-                           : long_key(o + a, len);
-      kt.pos[t] = static_cast<uint32_t>(a);
-      kt.len[t] = static_cast<uint32_t>(len);
-      ++t;
-    }
-  }
-  kt.n = t;
+  kt.n = emit_masked(W, E, nw, o, kt);
   return true;
 }
 #else
@@ -596,8 +607,7 @@ bool key_13a_scalar(std::string_view s, Keyed& kt) {
   size_t t = 0, start = SIZE_MAX;
   auto emit = [&](size_t a, size_t e) {
     size_t len = e - a;
-    kt.keys[t] = len < 8 ? (load8(b + a) & (~uint64_t{0} >> (64 - 8 * len))) | (static_cast<uint64_t>(len) << 56)
-                         : long_key(b + a, len);
+    kt.keys[t] = token_key(b + a, len);
     kt.pos[t] = static_cast<uint32_t>(a);
     kt.len[t] = static_cast<uint32_t>(len);
     ++t;
@@ -703,23 +713,7 @@ bool key_13a(std::string_view s, Keyed& kt) {
     kt.len.resize(n + 1);
   }
   E[nw] = 1;  // sentinel (never reached: starts and ends pair up)
-  size_t t = 0, ek = 0;
-  uint64_t ecur = nw ? E[0] : 0;
-  for (size_t k = 0; k < nw; ++k) {
-    for (uint64_t st = S[k]; st; st &= st - 1) {
-      size_t a = 64 * k + static_cast<size_t>(__builtin_ctzll(st));
-      while (!ecur) ecur = E[++ek];
-      size_t e = 64 * ek + static_cast<size_t>(__builtin_ctzll(ecur)) + 1;
-      ecur &= ecur - 1;
-      size_t len = e - a;
-      kt.keys[t] = len < 8 ? (load8(o + a) & (~uint64_t{0} >> (64 - 8 * len))) | (static_cast<uint64_t>(len) << 56)
-                           : long_key(o + a, len);
-      kt.pos[t] = static_cast<uint32_t>(a);
-      kt.len[t] = static_cast<uint32_t>(len);
-      ++t;
-    }
-  }
-  kt.n = t;
+  kt.n = emit_masked(S, E, nw, o, kt);
   return true;
 }
 #else

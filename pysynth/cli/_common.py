@@ -554,6 +554,42 @@ def add_min_similarity(p: argparse.ArgumentParser, pair: str, default: float | N
                         f"default {'off' if default is None else default})")
 
 
+def no_repeat_ngram(s: str) -> int:
+    """``--no-repeat-ngram``: 0 (off) or an n-gram size in 2 .. :data:`pysynth.decoding.config.MAX_NO_REPEAT_NGRAM`."""
+    from pysynth.decoding.config import MAX_NO_REPEAT_NGRAM as hi
+
+    try:
+        v = int(s)
+    except ValueError:
+        v = -1
+    if v != 0 and not 2 <= v <= hi:  # 1 would ban every repeated word ("the ... the")
+        raise argparse.ArgumentTypeError(f"must be 0 (off) or an n-gram size in 2..{hi}, got {V.clip(s)}")
+    return v
+
+
+def add_guards(p: argparse.ArgumentParser, note: str = "") -> None:
+    """The degenerate-output guards of every search (issue 26, :class:`pysynth.decoding.SearchConfig`):
+    ``--no-repeat-ngram N`` and ``--no-stutter/--allow-stutter``, defaults SearchConfig's; read them with
+    :func:`guards`. ``note``: what the command does besides (appended to the help)."""
+    from pysynth.decoding.config import SearchConfig as S
+
+    g = p.add_argument_group("degenerate-output guards (every search; --no-repeat-ngram 0 --allow-stutter: "
+                             "the plain search)")
+    g.add_argument("--no-repeat-ngram", type=no_repeat_ngram, default=S.no_repeat_ngram, metavar="N",
+                   help=f"no output repeats a token N-gram; 0: off ({S.no_repeat_ngram}){note}")
+    x = g.add_mutually_exclusive_group()
+    x.add_argument("--no-stutter", dest="no_stutter", action="store_true", default=S.no_stutter,
+                   help="no output says a token twice in a row" + (" (default)" if S.no_stutter else ""))
+    x.add_argument("--allow-stutter", dest="no_stutter", action="store_false",
+                   help="let a token follow itself" + ("" if S.no_stutter else " (default)"))
+
+
+def guards(args: argparse.Namespace) -> dict:
+    """``{"no_repeat_ngram", "no_stutter"}`` of :func:`add_guards`'s flags: the keywords of every
+    generating API (:class:`pysynth.decoding.SearchConfig`'s field names)."""
+    return {"no_repeat_ngram": args.no_repeat_ngram, "no_stutter": args.no_stutter}
+
+
 def add_workers(p: argparse.ArgumentParser) -> None:
     """``--workers N`` (validated by :func:`workers`)."""
     p.add_argument("--workers", type=workers, default=1, metavar="N",

@@ -14,13 +14,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from pysynth._validate import MAX_BEAM
+from pysynth._validate import MAX_BEAM, clip
 
-__all__ = ["SearchConfig", "DECODES", "run_search", "renamed"]
+__all__ = ["SearchConfig", "DECODES", "run_search", "renamed", "MAX_NO_REPEAT_NGRAM", "guard_changes"]
 
 #: the searches: greedy, beam search, diverse beam search (Vijayakumar et al. 2016), sampling
 DECODES = ("greedy", "beam", "dbs", "sample")
 _ALIASES = {"diverse": "dbs"}  # Generator.generate's spelling
+#: the largest ``no_repeat_ngram``: longer than any output, so a larger value can only be a typo
+MAX_NO_REPEAT_NGRAM = 1024
 
 
 def _int(v, name: str, lo: int, hint: str = "") -> None:
@@ -131,6 +133,9 @@ class SearchConfig:
         _num(self.alpha, "alpha", lambda v: True, "finite")
         _int(self.seed, "seed", 0)
         _int(self.no_repeat_ngram, "no_repeat_ngram", 0, " (0: off)")
+        if self.no_repeat_ngram > MAX_NO_REPEAT_NGRAM:
+            raise ValueError(f"no_repeat_ngram: must be at most {MAX_NO_REPEAT_NGRAM} (0: off), "
+                             f"got {clip(self.no_repeat_ngram)}")
         if not isinstance(self.distinct, bool):
             raise TypeError(f"distinct: must be True or False, got {self.distinct!r}")
         if not isinstance(self.no_stutter, bool):
@@ -153,6 +158,20 @@ class SearchConfig:
     def replace(self, **changes) -> "SearchConfig":
         """A copy with ``changes`` (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+def guard_changes(no_repeat_ngram: int = SearchConfig.no_repeat_ngram,
+                  no_stutter: bool = SearchConfig.no_stutter) -> Dict[str, Any]:
+    """The degenerate-output guards that differ from :class:`SearchConfig`'s defaults, validated
+    (ValueError / TypeError naming the argument): what a run signature records, so that a run
+    at the defaults keeps the signature it had before the guards could be set.
+
+    >>> guard_changes(), guard_changes(0, False)
+    ({}, {'no_repeat_ngram': 0, 'no_stutter': False})
+    """
+    SearchConfig(no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
+    return {k: v for k, v in (("no_repeat_ngram", no_repeat_ngram), ("no_stutter", no_stutter))
+            if v != getattr(SearchConfig, k)}
 
 
 def renamed(exc: ValueError, names: Mapping[str, str]) -> ValueError:

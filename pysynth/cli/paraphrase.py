@@ -23,7 +23,8 @@ def _cmd_paraphrase(args) -> int:
                            unknown_penalty=args.unknown_penalty, length_penalty=args.length_penalty,
                            ban_unk=not args.allow_unk, strip_question=args.strip_question,
                            backend=C.backend(args.backend), threads=args.workers,
-                           batch_size=args.batch_size, seed=args.seed, min_similarity=args.min_similarity)
+                           batch_size=args.batch_size, seed=args.seed, min_similarity=args.min_similarity,
+                           **C.guards(args))
     summary = run(args.inp, args.out, cfg, candidates_out=args.candidates_out, flat=args.flat,
                   min_wellformed=args.min_wellformed, llm_options=C.llm_options(args, args.out),
                   executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
@@ -56,6 +57,7 @@ def add_commands(sub) -> None:
     p.add_argument("--decode", choices=("dbs", "beam", "sample"), default="dbs",
                    help="diverse beam search (default), beam search, or top-k/top-p sampling")
     C.add_decoding(p, beam=16, beam_aliases=("--beams",), groups=4, diversity=0.5, sampling=True)
+    C.add_guards(p, note="; both pivot stages")
     p.add_argument("--distinct", action="store_true",
                    help="dbs: no two groups hold the same sequence, so each stage gives --beam distinct outputs "
                         "(the thesis's search, the default, lets groups merge)")

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import pysynth.paraphrase.filters as S
-from pysynth.decoding.config import SearchConfig, renamed
+from pysynth.decoding.config import SearchConfig, guard_changes, renamed
 from pysynth.models.postprocess import match_case
 from pysynth.models.text2text import HFTranslator, ModelTranslator, Text2Text, text2text
 
@@ -82,6 +82,9 @@ class ParaphraseConfig:
         The meaning filter (issue 26): a candidate whose cosine with its question under the
         shipped encoder (:func:`pysynth.models.embed.similarity`, ``dup-minilm-wstb``) is below
         it is never chosen; the next best at or above it is (None: off, the thesis's selection).
+    no_repeat_ngram, no_stutter : int, bool
+        Both stages' degenerate-output guards (:class:`pysynth.decoding.SearchConfig`; on by
+        default; ``0, False``: the thesis's plain search).
     """
 
     pivot: str = "fr"
@@ -107,6 +110,8 @@ class ParaphraseConfig:
     batch_size: int = 16
     seed: int = 0
     min_similarity: Optional[float] = None
+    no_repeat_ngram: int = SearchConfig.no_repeat_ngram
+    no_stutter: bool = SearchConfig.no_stutter
 
     def __post_init__(self):
         from pysynth.llm import is_llm_spec
@@ -143,7 +148,8 @@ class ParaphraseConfig:
         try:
             return SearchConfig(decode=self.decode, beam=self.beams, groups=self.groups, diversity=self.diversity,
                                 n=self.beams, top_k=self.top_k, top_p=self.top_p, temperature=self.temperature,
-                                ban_unk=self.ban_unk, seed=self.seed, distinct=self.distinct)
+                                ban_unk=self.ban_unk, seed=self.seed, distinct=self.distinct,
+                                no_repeat_ngram=self.no_repeat_ngram, no_stutter=self.no_stutter)
         except ValueError as exc:
             raise renamed(exc, {"beam": "beams"}) from None
 
@@ -167,6 +173,10 @@ class ParaphraseConfig:
         d = dataclasses.asdict(self)
         if d["min_similarity"] is None:  # off: the settings (and run signatures) of before the filter
             del d["min_similarity"]
+        changed = guard_changes(self.no_repeat_ngram, self.no_stutter)
+        for k in ("no_repeat_ngram", "no_stutter"):  # the guards at their defaults: the signatures of before
+            if k not in changed:
+                del d[k]
         return d
 
     def replace(self, **changes) -> "ParaphraseConfig":

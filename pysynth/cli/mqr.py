@@ -63,6 +63,7 @@ def _cmd_rewrite(args) -> int:
                            beam=args.beam, coverage=args.coverage, wellformed=args.rerank_wellformed,
                            backoff=args.backoff, select=args.select, min_wellformed=args.min_wellformed,
                            min_similarity=args.min_similarity, llm_options=C.llm_options(args, args.out),
+                           **C.guards(args),
                            executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart,
                            # to stdout: a bar on a terminal only (no lines mixed into a pipe's logs); -q: none
                            progress=not args.quiet and (args.out != "-" or sys.stderr.isatty()))
@@ -195,6 +196,7 @@ def add_commands(sub) -> None:
                                          "hf-causal:DIR)")
     # the decoding defaults were chosen on held-out MQR dev pairs (pysynth.mqr.rewrite.DEFAULT_DECODING)
     C.add_decoding(rw, beam=6, seed=False)
+    C.add_guards(rw)
     rw.add_argument("--coverage", type=C.float_in(0, False, None, "a number >= 0"), default=2.0,
                     help="rerank the beam: mean log-probability + COVERAGE x the share of the question's words kept")
     rw.add_argument("--rerank-wellformed", type=C.float_in(0, False, None, "a number >= 0"), default=0.5,

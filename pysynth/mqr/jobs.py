@@ -21,6 +21,7 @@ import numpy as np
 
 from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
+from pysynth.decoding.config import SearchConfig, guard_changes
 from pysynth.mqr.rewrite import DEFAULT_DECODING, DEFAULT_MODEL, check_decoding
 
 __all__ = ["read_questions", "rewrite_file", "FORMAT", "FORMAT_VERSION"]
@@ -28,6 +29,7 @@ __all__ = ["read_questions", "rewrite_file", "FORMAT", "FORMAT_VERSION"]
 FORMAT = "pysynth.mqr.rewrite"
 FORMAT_VERSION = 1
 _ROW_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".json")
+_GUARDS = ("no_repeat_ngram", "no_stutter")  # in the decoding (and signature) only off their defaults
 
 
 def read_questions(path, flag: str = "--in") -> Tuple[List[str], Optional[List[dict]]]:
@@ -81,7 +83,7 @@ class _Kernel(pipelines.RowKernel):
         d = self.decoding
         out = rw.choices([r["question"] for r in rows], beam=d["beam"], batch_size=self.batch_size,
                          coverage=d["coverage"], wellformed=d["wellformed"], backoff=d["backoff"],
-                         select=d["select"])
+                         select=d["select"], **{k: d[k] for k in _GUARDS if k in d})
         # the choice travels with the row: model / rule / kept_input (safe selection), unreadable (no word
         # of the text in the model's vocabulary: the text comes back)
         # an LLM's failed reply: the input back, choice llm_empty / llm_unparsable / llm_refused
@@ -205,7 +207,8 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
                  beam: int = DEFAULT_DECODING["beam"], coverage: float = DEFAULT_DECODING["coverage"],
                  wellformed: float = DEFAULT_DECODING["wellformed"], backoff: float = DEFAULT_DECODING["backoff"],
                  select: str = DEFAULT_DECODING["select"], min_wellformed: Optional[float] = None,
-                 min_similarity: Optional[float] = None, batch_size: int = 64, executor="local", workers: int = 1,
+                 min_similarity: Optional[float] = None, no_repeat_ngram: int = SearchConfig.no_repeat_ngram,
+                 no_stutter: bool = SearchConfig.no_stutter, batch_size: int = 64, executor="local", workers: int = 1,
                  ray_address: Optional[str] = None, chunk_size: int = 512, resume: bool = True,
                  progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Rewrite the questions of ``inp`` into ``out`` (``pysynth mqr rewrite``).
@@ -232,6 +235,8 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
         The meaning filter: a rewrite whose cosine with its question
         (:func:`pysynth.models.embed.similarity`) is below it gives the input back; rows get
         ``similarity`` and ``rewritten``, the summary ``dropped_similarity``.
+    no_repeat_ngram, no_stutter : the search's degenerate-output guards (:class:`pysynth.decoding.SearchConfig`;
+        on by default; ``0, False``: the plain beam search).
     executor, workers, ray_address, chunk_size, resume, progress : the run
         (:meth:`pysynth.pipelines.RowStage.run`); the output bytes do not depend on them.
 
@@ -249,7 +254,8 @@ def rewrite_file(inp, out, *, model: Optional[str] = None, backend: str = "auto"
     else:
         rows = _check_rows(list(inp), "inp")
     text = rows is None
-    decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff, "select": select}
+    decoding = {"beam": beam, "coverage": coverage, "wellformed": wellformed, "backoff": backoff, "select": select,
+                **guard_changes(no_repeat_ngram, no_stutter)}
     stage = _Stage([{"question": t} for t in texts] if text else rows, text, out, model, backend, threads,
                    decoding, batch_size, min_wellformed, min_similarity, llm_options)
     return stage.run(executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size,

@@ -195,7 +195,7 @@ def _cmd_generate(args) -> int:
     rows, _ = generate_rows(gen, rows, progress=not args.quiet and len(rows) >= 100, beam=beam, n=args.n, groups=groups,
                             diversity=args.diversity, method=("diverse" if args.diverse else None),
                             batch_size=args.batch_size, length_penalty=args.length_penalty, alpha=args.alpha,
-                            max_len=args.max_len)
+                            max_len=args.max_len, **C.guards(args))
     if args.min_wellformed is not None:
         from pysynth.quality import filter_rows
 
@@ -377,6 +377,7 @@ def add_commands(sub) -> None:
     C.add_in(g, help="JSONL/Parquet rows {'keywords': str}")
     C.add_out(g, help="output JSONL/Parquet (- for stdout)")
     C.add_decoding(g, beam=5, groups=5, diversity=0.5, seed=False)
+    C.add_guards(g)
     g.add_argument("--diverse", action="store_true", help="diverse beam search (--groups, --diversity)")
     g.add_argument("--n", type=C.positive_int, default=5, help="questions per keyword query (5)")
     C.add_backend(g)

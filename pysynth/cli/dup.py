@@ -77,6 +77,7 @@ def _cmd_pairs(args) -> int:
                          holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
                          threads=args.threads, min_wellformed=args.min_wellformed,
                          min_similarity=args.min_similarity, llm_options=C.llm_options(args, args.out),
+                         **C.guards(args),
                          executor=executor_from_args(args), chunk_size=args.chunk_size, resume=not args.restart)
     print(json.dumps(summary))
     return 0
@@ -188,6 +189,7 @@ def add_commands(sub) -> None:
                                                  "(openai:URL?model=NAME, hf-causal:DIR) (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
     C.add_decoding(p, beam=1)
+    C.add_guards(p, note="; dqg/both: the title search")
     C.add_threads(p, default=1, help="dqg/both: onnxruntime threads")
     C.add_min_wellformed(p)  # dqg/both: a generated title under it gives no pair (dqg_not_wellformed)
     C.add_min_similarity(p, "dqg/both: body vs generated title; under S the question gets no DQG pair, "

@@ -135,8 +135,10 @@ class TitleGenerator:
                              "seq2seq models")
         self.generator = self.model.gen
 
-    def generate(self, bodies: Sequence[str], beam: int = 1, batch_size: int = 32) -> List[Tuple[str, str]]:
-        """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1), truecased
+    def generate(self, bodies: Sequence[str], beam: int = 1, batch_size: int = 32, no_repeat_ngram: int = 3,
+                 no_stutter: bool = True) -> List[Tuple[str, str]]:
+        """``(title, reason)`` per body: the best of a beam of ``beam`` (greedy for 1; the search's
+        degenerate-output guards ``no_repeat_ngram``, ``no_stutter``: :class:`pysynth.decoding.SearchConfig`), truecased
         from the body (:func:`pysynth.models.postprocess.truecase`), reason ``""``; or ``("",
         "unreadable")`` for a body without a word the model knows, ``("", "empty")`` when the
         model generates nothing; an LLM: its title as it wrote it, or ``("", "llm_empty" |
@@ -166,7 +168,8 @@ class TitleGenerator:
             for i, g in zip(ok, self.generator.generate([bodies[i] for i in ok])):
                 out[i] = (g.texts[0], "") if g.texts else ("", g.reason or "llm_empty")
         elif ok:
-            search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1)
+            search = SearchConfig(decode="greedy" if beam == 1 else "beam", beam=beam, n=1,
+                                  no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
             res = self.model.generate([bodies[i] for i in ok], search, batch_size=batch_size)
             for i, g in zip(ok, res):
                 t = g.texts[0].strip() if g.texts else ""

@@ -31,6 +31,7 @@ import numpy as np
 
 from pysynth import io, llm, pipelines
 from pysynth import signature as _signature
+from pysynth.decoding.config import SearchConfig, guard_changes
 from pysynth.dup.prep import Questions, _check_exclude, questions
 from pysynth.pipelines.rows import iter_rows, pack_rows
 
@@ -136,9 +137,9 @@ class _Kernel(pipelines.RowKernel):
     filter_field = "title"  # --min-wellformed: a generated title
 
     def __init__(self, dqg: bool, model: Optional[str], beam: int, threads: int, batch_size: int,
-                 filters: tuple = (), llm_options=None):
+                 filters: tuple = (), llm_options=None, guards: Optional[dict] = None):
         self.dqg, self.model, self.beam, self.threads, self.batch_size = dqg, model, beam, threads, batch_size
-        self.filters, self.llm = filters, llm_options
+        self.filters, self.llm, self.guards = filters, llm_options, guards or {}
 
     def load(self, context: Path, rows):
         if not self.dqg:
@@ -150,7 +151,7 @@ class _Kernel(pipelines.RowKernel):
     def generate(self, gen, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
         if gen is None:
             return pipelines.Chunk([{} for _ in rows])
-        got = gen.generate([r["body"] for r in rows], beam=self.beam, batch_size=self.batch_size)
+        got = gen.generate([r["body"] for r in rows], beam=self.beam, batch_size=self.batch_size, **self.guards)
         return pipelines.Chunk([{"title": t, "reason": r} for t, r in got],
                                counts=llm.usage(gen.generator) if hasattr(gen.generator, "role") else None)
 
@@ -192,7 +193,8 @@ class _Stage(pipelines.RowStage):
 
             filters += (pipelines.PairScoreFilter("similarity", min_similarity,
                                                   functools.partial(similarity, threads=threads), source="body"),)
-        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters, llm_options)
+        self.kernel = _Kernel(method != "ws-tb", model, beam, threads, batch_size, filters, llm_options,
+                              {k: config[k] for k in ("no_repeat_ngram", "no_stutter") if k in config})
         self._sets: List[dict] = []
 
     def signature(self) -> Dict[str, Any]:
@@ -288,7 +290,9 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
                select: str = "tfidf", min_score: Optional[int] = None, exclude: Iterable[str] = (),
                holdout_linked: bool = False, seed: int = 0, model: Optional[str] = None, beam: int = 1,
                threads: int = 1, batch_size: int = 32, min_wellformed: Optional[float] = None,
-               min_similarity: Optional[float] = None, executor=None,
+               min_similarity: Optional[float] = None, no_repeat_ngram: int = SearchConfig.no_repeat_ngram,
+               no_stutter: bool = SearchConfig.no_stutter,
+               executor=None,
                workers: int = 1, ray_address: Optional[str] = None, chunk_size: int = 256, resume: bool = True,
                progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Training pairs for duplicate detection from unlabelled questions (Rücklé et al. 2019,
@@ -307,7 +311,9 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     ``min_wellformed``: a generated title whose well-formedness (:mod:`pysynth.quality`) is below
     it gives no DQG pair (counted as ``dqg_not_wellformed``). ``min_similarity``: the meaning filter,
     a generated title whose cosine with its body (:func:`pysynth.models.embed.similarity`) is
-    below it gives no DQG pair (``dqg_not_similar``). ``executor``: ``"local"``, ``"ray"``
+    below it gives no DQG pair (``dqg_not_similar``). ``no_repeat_ngram``, ``no_stutter``: the title
+    search's degenerate-output guards (:class:`pysynth.decoding.SearchConfig`; on by default; in the
+    signature only off their defaults). ``executor``: ``"local"``, ``"ray"``
     or an executor object (:func:`pysynth.pipelines.make_executor`; ``workers``, ``ray_address``).
 
     Returns the summary: per site the counts of questions left out per reason (and, for DQG,
@@ -331,10 +337,12 @@ def make_pairs(dumps: Sequence, out, method: str = "ws-tb", *, negatives: int = 
     if dup:
         raise ValueError(f"dumps: site {dup[0]!r} given twice; pass each site's dump once")
     dqg = method != "ws-tb"
+    guards = guard_changes(no_repeat_ngram, no_stutter)
     config = {"negatives": negatives, "min_words": min_words, "select": select, "min_score": min_score,
               "holdout_linked": bool(holdout_linked), "seed": seed, **({"beam": beam} if dqg else {}),
               **({"min_wellformed": min_wellformed} if dqg and min_wellformed is not None else {}),
-              **({"min_similarity": min_similarity} if dqg and min_similarity is not None else {})}
+              **({"min_similarity": min_similarity} if dqg and min_similarity is not None else {}),
+              **(guards if dqg else {})}
     stage = _Stage(dumps, Path(out), method, config, _check_exclude(exclude), model, beam, threads, batch_size,
                    min_wellformed, min_similarity, llm_options)
     return stage.run(executor=executor if executor is not None else "local", workers=workers,

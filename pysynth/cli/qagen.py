@@ -33,7 +33,7 @@ def _cmd_generate(args) -> int:
 
 def _answer_config(args) -> dict:
     return {"answers_per_context": args.answers_per_context, "one_sentence": args.one_sentence,
-            "max_answer_words": args.max_answer_words or None, "no_repeat_ngram": args.no_repeat_ngram,
+            "max_answer_words": args.max_answer_words or None, **C.guards(args),
             "max_context_chars": getattr(args, "max_context_chars", None)}
 
 
@@ -43,7 +43,7 @@ def _cmd_questions(args) -> int:
 
     C.check_output(args.out)
     summary = run(args.inp, args.out, question_model=args.question_model, decode=args.decode, beam_size=args.beam,
-                  seed=args.seed, no_repeat_ngram=args.no_repeat_ngram, executor=executor_from_args(args),
+                  seed=args.seed, **C.guards(args), executor=executor_from_args(args),
                   chunk_size=args.chunk_size, threads=args.threads, resume=not args.restart,
                   llm_options=C.llm_options(args, args.out))
     print(json.dumps(summary))
@@ -119,20 +119,9 @@ def _models(p) -> None:
     C.add_threads(p, help="onnxruntime / torch threads per worker")
 
 
-def _no_repeat(p, default: int) -> None:
-    p.add_argument("--no-repeat-ngram", type=_ngram, default=default, metavar="N",
-                   help=f"a question that repeats a word N-gram is decoded again by beam search (the best hypothesis "
-                        f"without one is taken; qagen generate discards it otherwise, reason repeated_ngram); "
-                        f"0: off ({default})")
-
-
-def _ngram(s: str) -> int:
-    import argparse
-
-    v = C.count(s)
-    if v == 1:
-        raise argparse.ArgumentTypeError("must be 0 (off) or an n-gram size >= 2, got 1")
-    return v
+#: what qagen does besides the search's guards (--no-repeat-ngram's help)
+_REDECODE = ("; a question that still repeats a word N-gram is decoded again by beam search (the best hypothesis "
+             "without one is taken; qagen generate discards it otherwise, reason repeated_ngram)")
 
 
 def _answer_flags(p) -> None:
@@ -149,7 +138,7 @@ def _answer_flags(p) -> None:
     g.add_argument("--max-answer-words", type=C.count, default=d.max_answer_words or 0, metavar="N",
                    help=f"reject drawn answer spans of more than N words (reason too_many_words); 0: no limit "
                         f"({d.max_answer_words or 0})")
-    _no_repeat(g, d.no_repeat_ngram)
+    C.add_guards(p, note=_REDECODE)
 
 
 def add_commands(sub) -> None:
@@ -201,7 +190,7 @@ def add_commands(sub) -> None:
     w.add_argument("--decode", choices=("greedy", "beam", "dbs", "sample"), default="greedy",
                    help="question decoding (greedy)")
     C.add_decoding(w, beam=4)
-    _no_repeat(w, 3)
+    C.add_guards(w, note=_REDECODE)
     C.add_llm(w, "--question-model")
     C.add_workers(w)
     C.add_job(w, chunk_size=256, what="answers")

@@ -86,9 +86,11 @@ def qa_scores(qa_model, contexts: List[Context]) -> Dict[str, Any]:
     return out
 
 
-def qg_scores(question_model, contexts: List[Context], limit: int = 1000, seed: int = 0) -> Dict[str, Any]:
+def qg_scores(question_model, contexts: List[Context], limit: int = 1000, seed: int = 0,
+              **generate_kw) -> Dict[str, Any]:
     """BLEU-4 / ROUGE-L of questions generated from gold answers against the gold questions
-    (``limit`` answerable questions drawn with ``seed``)."""
+    (``limit`` answerable questions drawn with ``seed``; ``generate_kw``: more keywords of the
+    question model's ``generate``, e.g. the search's guards)."""
     from pysynth.metrics import corpus_bleu, rouge
     from pysynth.qagen.data import iter_answers
 
@@ -98,7 +100,7 @@ def qg_scores(question_model, contexts: List[Context], limit: int = 1000, seed: 
     t = time.perf_counter()
     hyps = question_model.generate([c.text for c, _, _ in items],
                                    [{"start": a["answer_start"], "end": a["answer_start"] + len(a["text"])}
-                                    for _, _, a in items])
+                                    for _, _, a in items], **generate_kw)
     dt = time.perf_counter() - t
     refs = [qa["question"].strip() for _, qa, _ in items]
     bleu = corpus_bleu([h.lower() for h in hyps], [[r.lower() for r in refs]])
@@ -137,6 +139,7 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     (no recall@10, QG-from-gold or QA scores)."""
     import dataclasses
 
+    from pysynth.decoding.config import guard_changes
     from pysynth.io import atomic_write_text, write_jsonl
     from pysynth.qagen.models import QuestionGenerator, SpanModel
     from pysynth.qagen.pipeline import QAGenConfig, QAGenerator
@@ -152,16 +155,17 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     res: Dict[str, Any] = {"squad": str(squad), "paragraphs": len(contexts),
                            "articles": len({c.title for c in contexts}),
                            "models": {"answer": span.name, "question": qg.name, "qa": qa.name}}
+    cfg = config or QAGenConfig()
     if not roundtrip_only:
         t = time.perf_counter()
         res["answer_recall@10"] = {"joint": answer_recall(span, contexts, 10, True) if span.joint else None,
                                    "independent": answer_recall(span, contexts, 10, False)}
         res["answer_recall_s"] = round(time.perf_counter() - t, 1)
-        res["qg_from_gold_answers"] = qg_scores(qg, contexts, seed=seed)
+        res["qg_from_gold_answers"] = qg_scores(qg, contexts, seed=seed,
+                                                **guard_changes(cfg.no_repeat_ngram, cfg.no_stutter))
         t = time.perf_counter()
         res["qa"] = qa_scores(qa, contexts)
         res["qa_s"] = round(time.perf_counter() - t, 1)
-    cfg = config or QAGenConfig()
     res["config"] = {**cfg.as_dict(), "draws": draws}
     rows: List[Dict[str, Any]] = []
     by_id = {c.id: c for c in contexts}

@@ -94,12 +94,13 @@ class QuestionGenerator:
 
     def generate(self, contexts: Sequence[str], answers: Sequence[Dict[str, Any]], method: str = "greedy",
                  beam_size: int = 4, top_k: int = 10, seeds: Optional[Sequence[int]] = None,
-                 batch_size: int = 32) -> List[str]:
+                 batch_size: int = 32, no_repeat_ngram: int = 3, no_stutter: bool = True) -> List[str]:
         """One question per ``(context, answer)`` (answer = ``{"start", "end"}`` character offsets).
 
         ``method``: ``greedy`` (the paper's default), ``beam`` / ``dbs`` (diverse beam, 2 groups) of
         width ``beam_size`` (the best hypothesis is kept), or ``sample`` (top-``top_k``, one seed
-        per input in ``seeds``). An empty string means the model produced nothing.
+        per input in ``seeds``); ``no_repeat_ngram``, ``no_stutter``: the search's degenerate-output
+        guards (:func:`question_search`). An empty string means the model produced nothing.
         """
         from pysynth.qagen.data import qg_source
 
@@ -111,9 +112,9 @@ class QuestionGenerator:
             return self.impl.generate(list(contexts), list(answers), method=method, batch_size=batch_size)
         if self.kind == "llm":  # the LLM's own parameters (pysynth.llm.LLMParams) decide the decoding
             return [o.first() for o in self._ask(contexts, answers)]
-        search = question_search(method, beam_size, top_k)
-        if self.kind == "warmstart":  # never a repeated trigram: the decoding it was evaluated with
-            gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), seeds, batch_size)
+        search = question_search(method, beam_size, top_k, no_repeat_ngram, no_stutter)
+        if self.kind == "warmstart":  # the default guards: the decoding it was evaluated with
+            gens = self.impl.questions(contexts, answers, search, seeds, batch_size)
             return [g.texts[0] if g.texts else "" for g in gens]
         if self.kind == "hf":
             srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
@@ -205,15 +206,17 @@ class LLMAnswers:
                          "span model as --qa-model (default: the shipped qagen-span-minilm)")
 
 
-def question_search(method: str = "greedy", beam_size: int = 4, top_k: int = 10):
+def question_search(method: str = "greedy", beam_size: int = 4, top_k: int = 10, no_repeat_ngram: int = 3,
+                    no_stutter: bool = True):
     """The :class:`pysynth.decoding.SearchConfig` of question decoding ``method``: ``greedy``,
     ``beam`` / ``dbs`` (diverse beam, 2 groups) of width ``beam_size``, or ``sample`` (top-``top_k``);
-    one question (the best hypothesis) per input. ValueError naming ``method`` / ``beam_size`` /
-    ``top_k``."""
+    one question (the best hypothesis) per input; the degenerate-output guards ``no_repeat_ngram``,
+    ``no_stutter`` (on by default). ValueError naming ``method`` / ``beam_size`` / ``top_k``."""
     from pysynth.decoding.config import SearchConfig, renamed
 
     try:
-        return SearchConfig(decode=method, beam=beam_size, groups=2 if method == "dbs" else 1, n=1, top_k=top_k)
+        return SearchConfig(decode=method, beam=beam_size, groups=2 if method == "dbs" else 1, n=1, top_k=top_k,
+                            no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
     except ValueError as exc:
         raise renamed(exc, {"decode": "method", "beam": "beam_size"}) from None
 

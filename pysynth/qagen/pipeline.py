@@ -97,10 +97,14 @@ class QAGenConfig:
         Reject a drawn span of more words than this (``rejected_too_many_words``; 10: 3.2 % of
         held-out SQuAD gold answers are longer). None: no limit.
     no_repeat_ngram : int
-        N >= 2: a question that repeats a word N-gram ("the class of the class of") or a word
+        N >= 2: the question search never repeats a token N-gram (:class:`pysynth.decoding.SearchConfig`),
+        and a question that still repeats a word N-gram ("the class of the class of") or a word
         ("dias dias") is decoded again by beam search of width ``max(beam_size, 4)`` and the best
         hypothesis without one is taken; if none, the triple is discarded (reason
         ``repeated_ngram``). 0: off (3).
+    no_stutter : bool
+        The question search never says a token twice in a row (True; the other guard of
+        :class:`pysynth.decoding.SearchConfig`).
     max_context_chars : int or None
         A context of more characters is not read (its span passes grow with its length: ~40 ms per
         256-token window on one core): it gets one row with reason ``context_too_long``, counted as
@@ -128,6 +132,7 @@ class QAGenConfig:
     max_answer_words: Optional[int] = 10
     no_repeat_ngram: int = 3
     max_context_chars: Optional[int] = None
+    no_stutter: bool = True
 
     def __post_init__(self):
         for k in ("top_k", "max_answer_len", "top_k_sample", "qa_max_answer_len"):
@@ -167,7 +172,8 @@ class QAGenConfig:
         from pysynth.qagen.models import question_search
 
         try:
-            return question_search(self.decode, self.beam_size, self.top_k_sample)
+            return question_search(self.decode, self.beam_size, self.top_k_sample, self.no_repeat_ngram,
+                                   self.no_stutter)
         except ValueError as exc:
             raise renamed(exc, {"method": "decode", "top_k": "top_k_sample"}) from None
 
@@ -175,7 +181,8 @@ class QAGenConfig:
         d = asdict(self)
         # runs without the filter or the answer options of issue 26 keep their signature
         for k, off in (("min_wellformed", None), ("answers_per_context", 1), ("one_sentence", False),
-                       ("max_answer_words", None), ("no_repeat_ngram", 0), ("max_context_chars", None)):
+                       ("max_answer_words", None), ("no_repeat_ngram", 0), ("max_context_chars", None),
+                       ("no_stutter", True)):
             if d[k] == off:
                 del d[k]
         return d
@@ -290,21 +297,25 @@ def roundtrip_decision(answer: str, predicted: Dict[str, Any], match: str = "exa
 
 
 def decode_options(decode: str, beam_size: int, top_k_sample: int, seed: int,
-                   keys: Sequence[Tuple[int, int]]) -> Dict[str, Any]:
+                   keys: Sequence[Tuple[int, int]], no_repeat_ngram: int = 3, no_stutter: bool = True) -> Dict[str, Any]:
     """:meth:`QuestionGenerator.generate <pysynth.qagen.models.QuestionGenerator.generate>` keywords of
-    ``decode``; sampling seeds are keyed by ``(seed, index, draw)`` per question (``keys``)."""
+    ``decode``; sampling seeds are keyed by ``(seed, index, draw)`` per question (``keys``); the
+    search's guards only off their defaults (any question generator takes the default call)."""
+    from pysynth.decoding.config import guard_changes
+
+    guards = guard_changes(no_repeat_ngram, no_stutter)
     if decode == "greedy":
-        return {"method": "greedy"}
+        return {"method": "greedy", **guards}
     if decode in ("beam", "dbs"):
-        return {"method": decode, "beam_size": beam_size}
+        return {"method": decode, "beam_size": beam_size, **guards}
     return {"method": "sample", "top_k": top_k_sample,
-            "seeds": [int(_rng(seed, i, 2, j).integers(2**31)) for i, j in keys]}
+            "seeds": [int(_rng(seed, i, 2, j).integers(2**31)) for i, j in keys], **guards}
 
 
 def question_options(decode: str = "greedy", beam_size: int = 4, top_k_sample: int = 10, seed: int = 0,
-                     no_repeat_ngram: int = 3) -> Dict[str, Any]:
+                     no_repeat_ngram: int = 3, no_stutter: bool = True) -> Dict[str, Any]:
     """The question decoding settings of ``qagen questions``, validated (``ValueError`` naming the
-    argument), as a dict."""
+    argument), as a dict (``no_stutter`` only when off: the signatures of before)."""
     if decode not in _DECODES:
         raise ValueError(f"decode: must be one of {_DECODES}, got {decode!r}")
     from pysynth.decoding.config import renamed
@@ -318,8 +329,11 @@ def question_options(decode: str = "greedy", beam_size: int = 4, top_k_sample: i
     _int_opt(no_repeat_ngram, "no_repeat_ngram", 0)
     if no_repeat_ngram == 1:
         raise ValueError("no_repeat_ngram: must be 0 (off) or an n-gram size >= 2, got 1")
+    from pysynth.decoding.config import guard_changes
+
+    guard_changes(no_repeat_ngram, no_stutter)
     return {"decode": decode, "beam_size": beam_size, "top_k_sample": top_k_sample, "seed": seed,
-            "no_repeat_ngram": no_repeat_ngram}
+            "no_repeat_ngram": no_repeat_ngram, **({} if no_stutter else {"no_stutter": False})}
 
 
 def _rng(seed: int, index: int, salt: int, draw: int = 0) -> np.random.Generator:
@@ -349,7 +363,7 @@ class QAGenerator:
 
     def _decode_options(self, keys: Sequence[Tuple[int, int]]) -> Dict[str, Any]:
         c = self.cfg
-        return decode_options(c.decode, c.beam_size, c.top_k_sample, c.seed, keys)
+        return decode_options(c.decode, c.beam_size, c.top_k_sample, c.seed, keys, c.no_repeat_ngram, c.no_stutter)
 
     def draw_answers(self, context: str, cand: Sequence[Dict[str, Any]], index: int,
                      counts: Optional[Counter] = None) -> List[Tuple[int, Dict[str, Any]]]:

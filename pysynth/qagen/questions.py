@@ -53,7 +53,7 @@ def check_answer_row(row: Any) -> Optional[str]:
 
 
 def _ask(qg, rows: List[Any], first_index: int, decode: str, beam_size: int, top_k_sample: int, seed: int,
-         no_repeat_ngram: int, counts: Counter) -> Tuple[List[Optional[dict]], List[dict]]:
+         no_repeat_ngram: int, counts: Counter, no_stutter: bool = True) -> Tuple[List[Optional[dict]], List[dict]]:
     """``(out, bad)``: per row, the row with its question (None for a bad row), and the bad rows'
     ``{"row", "reason"}``."""
     from pysynth.qagen.pipeline import ask_questions, decode_options, has_repeated_ngram
@@ -63,7 +63,8 @@ def _ask(qg, rows: List[Any], first_index: int, decode: str, beam_size: int, top
     spans = [{"start": rows[i]["answer_start"], "end": rows[i]["answer_start"] + len(rows[i]["answer_text"])}
              for i in good]
     qs = ask_questions(qg, [rows[i]["context"] for i in good], spans,
-                       decode_options(decode, beam_size, top_k_sample, seed, [(first_index + i, 0) for i in good]),
+                       decode_options(decode, beam_size, top_k_sample, seed, [(first_index + i, 0) for i in good],
+                                      no_repeat_ngram, no_stutter),
                        no_repeat_ngram, beam_size, counts)
     out: List[Optional[dict]] = [None] * len(rows)
     for i, q in zip(good, qs):
@@ -84,7 +85,7 @@ def _ask(qg, rows: List[Any], first_index: int, decode: str, beam_size: int, top
 
 def generate_questions(rows: Iterable[Mapping[str, Any]], question_model=None, *, decode: str = "greedy",
                        beam_size: int = 4, top_k_sample: int = 10, seed: int = 0, no_repeat_ngram: int = 3,
-                       threads: int = 0) -> Tuple[List[dict], Dict[str, Any]]:
+                       no_stutter: bool = True, threads: int = 0) -> Tuple[List[dict], Dict[str, Any]]:
     """A question for each answer row, in memory: ``(rows with "question", report)``.
 
     Parameters
@@ -94,8 +95,9 @@ def generate_questions(rows: Iterable[Mapping[str, Any]], question_model=None, *
         (default ``qagen-qg-copynet``).
     decode, beam_size, top_k_sample, seed : the question decoding (``greedy``, ``beam``, ``dbs``,
         ``sample``); sampling seeds are keyed by ``(seed, row number)``.
-    no_repeat_ngram : questions repeating a word n-gram are decoded again by beam search
-        (:func:`pysynth.qagen.pipeline.ask_questions`); 0: off.
+    no_repeat_ngram : the search never repeats a token n-gram, and questions still repeating a word
+        n-gram are decoded again by beam search (:func:`pysynth.qagen.pipeline.ask_questions`); 0: off.
+    no_stutter : the search never says a token twice in a row (True).
     threads : onnxruntime / torch threads.
 
     Returns
@@ -113,12 +115,12 @@ def generate_questions(rows: Iterable[Mapping[str, Any]], question_model=None, *
     from pysynth.qagen.models import QuestionGenerator
     from pysynth.qagen.pipeline import question_options
 
-    question_options(decode, beam_size, top_k_sample, seed, no_repeat_ngram)
+    question_options(decode, beam_size, top_k_sample, seed, no_repeat_ngram, no_stutter)
     qg = question_model if isinstance(question_model, QuestionGenerator) else \
         QuestionGenerator(question_model, threads=threads)
     rows = list(rows)
     counts: Counter = Counter()
-    out, bad = _ask(qg, rows, 0, decode, beam_size, top_k_sample, seed, no_repeat_ngram, counts)
+    out, bad = _ask(qg, rows, 0, decode, beam_size, top_k_sample, seed, no_repeat_ngram, counts, no_stutter)
     kept = [r for r in out if r is not None]
     return kept, _report(len(rows), len(kept), counts, bad)
 
@@ -181,7 +183,8 @@ class _Stage(pipelines.RowStage):
 
 
 def run(inp, out, *, question_model: Optional[str] = None, decode: str = "greedy", beam_size: int = 4,
-        top_k_sample: int = 10, seed: int = 0, no_repeat_ngram: int = 3, executor="local", workers: int = 1,
+        top_k_sample: int = 10, seed: int = 0, no_repeat_ngram: int = 3, no_stutter: bool = True,
+        executor="local", workers: int = 1,
         ray_address: Optional[str] = None, chunk_size: int = 256, threads: int = 0, resume: bool = True,
         progress: bool = True, llm_options=None, _stop_after_chunks: Optional[int] = None) -> Dict[str, Any]:
     """Questions for the answer rows of ``inp`` (JSONL / Parquet / an iterable of dicts
@@ -196,7 +199,7 @@ def run(inp, out, *, question_model: Optional[str] = None, decode: str = "greedy
     """
     from pysynth.qagen.pipeline import question_options
 
-    options = question_options(decode, beam_size, top_k_sample, seed, no_repeat_ngram)
+    options = question_options(decode, beam_size, top_k_sample, seed, no_repeat_ngram, no_stutter)
     rows = list(io.read_rows(inp, "--in"))
     return _Stage(rows, Path(out), question_model, options, threads, llm_options).run(
         executor=executor, workers=workers, ray_address=ray_address, chunk_size=chunk_size, resume=resume,

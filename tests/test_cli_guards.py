@@ -1,0 +1,251 @@
+"""The degenerate-output guards as one shared option (issue 26): ``--no-repeat-ngram N`` and
+``--no-stutter/--allow-stutter`` on every generating command, validated in one place
+(:func:`pysynth.cli._common.add_guards`), recorded in the run signature only off their defaults,
+and the defaults giving the bytes of before."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from html import escape
+from pathlib import Path
+
+import pytest
+
+from pysynth.cli import _common as C
+from pysynth.cli import build_parser, main
+from pysynth.decoding.config import MAX_NO_REPEAT_NGRAM, SearchConfig, guard_changes
+
+OFF = ("--no-repeat-ngram", "0", "--allow-stutter")
+# one loop each, written by the shipped models with both guards off (and mended with them on)
+LOOP_MQR = "How was this calculated calculated?"
+LOOP_K2Q = "waka waka this time for africa"
+# the default outputs before the guards became options (commit bddd3bf, onnxruntime, this repository's models)
+MQR_BEFORE = "What is the capital of australia?\nHow was this calculated?\n"
+K2Q_IN = [LOOP_K2Q, "honda crf 230 top speed", "nhl nhl teams playoffs"]  # one batch: the scores depend on it
+K2Q_BEFORE = "4e5cf050aa6188e44fde6a7dfbf07a1d676e24ab3a59a83148351839f9b2f54e"  # sha256 of the output
+
+
+def _files(tmp: Path) -> dict:
+    """One small input per command, written under ``tmp``."""
+    (tmp / "kw.jsonl").write_text(json.dumps({"keywords": "honda crf 230 top speed"}) + "\n")
+    (tmp / "q.jsonl").write_text(json.dumps({"question": "what is the capital of australia?"}) + "\n")
+    (tmp / "q.txt").write_text("capital of australia\n" + LOOP_MQR + "\n")
+    (tmp / "ctx.jsonl").write_text(json.dumps({"id": "1", "context": "Oxygen was found in 1773."}) + "\n")
+    (tmp / "ans.jsonl").write_text(json.dumps({"context": "Oxygen was found in 1773.", "answer_text": "1773",
+                                               "answer_start": 20}) + "\n")
+    (tmp / "squad.json").write_text(json.dumps({"data": []}))
+    _dump(tmp / "tiny")
+    return {"k2q generate": ["k2q", "generate", "--in", tmp / "kw.jsonl"],
+            "paraphrase generate": ["paraphrase", "generate", "--in", tmp / "q.jsonl"],
+            "mqr rewrite": ["mqr", "rewrite", "--in", tmp / "q.txt"],
+            "dup pairs": ["dup", "pairs", "--method", "dqg", "--in", tmp / "tiny"],
+            "qagen generate": ["qagen", "generate", "--in", tmp / "ctx.jsonl"],
+            "qagen questions": ["qagen", "questions", "--in", tmp / "ans.jsonl"],
+            "qagen evaluate": ["qagen", "evaluate", "--in", tmp / "squad.json"]}
+
+
+COMMANDS = ["k2q generate", "paraphrase generate", "mqr rewrite", "dup pairs", "qagen generate", "qagen questions",
+            "qagen evaluate"]
+
+
+def _dump(d: Path) -> None:
+    d.mkdir()
+    long = "This sentence has more than ten words in it, about {} and nothing else at all."
+    rows = "".join(f'  <row Id="{i}" PostTypeId="1" Score="1" Title="{escape(t)}" Body="{escape(b)}" />\n'
+                   for i, t, b in ((1, "How do I clean a coffee grinder?", "<p>" + long.format("grinders") + "</p>"),
+                                   (2, "Why is my coffee bitter?", "<p>" + long.format("bitter coffee") + "</p>"),
+                                   (3, "Which beans for espresso?", "<p>" + long.format("beans") + "</p>")))
+    (d / "Posts.xml").write_text(f'<?xml version="1.0" encoding="utf-8"?>\n<posts>\n{rows}</posts>\n')
+
+
+def _parse(argv):
+    argv = [str(a) for a in argv]
+    return build_parser(argv[0]).parse_args(argv)
+
+
+def _run(capsys, *argv):
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------------------ the flags
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_generating_command_takes_the_guards(tmp_path, command):
+    argv = _files(tmp_path)[command] + ["--out", tmp_path / "out"]
+    a = _parse(argv)
+    assert (a.no_repeat_ngram, a.no_stutter) == (SearchConfig.no_repeat_ngram, SearchConfig.no_stutter) == (3, True)
+    assert C.guards(_parse(argv + list(OFF))) == {"no_repeat_ngram": 0, "no_stutter": False}
+    assert C.guards(_parse(argv + ["--no-repeat-ngram", "4", "--no-stutter"])) == {"no_repeat_ngram": 4,
+                                                                                  "no_stutter": True}
+
+
+def test_one_definition():
+    """Every parser with the guards has them from add_guards (one help text, one type), and the
+    generating commands are exactly those."""
+    from pysynth.cli import _leaves
+
+    have = {}
+    for p in _leaves(build_parser()):
+        acts = {s: a for a in p._actions for s in a.option_strings}
+        if "--no-repeat-ngram" in acts:
+            a = acts["--no-repeat-ngram"]
+            assert a.type is C.no_repeat_ngram and a.default == 3, p.prog
+            assert acts["--allow-stutter"].dest == acts["--no-stutter"].dest == "no_stutter"
+            have[" ".join(p.prog.split()[1:])] = a.help.split(";")[0]
+    assert sorted(have) == sorted(COMMANDS)
+    assert len(set(have.values())) == 1  # the same sentence everywhere
+
+
+@pytest.mark.parametrize("value", ["-1", "1", str(MAX_NO_REPEAT_NGRAM + 1), "9" * 400, "2.5", "three", ""])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_bad_values_are_one_line(tmp_path, capsys, command, value):
+    code, _, err = _run(capsys, *_files(tmp_path)[command], "--out", tmp_path / "out", "--no-repeat-ngram", value)
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("pysynth: error: argument --no-repeat-ngram: must be 0 (off) or an n-gram size in 2..")
+    assert len(err) < 200  # a huge value is clipped
+
+
+def test_both_stutter_flags_are_one_line(tmp_path, capsys):
+    code, _, err = _run(capsys, *_files(tmp_path)["mqr rewrite"], "--out", tmp_path / "o", "--no-stutter",
+                        "--allow-stutter")
+    assert code == 2 and err == "pysynth: error: argument --allow-stutter: not allowed with argument --no-stutter\n"
+
+
+def test_the_limits_are_accepted(tmp_path):
+    argv = _files(tmp_path)["k2q generate"] + ["--out", tmp_path / "o"]
+    for v in (0, 2, MAX_NO_REPEAT_NGRAM):
+        assert _parse(argv + ["--no-repeat-ngram", v]).no_repeat_ngram == v
+
+
+def test_search_config_and_guard_changes_refuse_bad_values():
+    with pytest.raises(ValueError, match=r"no_repeat_ngram: must be at most 1024 \(0: off\), got 1000\S*\.\.\."):
+        SearchConfig(no_repeat_ngram=10**300)
+    with pytest.raises(ValueError, match="no_repeat_ngram: must be an integer >= 0"):
+        guard_changes(-1)
+    with pytest.raises(TypeError, match="no_stutter: must be True or False"):
+        guard_changes(3, 1)
+    assert guard_changes() == guard_changes(3, True) == {}
+    assert guard_changes(0, False) == {"no_repeat_ngram": 0, "no_stutter": False}
+
+
+# ------------------------------------------------------------------------------ off: other outputs, signed
+
+@pytest.fixture
+def shipped():
+    pytest.importorskip("onnxruntime")
+
+
+def test_mqr_rewrite_off_lets_the_loop_through_and_signs_it(tmp_path, capsys, shipped):
+    argv = _files(tmp_path)["mqr rewrite"]
+    assert _run(capsys, *argv, "--out", tmp_path / "d.txt")[0] == 0
+    assert (tmp_path / "d.txt").read_text() == MQR_BEFORE  # the bytes of before
+    assert _run(capsys, *argv, "--out", tmp_path / "o.txt", *OFF)[0] == 0
+    assert (tmp_path / "o.txt").read_text().splitlines()[1] == LOOP_MQR
+    d, o = (json.loads((tmp_path / f"{n}.txt.meta.json").read_text())["config"] for n in "do")
+    assert not {"no_repeat_ngram", "no_stutter"} & set(d)  # the default run's signature is the one of before
+    assert o == {**d, "no_repeat_ngram": 0, "no_stutter": False}
+
+
+def test_k2q_generate_off_lets_the_loop_through(tmp_path, capsys, shipped):
+    (tmp_path / "w.jsonl").write_text(json.dumps({"keywords": LOOP_K2Q}) + "\n")
+    qs = {}
+    for name, flags in (("d", ()), ("o", OFF)):
+        assert _run(capsys, "k2q", "generate", "--in", tmp_path / "w.jsonl", "--out", tmp_path / f"{name}.jsonl",
+                    "--n", "2", *flags)[0] == 0
+        qs[name] = json.loads((tmp_path / f"{name}.jsonl").read_text())["questions"]
+    assert not any("waka waka" in q for q in qs["d"]) and all("waka waka" in q for q in qs["o"]), qs
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"keywords": k}) + "\n" for k in K2Q_IN))
+    assert _run(capsys, "k2q", "generate", "--in", tmp_path / "b.jsonl", "--out", tmp_path / "b.out.jsonl")[0] == 0
+    out = (tmp_path / "b.out.jsonl").read_bytes()
+    assert json.loads(out.splitlines()[1])["questions"][0] == "what is the honda crf 230 top speed?"
+    assert hashlib.sha256(out).hexdigest() == K2Q_BEFORE
+
+
+def test_qagen_questions_off_lets_the_loop_through_and_signs_it(tmp_path, capsys, shipped):
+    from pysynth.data import qagen_sample_path
+
+    with gzip.open(qagen_sample_path(), "rt", encoding="utf-8") as f:
+        p = json.load(f)["data"][1]["paragraphs"][1]  # Amazon rainforest: "... the dinosaurs of the dinosaurs ..."
+    a = p["qas"][0]["answers"][0]
+    (tmp_path / "a.jsonl").write_text(json.dumps({"context": p["context"], "answer_text": a["text"],
+                                                  "answer_start": a["answer_start"]}) + "\n")
+    out = {}
+    for name, flags in (("d", ()), ("o", OFF)):
+        assert _run(capsys, "qagen", "questions", "--in", tmp_path / "a.jsonl", "--out", tmp_path / f"{name}.jsonl",
+                    *flags)[0] == 0
+        out[name] = json.loads((tmp_path / f"{name}.jsonl").read_text())["question"]
+    assert out["d"] == "what may the extinction of the dinosaurs of the cretaceous?"  # as before
+    assert "of the dinosaurs of the dinosaurs" in out["o"], out
+    d, o = (json.loads((tmp_path / f"{n}.jsonl.meta.json").read_text())["config"] for n in "do")
+    assert d["no_repeat_ngram"] == 3 and "no_stutter" not in d  # as before
+    assert o == {**d, "no_repeat_ngram": 0, "no_stutter": False}
+
+
+def test_dup_pairs_signs_the_guards(tmp_path, capsys, shipped):
+    argv = _files(tmp_path)["dup pairs"]
+    for name, flags in (("d", ()), ("o", OFF)):
+        assert _run(capsys, *argv, "--out", tmp_path / f"{name}.jsonl", *flags)[0] == 0
+    d, o = (json.loads((tmp_path / f"{n}.jsonl.meta.json").read_text())["config"] for n in "do")
+    assert not {"no_repeat_ngram", "no_stutter"} & set(d)
+    assert o == {**d, "no_repeat_ngram": 0, "no_stutter": False}
+
+
+def test_title_generator_takes_the_guards(shipped):
+    from pysynth.dup.dqg import TitleGenerator
+
+    g = TitleGenerator()
+    body = ["This sentence has more than ten words in it, about coffee coffee coffee grinders and nothing else."]
+    assert g.generate(body) == g.generate(body, no_repeat_ngram=3, no_stutter=True)
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        g.generate(body, no_repeat_ngram=-1)
+
+
+def test_paraphrase_and_qagen_hand_the_guards_on(tmp_path, capsys, monkeypatch):
+    """The commands whose runs load several models: the configuration they build (their run signature)."""
+    import pysynth.paraphrase.jobs
+    import pysynth.qagen.evaluate
+    import pysynth.qagen.jobs
+
+    got = {}
+    monkeypatch.setattr(pysynth.paraphrase.jobs, "run", lambda inp, out, cfg, **kw: got.update(p=cfg) or {})
+    monkeypatch.setattr(pysynth.qagen.jobs, "run", lambda inp, out, cfg, **kw: got.update(g=cfg) or {})
+    monkeypatch.setattr(pysynth.qagen.evaluate, "evaluate", lambda *a, config, **kw: got.update(e=config) or {})
+    files = _files(tmp_path)
+    for flags in ((), OFF):
+        for command in ("paraphrase generate", "qagen generate", "qagen evaluate"):
+            assert _run(capsys, *files[command], "--out", tmp_path / "o", *flags)[0] == 0
+        for cfg in got.values():
+            assert (cfg.search.no_repeat_ngram, cfg.search.no_stutter) == ((3, True) if not flags else (0, False))
+        p = got["p"].as_dict()
+        assert (p.get("no_repeat_ngram"), p.get("no_stutter")) == ((None, None) if not flags else (0, False))
+        for k in "ge":  # qagen recorded no_repeat_ngram N >= 2 before (its re-decoding); 0 is left out as before
+            d = got[k].as_dict()
+            assert (d.get("no_repeat_ngram"), d.get("no_stutter")) == ((3, None) if not flags else (None, False))
+
+
+def test_python_api_keywords():
+    """The API functions that build a SearchConfig take the same keyword names."""
+    from pysynth.paraphrase.pipeline import ParaphraseConfig
+    from pysynth.qagen.models import question_search
+    from pysynth.qagen.pipeline import QAGenConfig, decode_options, question_options
+
+    assert ParaphraseConfig(no_repeat_ngram=0, no_stutter=False).search.no_stutter is False
+    assert QAGenConfig(no_repeat_ngram=4, no_stutter=False).search == \
+        SearchConfig(decode="greedy", beam=4, n=1, top_k=10, no_repeat_ngram=4, no_stutter=False)
+    assert question_search("beam", 4, 10, 0, False).no_repeat_ngram == 0
+    assert decode_options("greedy", 4, 10, 0, [(0, 0)]) == {"method": "greedy"}  # any generator takes it
+    assert decode_options("greedy", 4, 10, 0, [(0, 0)], 0, False) == {"method": "greedy", "no_repeat_ngram": 0,
+                                                                    "no_stutter": False}
+    assert "no_stutter" not in question_options() and question_options(no_stutter=False)["no_stutter"] is False
+    for bad, err in (({"no_repeat_ngram": 2000}, ValueError), ({"no_stutter": "no"}, TypeError)):
+        for make in (ParaphraseConfig, QAGenConfig):
+            with pytest.raises(err, match=next(iter(bad))):
+                make(**bad)
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        from pysynth.mqr.jobs import rewrite_file
+
+        rewrite_file(["a question"], "-", no_repeat_ngram=-1)

@@ -8,7 +8,26 @@ point (group ``pysynth.models``) names. pip builds a local directory in place, s
 ``pip install ./models/<name>`` from the checkout finds them; an sdist alone cannot (it would not
 hold the files), hence the clear error below.
 
-Every weight is stored once in the wheel (issue 28; ``tools/check_model_bytes.py`` checks it):
+Every package has one layout (issue 28), whatever the checkout's folder looks like (a
+``pysynth.model`` store with its export in ``onnx/``, or an ONNX store at the top)::
+
+    README.md          the model card
+    model.json         the declaration (name, arch, task)
+    meta.json          the manifest (store format ``pysynth.model.package``): ``meta.layout`` names
+                       the stores, ``meta.source_fingerprint`` is the checkout folder's fingerprint
+                       (SHA-256 of its ``meta.json``: ``pysynth.models.registry.model_fingerprint``,
+                       so a run signs the model the same way installed or not); ``files``: the
+                       card, the declaration, the training records and each store's ``meta.json``
+    train_config.json, train_log.jsonl, ...   the training records, as in the checkout
+    onnx/              the ONNX store (its own ``meta.json`` lists its files' sizes and CRC-32s)
+    torch/             only with ``PYSYNTH_MODEL_TRAINABLE=1``: the ``pysynth.model`` store
+
+``pysynth.models.registry.layout`` reads both layouts. A store keeps only what its loader reads
+(``config.json``, the vocabulary, the graphs or weights), so each file is in the package once:
+the checkout's copies of ``config.json``/``vocab.json`` beside ``onnx/`` are the torch store's and
+stay out with it.
+
+Every weight is stored once in the wheel (``tools/check_model_bytes.py`` checks it):
 
 * a seq2seq ONNX store (:data:`EXTERNAL_FORMATS`: ``encoder.onnx``, ``step.onnx``,
   ``step_parts.onnx``) gets one external-data file, :data:`DATA`: each initializer of 1 KiB or more moves there, and
@@ -20,7 +39,8 @@ Every weight is stored once in the wheel (issue 28; ``tools/check_model_bytes.py
 * the torch weights (``model.safetensors``) stay out: they repeat the ONNX weights byte for byte,
   and only ``--backend torch``, a warm start (``pysynth mqr train --init``) and a re-export read
   them, all from the checkout (``pysynth --models-dir pysynth/models/assets ...``). ``PYSYNTH_MODEL_TRAINABLE=1``
-  at build time keeps them (a "trainable" wheel: the weights are then stored twice).
+  at build time adds ``torch/`` (a "trainable" wheel: the weights, ``config.json`` and the
+  vocabulary are then stored twice, in ``torch/`` and ``onnx/``).
 """
 from __future__ import annotations
 
@@ -37,8 +57,14 @@ from setuptools.command.build_py import build_py
 ASSETS = Path(__file__).resolve().parent.parent / "pysynth" / "models" / "assets"
 #: the external-data file of a multi-graph ONNX store in a built package
 DATA = "weights.data"
-TORCH_WEIGHTS = ("model.safetensors", "model.pt")
 TRAINABLE_ENV = "PYSYNTH_MODEL_TRAINABLE"
+META, CARD, DECLARATION = "meta.json", "README.md", "model.json"
+#: the package's manifest (``pysynth.models.registry.PACKAGE_FORMAT``; the build runs without pysynth)
+PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION = "pysynth.model.package", 1
+#: a store with torch weights (``pysynth.models.registry.MODEL_FORMAT``)
+TORCH_FORMAT = "pysynth.model"
+#: files that a checkout store may list but no loader reads: in a package they sit in its root
+DOCS = (CARD, "train_config.json", "train_log.jsonl")
 #: store formats whose reader opens a graph by its path when ``meta["external_data"]`` is set
 #: (``pysynth.decoding.ort``); the single-graph stores (MiniLM) have nothing to share and stay as they are
 EXTERNAL_FORMATS = ("pysynth.model.onnx",)
@@ -99,45 +125,90 @@ def externalize(folder: Path, graphs) -> int:
         return out.tell()
 
 
-def _restore(folder: Path, trainable: bool) -> None:
-    """The package's copy of one store folder: torch weights out (unless ``trainable``), the graphs
-    of a multi-graph ONNX store on one shared data file, ``meta.json`` matching what is there."""
-    meta = folder / "meta.json"
-    if not meta.is_file():
-        return
-    doc = json.loads(meta.read_text(encoding="utf-8"))
-    files = dict(doc.get("files") or {})
-    changed = set()
-    if not trainable:
-        for w in TORCH_WEIGHTS:
-            if w in files:
-                (folder / w).unlink(missing_ok=True)  # copytree left it out
-                del files[w]
-                changed.add(w)
+def _doc(folder: Path) -> dict:
+    return json.loads((folder / META).read_text(encoding="utf-8"))
+
+
+def _stores(src: Path) -> dict:
+    """``{"onnx": folder, "torch": folder}`` of a checkout model folder: a ``pysynth.model`` store
+    at the top is the torch store, its export in ``onnx/``; any other store there is the ONNX store."""
+    if _doc(src).get("format") != TORCH_FORMAT:
+        return {"onnx": src}
+    return {"torch": src, **({"onnx": src / "onnx"} if (src / "onnx" / META).is_file() else {})}
+
+
+def _copy(src: Path, dst: Path, expect=None) -> dict:
+    """Copy file ``src`` to ``dst``; its ``{"bytes", "crc32"}``, checked against ``expect`` (the
+    checkout's ``meta.json`` entry) so that a damaged checkout file never ships."""
+    data = src.read_bytes()
+    entry = {"bytes": len(data), "crc32": _crc(data)}
+    if expect is not None and {k: expect.get(k) for k in entry} != entry:
+        raise SystemExit(f"{src}: its size/CRC-32 do not match its meta.json; restore the checkout's file")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(data)
+    return entry
+
+
+def _write_meta(folder: Path, doc: dict) -> None:
+    doc["meta_crc32"] = _meta_crc(doc)
+    (folder / META).write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def _store(src: Path, dst: Path) -> None:
+    """The package's copy of store ``src``: the files its loader reads (not the card or the training
+    records, which go to the package's root), the graphs of a multi-graph ONNX store on one
+    shared :data:`DATA`, and a ``meta.json`` that lists what is there."""
+    doc = _doc(src)
+    files = {f: _copy(src / f, dst / f, e) for f, e in sorted(doc["files"].items()) if f not in DOCS}
     graphs = sorted(f for f in files if f.endswith(".onnx"))
-    if doc.get("format") in EXTERNAL_FORMATS and len(graphs) >= 2 and DATA not in files:
-        externalize(folder, graphs)
+    if doc.get("format") in EXTERNAL_FORMATS and len(graphs) >= 2:
+        externalize(dst, graphs)
         doc["meta"] = {**doc.get("meta", {}), "external_data": DATA}
-        changed.update(graphs + [DATA])
-        files[DATA] = None
-    if not changed:
-        return
-    for f in files:
-        if files[f] is None or f in changed:
-            data = (folder / f).read_bytes()
+        for f in graphs + [DATA]:
+            data = (dst / f).read_bytes()
             files[f] = {"bytes": len(data), "crc32": _crc(data)}
     doc["files"] = dict(sorted(files.items()))
-    doc["meta_crc32"] = _meta_crc(doc)
-    meta.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+    _write_meta(dst, doc)
 
 
 def build_model_folder(src: Path, dst: Path, trainable: bool = False) -> None:
-    """Write the package's copy of model folder ``src`` to ``dst`` (see the module doc)."""
+    """Write the package's copy of model folder ``src`` to ``dst`` in the uniform layout (see the
+    module doc); ``trainable`` adds the torch store (``torch/``)."""
+    src, dst = Path(src), Path(dst)
+    stores = _stores(src)
+    if "onnx" not in stores:
+        raise SystemExit(f"{src}: a model package needs the model's ONNX store (pysynth export onnx --model {src} "
+                         f"--out {src / 'onnx'})")
+    if not (src / CARD).is_file():
+        raise SystemExit(f"{src}: a model package needs its card, {CARD}")
+    keep = {k: v for k, v in stores.items() if k == "onnx" or trainable}
     shutil.rmtree(dst, ignore_errors=True)
-    skip = ["__pycache__", "*.lock", ".*"] + ([] if trainable else list(TORCH_WEIGHTS))
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*skip))
-    for m in sorted(dst.rglob("meta.json")):
-        _restore(m.parent, trainable)
+    dst.mkdir(parents=True)
+    for kind, folder in sorted(keep.items()):
+        _store(folder, dst / kind)
+    # the root: the card, the declaration and the training records (every file at the checkout
+    # folder's top that is no member of a store there, and the DOCS that are)
+    top = _doc(src)["files"]
+    extra = [d for d in src.iterdir() if d.is_dir() and d not in stores.values() and d.name != "__pycache__"]
+    if extra:
+        raise SystemExit(f"{src}: unexpected folder(s) {sorted(d.name for d in extra)}; a model folder holds its "
+                         "stores only (onnx/)")
+    files = {}
+    for f in sorted(src.iterdir()):
+        if (f.is_file() and f.name != META and not f.name.startswith(".") and not f.name.endswith(".lock")
+                and (f.name not in top or f.name in DOCS)):
+            files[f.name] = _copy(f, dst / f.name, top.get(f.name))
+    for kind in keep:
+        data = (dst / kind / META).read_bytes()
+        files[f"{kind}/{META}"] = {"bytes": len(data), "crc32": _crc(data)}
+    src_doc = _doc(src)
+    manifest = {"format": PACKAGE_FORMAT, "format_version": PACKAGE_FORMAT_VERSION,
+                "pysynth_version": src_doc.get("pysynth_version", ""), "arrays": {}, "files": dict(sorted(files.items())),
+                "meta": {"name": json.loads((src / DECLARATION).read_text(encoding="utf-8"))["name"],
+                         "layout": {k: k for k in sorted(keep)},
+                         "source_fingerprint": hashlib.sha256((src / META).read_bytes()).hexdigest(),
+                         "source_format": src_doc.get("format"), "trainable": "torch" in keep}}
+    _write_meta(dst, manifest)
 
 
 def setup_model(project: Path) -> None:

@@ -1,7 +1,9 @@
 """The models are packaged apart (issue 28): the main wheel holds no model file; each model is its
 own distribution ``pysynth-model-<name>`` (``models/<name>``, built by ``models/_build.py``) found
 through its entry point; ``PYSYNTH_MODELS`` / ``--models-dir`` come first; a missing model is one
-line naming the command that installs it."""
+line naming the command that installs it. Every package has one layout (card, ``meta.json``,
+``onnx/``, optional ``torch/``), stores each file once, decodes as the checkout's folder does and
+gives a run the same model fingerprint."""
 from __future__ import annotations
 
 import importlib.util
@@ -23,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_MAIN_WHEEL = 50 * 2**20
 #: the model built in these tests (the README's generator)
 SMALL = "k2q-copynet-small"
+#: the MiniLM model built in these tests (a single-graph store, at the top of its checkout folder)
+MINILM = "wellformed-minilm"
 MODEL_SUFFIXES = (".onnx", ".safetensors")
 
 
@@ -90,27 +94,29 @@ def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
     zipfile.ZipFile(whl).extractall(site)  # a wheel unpacked is what pip installs
     pkg = site / ("pysynth_model_" + SMALL.replace("-", "_")) / SMALL
     src = registry.ASSETS / SMALL
-    # issue 28: every weight once; no torch weights; the other files byte for byte
+    # issue 28: the uniform layout; every weight once; no torch weights; the other files byte for byte
+    _check_layout(pkg, src, ["README.md", "meta.json", "model.json", "onnx", "train_config.json",
+                             "train_log.jsonl"])
     assert not list(pkg.rglob("*.safetensors")) and (pkg / "onnx" / "weights.data").is_file()
     assert sum(f.stat().st_size for f in pkg.rglob("*") if f.is_file()) < 0.5 * sum(
         f.stat().st_size for f in src.rglob("*") if f.is_file())
-    for f in src.rglob("*"):
-        if f.is_file() and f.suffix not in (".onnx", ".safetensors") and f.name != "meta.json":
-            assert (pkg / f.relative_to(src)).read_bytes() == f.read_bytes(), f
     chk = _checker()
     assert chk.repeats(chk._members([whl]), 10**6) == []
-    # installed (found through its entry point), it decodes as the checkout's model does
+    # installed (found through its entry point), it decodes as the checkout's model does and signs a
+    # run with the checkout's fingerprint
     code = ("import json, sys; from pysynth.models import registry as r; from pysynth.models.text2text import text2text; "
             "m = r.shipped(%r); g = text2text(%r, 'onnx', threads=1); "
             "out = [[x.texts, [float(v) for v in x.scores]] for x in g.generate(json.loads(sys.argv[1]))]; "
-            "print(json.dumps([str(m.directory), m.source, g.gen.backend.parts is not None, out]))" % (SMALL, SMALL))
+            "print(json.dumps([str(m.directory), m.source, g.gen.backend.parts is not None, out, "
+            "r.model_fingerprint(%r)]))" % (SMALL, SMALL, SMALL))
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop(registry.ENV, None)
     texts = ["paris capital", "python list sort error", "cheap flights berlin"]
     out = subprocess.run([sys.executable, "-c", code, json.dumps(texts)], env=env, capture_output=True, text=True,
                          check=True).stdout
-    where, source, parts, got = json.loads(out)
+    where, source, parts, got, fp = json.loads(out)
     assert [where, source, parts] == [str(pkg), f"entry point pysynth-model-{SMALL}", True]
+    assert fp == registry.model_fingerprint(SMALL) == {**registry.model_fingerprint(src), "model": SMALL}
     from pysynth.models.text2text import text2text
 
     want = [[x.texts, [float(v) for v in x.scores]] for x in text2text(src, "onnx", threads=1).generate(texts)]
@@ -118,6 +124,107 @@ def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match="no torch weights.*--models-dir"):
         text2text(pkg, "torch")
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("_build", ROOT / "models" / "_build.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _check_layout(pkg: Path, src: Path, top) -> None:
+    """``pkg`` is ``src`` packaged in the uniform layout: the root holds ``top`` (the card, the
+    manifest, the declaration, ``onnx/``...), the manifest names the stores and the checkout's
+    fingerprint, no file is stored twice, and every file but the graphs and the stores' meta.json
+    is byte for byte a file of ``src``."""
+    import hashlib
+
+    from pysynth import store
+
+    assert sorted(p.name for p in pkg.iterdir()) == top
+    man = store.load(pkg, registry.PACKAGE_FORMAT)  # checks the card, the declaration, the stores' meta.json
+    assert man.meta["layout"] == {k: k for k in ("onnx", "torch") if (pkg / k).is_dir()}
+    assert man.meta["source_fingerprint"] == hashlib.sha256((src / "meta.json").read_bytes()).hexdigest()
+    assert sorted(man.files) == sorted([p.name for p in pkg.iterdir() if p.is_file() and p.name != "meta.json"]
+                                       + [f"{k}/meta.json" for k in man.meta["layout"]])
+    files = [f for f in pkg.rglob("*") if f.is_file()]
+    if "torch" not in man.meta["layout"]:  # a trainable package repeats its config and vocabulary
+        digests = [hashlib.sha256(f.read_bytes()).digest() for f in files]
+        assert len(set(digests)) == len(digests), "a file stored twice in the package"
+    theirs = {f.read_bytes() for f in src.rglob("*") if f.is_file()}
+    for f in files:
+        if f.suffix != ".onnx" and f.name not in ("meta.json", "weights.data"):
+            assert f.read_bytes() in theirs, f
+    lay = registry.layout(pkg)
+    assert lay.package is not None and lay.onnx == pkg / "onnx"
+    assert lay.store == (pkg / "torch" if (pkg / "torch").is_dir() else pkg / "onnx")
+    assert registry.resolve(pkg).path == lay.store
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory):
+    """Package folders as the wheels hold them (``models/_build.py`` without the wheel's zip): a
+    seq2seq model, the same trainable, and a MiniLM model."""
+    pytest.importorskip("onnx")
+    build = _builder()
+    out = tmp_path_factory.mktemp("packaged")
+    for name, trainable in ((SMALL, False), (SMALL, True), (MINILM, False)):
+        build.build_model_folder(registry.ASSETS / name, out / ("trainable" if trainable else "plain") / name,
+                                 trainable)
+    return out
+
+
+def test_a_minilm_package_has_the_same_layout(packaged):
+    pytest.importorskip("onnxruntime")
+    from pysynth import models
+
+    pkg, src = packaged / "plain" / MINILM, registry.ASSETS / MINILM
+    _check_layout(pkg, src, ["README.md", "meta.json", "model.json", "onnx"])  # the checkout's graph was at the top
+    assert (pkg / "onnx" / "model.onnx").read_bytes() == (src / "model.onnx").read_bytes()
+    texts = ["what is the capital of france?", "capital france what", "how do i"]
+    assert np.array_equal(models.load(pkg, threads=1)(texts), models.load(MINILM, threads=1)(texts))
+    assert registry.model_fingerprint(pkg) == {**registry.model_fingerprint(MINILM), "model": str(pkg)}
+
+
+def test_a_trainable_package_keeps_the_torch_store(packaged):
+    pytest.importorskip("onnxruntime")
+    pkg, src = packaged / "trainable" / SMALL, registry.ASSETS / SMALL
+    _check_layout(pkg, src, ["README.md", "meta.json", "model.json", "onnx", "torch", "train_config.json",
+                             "train_log.jsonl"])
+    assert (pkg / "torch" / "model.safetensors").read_bytes() == (src / "model.safetensors").read_bytes()
+    assert registry.onnx_export_of(pkg / "torch") == pkg / "onnx" and registry.seq2seq_backend(pkg) == "onnx"
+    assert registry.model_fingerprint(pkg)["sha256"] == registry.model_fingerprint(src)["sha256"]
+    pytest.importorskip("torch")
+    from pysynth.models.text2text import text2text
+
+    texts = ["paris capital", "honda crf 230 top speed"]
+    want = [g.texts for g in text2text(src, "torch").generate(texts)]
+    assert [g.texts for g in text2text(pkg, "torch").generate(texts)] == want
+
+
+def test_the_fingerprint_checks_the_package(packaged, tmp_path):
+    pkg = tmp_path / SMALL
+    shutil.copytree(packaged / "plain" / SMALL, pkg)
+    want = registry.model_fingerprint(SMALL)["sha256"]
+    assert registry.model_fingerprint(pkg)["sha256"] == registry.model_fingerprint(pkg / "onnx")["sha256"] == want
+    meta = pkg / "onnx" / "meta.json"
+    doc = json.loads(meta.read_text())
+    doc["meta"]["log_floor"] = -1.0  # another model under the same source fingerprint
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="onnx/meta.json is truncated or corrupt"):
+        registry.model_fingerprint(pkg)
+    from pysynth.store import meta_checksum
+
+    man = json.loads((pkg / "meta.json").read_text())
+    man["meta"]["layout"] = {"onnx": "../elsewhere"}
+    (pkg / "meta.json").write_text(json.dumps(man))
+    with pytest.raises(ValueError, match="meta.json is corrupt: its content does not match"):
+        registry.resolve(pkg)
+    man["meta_crc32"] = meta_checksum(man)
+    (pkg / "meta.json").write_text(json.dumps(man))
+    with pytest.raises(ValueError, match="meta.json is corrupt: 'layout' must map"):
+        registry.resolve(pkg)
 
 
 def test_the_byte_checker_finds_every_long_repeat():

@@ -104,6 +104,11 @@ class Generator:
             backend = seq2seq_backend(r.path) if kernels != "triton" else "torch"
         if format_of(r.path) == ONNX_FORMAT:
             if backend != "onnx":  # a model shipped as its ONNX export alone (int8 weights)
+                from pysynth.models.io import no_torch_weights
+                from pysynth.models.registry import layout
+
+                if layout(r.path).package is not None:
+                    raise no_torch_weights(r.path)
                 raise ValueError(f"model: {r.name or r.path} ships as an ONNX export only; use backend='onnx'")
             return cls.from_onnx(r.path, device=device, threads=threads)
         d = r.path

@@ -28,7 +28,7 @@ from pysynth.io import atomic_write
 from pysynth.models import registry
 
 __all__ = ["atomic_save", "save_model", "load_model", "torch_device", "load_state_dict", "read_model_dir", "upgrade_model_dir",
-           "CONFIG", "VOCAB", "WEIGHTS"]
+           "no_torch_weights", "CONFIG", "VOCAB", "WEIGHTS"]
 
 CONFIG, VOCAB, WEIGHTS, LEGACY_WEIGHTS = "config.json", "vocab.json", "model.safetensors", "model.pt"
 
@@ -69,6 +69,10 @@ def read_model_dir(folder: os.PathLike) -> "store.Stored":
     d = Path(folder)
     if d.is_dir() and not (d / store.META).exists() and (d / VOCAB).exists():
         raise _legacy_error(d)
+    if d.is_dir():
+        lay = registry.layout(d)
+        if lay is not None and lay.package is not None and lay.torch is None:
+            raise no_torch_weights(d)
     return store.load(d, registry.MODEL_FORMAT, (registry.MODEL_FORMAT_VERSION,))
 
 
@@ -114,13 +118,18 @@ def load_state_dict(folder: os.PathLike) -> Dict[str, Any]:
     return _safetensors().load(_weights(read_model_dir(folder)))
 
 
+def no_torch_weights(path: os.PathLike) -> ValueError:
+    """The error of a model without torch weights asked for them (an installed model package holds
+    its ONNX export only unless built trainable: models/_build.py), naming the fixes."""
+    return ValueError(f"{path} has no torch weights ({WEIGHTS}): the installed model package holds its ONNX export "
+                      "only; use the onnx backend, or the checkout's model files, which have them: "
+                      "pysynth --models-dir <checkout>/pysynth/models/assets ... (or PYSYNTH_MODELS=that folder)")
+
+
 def _weights(st) -> bytes:
-    """The torch weights of a model store; a ValueError naming the fix when it has none (a model
-    package's wheel ships its ONNX export alone: models/_build.py)."""
+    """The torch weights of a model store; a ValueError naming the fix when it has none."""
     if WEIGHTS not in st.files:
-        raise ValueError(f"{st.path} has no torch weights ({WEIGHTS}): the installed model package holds its ONNX "
-                         "export only; use the onnx backend, or the checkout's model files, which have them: "
-                         "pysynth --models-dir <checkout>/pysynth/models/assets ... (or PYSYNTH_MODELS=that folder)")
+        raise no_torch_weights(st.path)
     return st.read(WEIGHTS)
 
 

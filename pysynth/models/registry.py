@@ -18,6 +18,12 @@ distribution ``pysynth-model-<name>``). A name is found, first match wins, in: t
 ``PYSYNTH_MODELS`` (``pysynth --models-dir DIR``), the installed model distributions (entry point
 group :data:`ENTRY_POINTS`), then the checkout's ``pysynth/models/assets`` (a source tree or an
 editable install). A path (a ``PathLike`` or a string with a ``/``) is always taken as a path.
+
+A model folder comes in one of two layouts, both read by :func:`layout` (the one place that knows
+them): the checkout's (a store at the top, for a seq2seq model a ``pysynth.model`` store with its
+export in ``onnx/``; a training run's ``model/`` + ``onnx/``) and an installed package's uniform one
+(``models/_build.py``): the card ``README.md``, ``model.json``, a ``meta.json`` manifest of format
+:data:`PACKAGE_FORMAT` naming the stores, ``onnx/`` and, in a trainable package, ``torch/``.
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ from typing import Any, Dict, List, Optional, Union
 __all__ = ["cached", "Architecture", "ShippedModel", "register_architecture", "register_model", "architecture",
            "architectures", "models", "resolve", "Resolved", "MODEL_FORMAT", "MODEL_FORMAT_VERSION",
            "ASSETS", "RUN_MODEL", "model_fingerprint", "register_models_in", "shipped", "DECLARATION", "is_onnx_export", "onnx_export_of",
-           "seq2seq_backend",
+           "seq2seq_backend", "Layout", "layout", "PACKAGE_FORMAT", "PACKAGE_FORMAT_VERSION",
            "CATALOG", "ENTRY_POINTS", "ENV", "ModelNotInstalled", "install_hint", "refresh"]
 
 #: store format of a pysynth model directory (:mod:`pysynth.store`)
@@ -50,6 +56,12 @@ ENTRY_POINTS = "pysynth.models"
 ENV = "PYSYNTH_MODELS"
 #: the model store inside a training run folder
 RUN_MODEL = "model"
+#: format of an installed model package's top ``meta.json`` (written by ``models/_build.py``): the
+#: manifest of the uniform layout; ``meta``: ``{"name", "layout": {"onnx": "onnx"[, "torch": "torch"]},
+#: "source_fingerprint", ...}``, ``files``: the card, the declaration and each store's ``meta.json``
+PACKAGE_FORMAT = "pysynth.model.package"
+PACKAGE_FORMAT_VERSION = 1
+_STORE_KINDS = ("onnx", "torch")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -272,9 +284,90 @@ def shipped(name: str) -> Optional[ShippedModel]:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """Where a model folder's stores are (:func:`layout`).
+
+    Attributes
+    ----------
+    root : the model's folder (an installed package's, or the store folder itself).
+    store : the store the loaders open: the torch store when there is one, else the ONNX store;
+        a store of a package or run named by its own path stays that store.
+    onnx : the ONNX store (a seq2seq export or a single-graph encoder), or None.
+    torch : the ``pysynth.model`` store with torch weights, or None.
+    package : an installed package's manifest fields (``meta`` of its ``meta.json``); None in the
+        checkout's layout.
+    """
+
+    root: Path
+    store: Path
+    onnx: Optional[Path] = None
+    torch: Optional[Path] = None
+    package: Optional[Dict[str, Any]] = None
+
+
+def _format(folder: Path) -> Optional[str]:
+    from pysynth.store import format_of
+
+    return format_of(folder)
+
+
+def _package(root: Path, chosen: Optional[Path] = None) -> Optional[Layout]:
+    from pysynth import store
+
+    doc = store.read_meta(root, PACKAGE_FORMAT, (PACKAGE_FORMAT_VERSION,))
+    names = doc["meta"].get("layout")
+    if not isinstance(names, dict) or not names or set(names) - set(_STORE_KINDS) or not all(
+            isinstance(v, str) and v and Path(v).name == v and v not in (".", "..") for v in names.values()):
+        raise ValueError(f"{root / store.META} is corrupt: 'layout' must map {' and/or '.join(_STORE_KINDS)} to a "
+                         f"folder name in the package, got {names!r}")
+    onnx, torch = (root / names[k] if k in names else None for k in _STORE_KINDS)
+    if chosen is not None and chosen not in (onnx, torch):
+        return None
+    return Layout(root, chosen or torch or onnx, onnx, torch, dict(doc["meta"]))
+
+
+def layout(folder: PathLike) -> Optional[Layout]:
+    """The stores of model folder ``folder``, read from either layout; None when it holds none.
+
+    * an installed package (``meta.json`` of format :data:`PACKAGE_FORMAT`): the stores its
+      manifest names (``onnx/``, and ``torch/`` in a trainable package); a store inside a package,
+      named by its path, belongs to it too;
+    * the checkout's layout: a ``pysynth.model`` store (torch weights) with its export in
+      ``onnx/`` (beside it in a training run folder, ``RUN/model`` + ``RUN/onnx``); any other store
+      is the model's ONNX store.
+
+    Raises
+    ------
+    ValueError
+        a package manifest that is corrupt or names no store.
+    """
+    d = Path(folder)
+    fmt = _format(d)
+    if fmt == PACKAGE_FORMAT:
+        return _package(d)
+    if d.parent != d and _format(d.parent) == PACKAGE_FORMAT:
+        lay = _package(d.parent, d)
+        if lay is not None:
+            return lay
+    if not (d / "meta.json").is_file():
+        run = d / RUN_MODEL
+        if not (run / "meta.json").is_file():
+            return None
+        return Layout(d, run, d / "onnx" if (d / "onnx").is_dir() else None, run if _format(run) == MODEL_FORMAT
+                      else None)
+    if fmt not in (None, MODEL_FORMAT):
+        return Layout(d, d, d)
+    onnx = d / "onnx"
+    if not onnx.is_dir() and d.name == RUN_MODEL:
+        onnx = d.parent / "onnx"
+    return Layout(d, d, onnx if onnx.is_dir() else None, d if fmt == MODEL_FORMAT else None)
+
+
+@dataclass(frozen=True)
 class Resolved:
     """What a ``model`` argument names: ``kind`` is ``"pysynth"`` (a pysynth model directory)
-    or ``"hf"`` (a local Hugging Face directory); ``name`` the registry name, if any."""
+    or ``"hf"`` (a local Hugging Face directory); ``name`` the registry name, if any. ``path`` is
+    the store to open (:attr:`Layout.store`: of an installed package, its ``torch/`` or ``onnx/``)."""
 
     kind: str
     path: Path
@@ -307,15 +400,15 @@ def resolve(model: Optional[PathLike], default: Optional[str] = None, what: str 
     is_path = not isinstance(model, str) or any(s in model for s in ("/", os.sep, os.altsep or "/"))
     if not is_path and model in _MODELS:  # an explicit path wins over a name
         m = _MODELS[model]
-        return Resolved("pysynth", m.directory, m.name)
+        lay = layout(m.directory)
+        return Resolved("pysynth", lay.store if lay is not None else m.directory, m.name)
     p = Path(model)
     if not is_path and model in CATALOG and not p.is_dir():
         raise ModelNotInstalled(model, what)
     if p.is_dir():
-        if (p / "meta.json").is_file():
-            return Resolved("pysynth", p)
-        if (p / RUN_MODEL / "meta.json").is_file():
-            return Resolved("pysynth", p / RUN_MODEL)
+        lay = layout(p)
+        if lay is not None:
+            return Resolved("pysynth", lay.store)
         cfg = p / "config.json"
         if cfg.is_file():
             try:
@@ -346,15 +439,16 @@ def is_onnx_export(path: PathLike) -> bool:
 
 
 def onnx_export_of(model_dir: PathLike) -> Optional[Path]:
-    """The ONNX export of a pysynth model store: the folder itself when it is one, its ``onnx/``
-    subfolder, or the ``onnx/`` beside it in a training run folder; None when it has none."""
+    """The ONNX export of a pysynth seq2seq model store: the folder itself when it is one, else
+    its :attr:`Layout.onnx` (the ``onnx/`` in it, beside it in a training run folder or in a
+    package); None when it has none."""
     d = Path(model_dir)
     if is_onnx_export(d):
         return d
-    for p in (d / "onnx", d.parent / "onnx"):
-        if p.is_dir() and (p != d.parent / "onnx" or d.name == RUN_MODEL):
-            return p
-    return None
+    lay = layout(d)
+    if lay is None:  # a legacy folder: its onnx/, if any
+        return d / "onnx" if (d / "onnx").is_dir() else None
+    return lay.onnx if lay.onnx is not None and lay.onnx != d else None
 
 
 def seq2seq_backend(model_dir: PathLike, backend: str = "auto") -> str:
@@ -381,13 +475,24 @@ def seq2seq_backend(model_dir: PathLike, backend: str = "auto") -> str:
 
 
 def model_fingerprint(model: Optional[PathLike], default: Optional[str] = None) -> Dict[str, str]:
-    """``{"model", "sha256"}`` of a model (what a pipeline run's signature records): its store's
-    ``meta.json`` (which holds every file's size and CRC) or, for a Hugging Face folder, the
-    names and sizes of its files."""
+    """``{"model", "sha256"}`` of a model (what a pipeline run's signature records): SHA-256 of its
+    store's ``meta.json`` (which holds every file's size and CRC) or, for a Hugging Face folder, of
+    the names and sizes of its files.
+
+    An installed package (:data:`PACKAGE_FORMAT`) gives the fingerprint of the checkout folder it
+    was built from (its manifest's ``source_fingerprint``, recorded by ``models/_build.py``), so a
+    run signs the same model the same way from the checkout and from its package. The manifest is
+    checked first (its own CRC and the size and CRC-32 of the card, the declaration and each store's
+    ``meta.json``, which in turn cover every file of the store when it is loaded): ValueError when
+    it does not match.
+    """
     import hashlib
 
     r = resolve(model, default=default, what="model")
     p = Path(r.path)
+    lay = layout(p) if r.kind == "pysynth" else None
+    if lay is not None and lay.package is not None:
+        return {"model": r.name or str(lay.root), "sha256": _package_fingerprint(lay.root)}
     h = hashlib.sha256()
     if (p / "meta.json").is_file():
         h.update((p / "meta.json").read_bytes())
@@ -396,6 +501,23 @@ def model_fingerprint(model: Optional[PathLike], default: Optional[str] = None) 
             if f.is_file():
                 h.update(f"{f.relative_to(p)}:{f.stat().st_size}\n".encode())
     return {"model": r.name or str(p), "sha256": h.hexdigest()}
+
+
+def _package_fingerprint(root: Path) -> str:
+    """The ``source_fingerprint`` of package ``root`` after checking its manifest's members (or,
+    for a package built without one, SHA-256 of the manifest itself)."""
+    import hashlib
+    import re
+
+    from pysynth import store
+
+    st = store.load(root, PACKAGE_FORMAT, (PACKAGE_FORMAT_VERSION,))  # every listed member checked
+    fp = st.meta.get("source_fingerprint")
+    if fp is None:
+        return hashlib.sha256((root / store.META).read_bytes()).hexdigest()
+    if not isinstance(fp, str) or not re.fullmatch(r"[0-9a-f]{64}", fp):
+        raise ValueError(f"{root / store.META} is corrupt: source_fingerprint must be 64 hex digits, got {fp!r}")
+    return fp
 
 
 def generator_fingerprint(model: Any, default: str, role: str, options=None) -> Dict[str, Any]:

@@ -56,7 +56,8 @@ def _cmd_evaluate(args) -> int:
 
     res = evaluate(args.inp, args.out, answer_model=args.answer_model, question_model=args.question_model,
                    qa_model=args.qa_model, limit=args.limit, seed=args.seed, threads=args.threads,
-                   draws=args.draws, config=QAGenConfig(**_answer_config(args)), roundtrip_only=args.roundtrip_only)
+                   draws=args.draws, config=QAGenConfig(match=args.match, **_answer_config(args)),
+                   roundtrip_only=args.roundtrip_only)
     print(json.dumps(res))
     return 0
 
@@ -98,8 +99,18 @@ def _match(s: str) -> str:
     try:
         parse_match(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'exact' or 'f1:TAU' with 0 < TAU <= 1, got {s!r}") from None
+        raise argparse.ArgumentTypeError(f"must be auto, learned, learned:P (0 <= P <= 1), exact or f1:TAU "
+                                         f"(0 < TAU <= 1), got {s!r}") from None
     return s
+
+
+def _match_flag(p) -> None:
+    p.add_argument("--match", type=_match, default="auto", metavar="SPEC",
+                   help="roundtrip test: learned[:P] (keep a triple iff a score of the QA model's expected F1 with "
+                        "the answer, the question's well-formedness and its log-probability reaches P, the shipped "
+                        "threshold by default; else reason roundtrip_low_score), exact (the paper: SQuAD-normalised "
+                        "exact match), f1:TAU (token F1 >= TAU) or auto: learned with the shipped models, exact "
+                        "with others (auto)")
 
 
 def _contexts(s: str) -> str:
@@ -157,8 +168,7 @@ def add_commands(sub) -> None:
     p.add_argument("--decode", choices=("greedy", "beam", "dbs", "sample"), default="greedy",
                    help="question decoding (greedy: the paper)")
     C.add_decoding(p, beam=4, beam_aliases=("--beam-size",))
-    p.add_argument("--match", type=_match, default="exact",
-                   help="roundtrip test: exact (SQuAD-normalised exact match) or f1:TAU (token F1 >= TAU)")
+    _match_flag(p)
     p.add_argument("--margin", type=float, default=None,
                    help="also require the QA answer to beat its no-answer score by this margin")
     p.add_argument("--neg-fraction", type=C.float_in(0, False, 1, "a number in [0, 1)"), default=0.2,
@@ -206,6 +216,7 @@ def add_commands(sub) -> None:
     e.add_argument("--draws", type=C.positive_int, default=2, help="generation runs, seeds SEED, SEED+1, ... (2)")
     e.add_argument("--roundtrip-only", action="store_true",
                    help="only kept vs discarded (skip recall@10, QG from gold answers and QA scores)")
+    _match_flag(e)
     _answer_flags(e)
     e.set_defaults(func=_cmd_evaluate)
 

@@ -133,9 +133,9 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     ``sheet_key.csv`` into ``out``; returns the results.
 
     ``config``: the generation settings (:class:`~pysynth.qagen.pipeline.QAGenConfig`; default
-    ``QAGenConfig()``: one answer per context, span rejection and the question guard on; the
-    paper's pipeline is ``QAGenConfig(one_sentence=False, max_answer_words=None,
-    no_repeat_ngram=0)``), run ``draws`` times with seeds ``seed, seed + 1, ...``. ``roundtrip_only``: only the kept-vs-discarded measurement
+    ``QAGenConfig()``: one answer per context, span rejection, the question guard and the learned
+    roundtrip filter on; the paper's pipeline is ``QAGenConfig(one_sentence=False,
+    max_answer_words=None, no_repeat_ngram=0, match="exact")``), run ``draws`` times with seeds ``seed, seed + 1, ...``. ``roundtrip_only``: only the kept-vs-discarded measurement
     (no recall@10, QG-from-gold or QA scores)."""
     import dataclasses
 
@@ -173,7 +173,8 @@ def evaluate(squad, out, answer_model: Optional[str] = None, question_model: Opt
     no_answer: Counter = Counter()
     t = time.perf_counter()
     for d in range(draws):
-        gen = QAGenerator(dataclasses.replace(cfg, seed=seed + d, neg_fraction=0.0), span, qg, qa)
+        gen = QAGenerator(dataclasses.replace(cfg, seed=seed + d, neg_fraction=0.0), span, qg, qa, threads=threads)
+        res["config"]["roundtrip_filter"] = gen.match
         for r in gen.run(contexts, counts=counts):
             if r.get("answer_text") is None:
                 no_answer[r["reason"]] += 1

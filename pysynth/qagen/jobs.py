@@ -17,7 +17,7 @@ from pysynth.llm import usage as llm_usage
 from pysynth.models.registry import generator_fingerprint
 from pysynth.pipelines.rows import iter_rows
 from pysynth.qagen.data import Context, read_contexts
-from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables, judge_wellformed
+from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables, judge_wellformed, resolve_match
 
 __all__ = ["run", "to_squad"]
 
@@ -50,7 +50,7 @@ class _Kernel(pipelines.RowKernel):
         qa = span if m["qa"] == m["answer"] else SpanModel(m["qa"], threads=self.threads, batch_size=self.batch_size)
         qg = QuestionGenerator(m["question"], threads=self.threads, llm=self.llm)
         # the filter runs in the row stage (RowKernel.run_chunk), not inside the generator
-        gen = QAGenerator(dataclasses.replace(self.cfg, min_wellformed=None), span, qg, qa)
+        gen = QAGenerator(dataclasses.replace(self.cfg, min_wellformed=None), span, qg, qa, threads=self.threads)
         return {"pool": pool, "index": {c.id: i for i, c in enumerate(pool)}, "gen": gen}
 
     def generate(self, ctx, rows: List[dict], start: int, workers: int) -> pipelines.Chunk:
@@ -157,7 +157,9 @@ class _Stage(pipelines.RowStage):
             doc = to_squad(r for r in rows() if r["consistent"])
             io.atomic_write_text(self.squad_out, json.dumps(doc, ensure_ascii=False) + "\n")
         n = info.n_items
-        summary = {"contexts": n, "kept": kept, "discarded": decided - kept,
+        summary = {"contexts": n, "roundtrip_filter": resolve_match(self.cfg.match, self.models["question"],
+                                                                    self.models["qa"]),
+                   "kept": kept, "discarded": decided - kept,
                    "keep_rate": round(kept / decided, 4) if decided else 0.0,
                    "discarded_by_reason": dict(sorted(reasons.items())), "unanswerable": negs,
                    "unanswerable_skipped_single_paragraph": skipped, "rows_written": n_out,

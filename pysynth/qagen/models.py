@@ -94,14 +94,20 @@ class QuestionGenerator:
 
     def generate(self, contexts: Sequence[str], answers: Sequence[Dict[str, Any]], method: str = "greedy",
                  beam_size: int = 4, top_k: int = 10, seeds: Optional[Sequence[int]] = None,
-                 batch_size: int = 32, no_repeat_ngram: int = 3, no_stutter: bool = True) -> List[str]:
+                 batch_size: int = 32, no_repeat_ngram: int = 3, no_stutter: bool = True,
+                 scores: bool = False) -> List[Any]:
         """One question per ``(context, answer)`` (answer = ``{"start", "end"}`` character offsets).
 
         ``method``: ``greedy`` (the paper's default), ``beam`` / ``dbs`` (diverse beam, 2 groups) of
         width ``beam_size`` (the best hypothesis is kept), or ``sample`` (top-``top_k``, one seed
         per input in ``seeds``); ``no_repeat_ngram``, ``no_stutter``: the search's degenerate-output
         guards (:func:`question_search`). An empty string means the model produced nothing.
+        ``scores``: ``(question, log-probability)`` pairs instead (the search's score of a pysynth
+        seq2seq or Hugging Face model; None for the other kinds).
         """
+        if scores:
+            return self._scored(contexts, answers, method, beam_size, top_k, seeds, batch_size, no_repeat_ngram,
+                                no_stutter)
         from pysynth.qagen.data import qg_source
 
         if len(answers) != len(contexts):
@@ -126,11 +132,42 @@ class QuestionGenerator:
         res = self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)
         return [g.texts[0] if g.texts else "" for g in res]
 
-    def nbest(self, contexts: Sequence[str], answers: Sequence[Dict[str, Any]], beam_size: int = 4,
-              batch_size: int = 32) -> List[List[str]]:
-        """Every hypothesis of a beam search of width ``beam_size`` per ``(context, answer)``, best
-        first (the encoder-only generator decodes greedily: its one question)."""
+    def _scored(self, contexts, answers, method, beam_size, top_k, seeds, batch_size, no_repeat_ngram, no_stutter):
+        if self.kind not in ("seq2seq", "hf") or not len(contexts):
+            return [(q, None) for q in self.generate(contexts, answers, method, beam_size, top_k, seeds, batch_size,
+                                                     no_repeat_ngram, no_stutter)]
+        srcs, search, seeds = self._sources(contexts, answers, question_search(method, beam_size, top_k,
+                                                                                no_repeat_ngram, no_stutter), seeds)
+        return [(g.texts[0], float(g.scores[0])) if g.texts else ("", None)
+                for g in self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)]
+
+    def _sources(self, contexts, answers, search, seeds):
+        """The inputs, search and seeds of a pysynth seq2seq or Hugging Face model (as :meth:`generate`)."""
         from pysynth.qagen.data import qg_source
+
+        if len(answers) != len(contexts):
+            raise ValueError("answers: must hold one answer per context")
+        if self.kind == "hf":
+            srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
+            if search.decode == "greedy":  # a beam of one on Hugging Face models
+                search = search.replace(decode="beam", beam=1)
+            return srcs, search, list(seeds) if seeds is not None else [0] * len(srcs)
+        return [qg_source(c, a["start"], a["end"]) for c, a in zip(contexts, answers)], search, seeds
+
+    def nbest(self, contexts: Sequence[str], answers: Sequence[Dict[str, Any]], beam_size: int = 4,
+              batch_size: int = 32, scores: bool = False) -> List[List[Any]]:
+        """Every hypothesis of a beam search of width ``beam_size`` per ``(context, answer)``, best
+        first (the encoder-only generator decodes greedily: its one question). ``scores``:
+        ``(question, log-probability)`` pairs instead (None where the kind has no scores)."""
+        from pysynth.qagen.data import qg_source
+
+        if scores and self.kind in ("seq2seq", "hf") and len(contexts):
+            srcs, search, _ = self._sources(contexts, answers, question_search("beam", beam_size).replace(
+                n=beam_size), None)
+            return [list(zip(g.texts, (float(x) for x in g.scores)))
+                    for g in self.model.generate(srcs, search, batch_size=batch_size)]
+        if scores:
+            return [[(q, None) for q in hyps] for hyps in self.nbest(contexts, answers, beam_size, batch_size)]
 
         if len(answers) != len(contexts):
             raise ValueError("answers: must hold one answer per context")

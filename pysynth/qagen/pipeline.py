@@ -33,7 +33,7 @@ from pysynth.qagen.data import Context, exact_match, f1_score
 
 __all__ = ["QAGenConfig", "QAGenerator", "roundtrip_decision", "parse_match", "add_unanswerables", "REASONS",
            "SPAN_REJECTIONS", "span_rejection", "sentence_starts", "has_repeated_ngram", "ask_questions",
-           "decode_options", "question_options"]
+           "decode_options", "question_options", "resolve_match", "LOW_SCORE"]
 
 #: why a triple was discarded (``reason`` of a row; ``None`` when kept)
 REASONS = ("no_answer_span", "all_spans_rejected", "empty_question", "repeated_ngram", "roundtrip_no_answer",
@@ -44,16 +44,42 @@ _DECODES = ("greedy", "beam", "dbs", "sample")
 #: a context over ``QAGenConfig.max_context_chars`` is not read: one row with this reason (issue 27)
 TOO_LONG = "context_too_long"
 REASONS += (TOO_LONG,)
+#: the learned roundtrip filter (:mod:`pysynth.qagen.filter`) scored the triple below its threshold
+LOW_SCORE = "roundtrip_low_score"
+REASONS += (LOW_SCORE,)
 
 
-def parse_match(spec: str) -> Tuple[str, float]:
-    """``"exact"`` -> ``("exact", 1.0)``; ``"f1:0.5"`` -> ``("f1", 0.5)``."""
-    if spec == "exact":
-        return "exact", 1.0
-    m = re.fullmatch(r"f1:([0-9]*\.?[0-9]+)", str(spec))
-    if not m or not 0.0 < float(m.group(1)) <= 1.0:
-        raise ValueError(f"match: must be 'exact' or 'f1:TAU' with 0 < TAU <= 1 (e.g. f1:0.5), got {spec!r}")
-    return "f1", float(m.group(1))
+def parse_match(spec: str) -> Tuple[str, Optional[float]]:
+    """``"exact"`` -> ``("exact", 1.0)``; ``"f1:0.5"`` -> ``("f1", 0.5)``; ``"learned"`` ->
+    ``("learned", None)`` (the shipped threshold); ``"learned:0.3"`` -> ``("learned", 0.3)``;
+    ``"auto"`` -> ``("auto", None)`` (learned with the shipped models, exact otherwise:
+    :func:`resolve_match`)."""
+    if spec in ("exact", "auto", "learned"):
+        return spec, 1.0 if spec == "exact" else None
+    m = re.fullmatch(r"(f1|learned):([0-9]*\.?[0-9]+)", str(spec))
+    if not m or not (0.0 < float(m.group(2)) <= 1.0 if m.group(1) == "f1" else 0.0 <= float(m.group(2)) <= 1.0):
+        raise ValueError(f"match: must be 'auto', 'learned', 'learned:P' (0 <= P <= 1), 'exact' or 'f1:TAU' "
+                         f"(0 < TAU <= 1, e.g. f1:0.5), got {spec!r}")
+    return m.group(1), float(m.group(2))
+
+
+def resolve_match(spec: str, question_model: Optional[str], qa_model: Optional[str]) -> str:
+    """The roundtrip test that ``match=spec`` means with these models (their registry names;
+    None: the shipped default): ``auto`` is ``learned`` when the question generator is the shipped
+    ``qagen-qg-copynet`` and the QA model the shipped ``qagen-span-minilm`` (the models the filter
+    was fitted for), else ``exact``. ``learned`` with other models: ValueError."""
+    from pysynth.qagen.models import DEFAULT_QG_MODEL, DEFAULT_SPAN_MODEL
+
+    kind, _ = parse_match(spec)
+    shipped = (question_model or DEFAULT_QG_MODEL) == DEFAULT_QG_MODEL and \
+        (qa_model or DEFAULT_SPAN_MODEL) == DEFAULT_SPAN_MODEL
+    if kind == "auto":
+        return "learned" if shipped else "exact"
+    if kind == "learned" and not shipped:
+        raise ValueError(f"match: the learned roundtrip filter is fitted for {DEFAULT_QG_MODEL} (questions) and "
+                         f"{DEFAULT_SPAN_MODEL} (QA), got {question_model!r} and {qa_model!r}; use 'exact' or "
+                         "'f1:TAU' with other models")
+    return spec
 
 
 @dataclass
@@ -73,7 +99,12 @@ class QAGenConfig:
     beam_size, top_k_sample : int
         Beam width (beam / dbs) and the k of top-k sampling.
     match : str
-        ``exact`` (SQuAD-normalised exact match) or ``f1:TAU`` (token F1 >= TAU).
+        The roundtrip test: ``auto`` (``learned`` with the shipped models, ``exact`` with others),
+        ``learned`` / ``learned:P`` (:mod:`pysynth.qagen.filter`: a score of the QA model's expected
+        F1 with ``A``, the question's well-formedness and its log-probability under the generator;
+        kept iff the score >= P, the shipped threshold by default; else reason
+        ``roundtrip_low_score``), ``exact`` (the paper: SQuAD-normalised exact match of ``A'``
+        and ``A``) or ``f1:TAU`` (token F1 >= TAU).
     margin : float or None
         Also require ``score(A') - null_score >= margin`` (the QA model's answerability margin).
     qa_max_answer_len : int
@@ -121,7 +152,7 @@ class QAGenConfig:
     decode: str = "greedy"
     beam_size: int = 4
     top_k_sample: int = 10
-    match: str = "exact"
+    match: str = "auto"
     margin: Optional[float] = None
     qa_max_answer_len: int = 30
     neg_fraction: float = 0.2
@@ -248,7 +279,8 @@ def has_repeated_ngram(text: Optional[str], n: int = 3) -> bool:
 
 
 def ask_questions(qg, contexts: Sequence[str], answers: Sequence[Dict[str, int]], options: Dict[str, Any],
-                  no_repeat_ngram: int = 0, beam_size: int = 4, counts: Optional[Counter] = None) -> List[str]:
+                  no_repeat_ngram: int = 0, beam_size: int = 4, counts: Optional[Counter] = None,
+                  logprobs: Optional[List[Optional[float]]] = None) -> List[str]:
     """One question per ``(context, answer)`` from ``qg`` (:class:`pysynth.qagen.models.QuestionGenerator`)
     decoded with ``options`` (its ``generate`` keywords), with the repeated-n-gram guard.
 
@@ -256,20 +288,31 @@ def ask_questions(qg, contexts: Sequence[str], answers: Sequence[Dict[str, int]]
     search (width ``max(beam_size, 4)``, every hypothesis returned) and the best hypothesis
     without a repeated N-gram replaces them; where every hypothesis repeats one, the question
     is kept as it is (the caller decides; :func:`has_repeated_ngram` tells). ``counts`` gets
-    ``questions_redecoded`` and ``questions_fixed``.
+    ``questions_redecoded`` and ``questions_fixed``. ``logprobs``: a list that gets each
+    question's log-probability under ``qg`` (None where its kind has none).
     """
-    qs = list(qg.generate(list(contexts), list(answers), **options)) if contexts else []
+    scored = logprobs is not None
+    qs = list(qg.generate(list(contexts), list(answers), **options, **({"scores": True} if scored else {}))) \
+        if contexts else []
+    lps = [None] * len(qs)
+    if scored:
+        lps, qs = [lp for _, lp in qs], [q for q, _ in qs]
+        logprobs[:] = lps
     if no_repeat_ngram < 2 or not hasattr(qg, "nbest"):
         return qs
     bad = [i for i, q in enumerate(qs) if has_repeated_ngram(q, no_repeat_ngram)]
     if not bad:
         return qs
-    nb = qg.nbest([contexts[i] for i in bad], [answers[i] for i in bad], beam_size=max(beam_size, 4))
+    nb = qg.nbest([contexts[i] for i in bad], [answers[i] for i in bad], beam_size=max(beam_size, 4),
+                  **({"scores": True} if scored else {}))
     fixed = 0
     for i, hyps in zip(bad, nb):
-        good = [h for h in hyps if h.strip() and not has_repeated_ngram(h, no_repeat_ngram)]
+        hyps = hyps if scored else [(h, None) for h in hyps]
+        good = [(h, lp) for h, lp in hyps if h.strip() and not has_repeated_ngram(h, no_repeat_ngram)]
         if good:
-            qs[i], fixed = good[0], fixed + 1
+            (qs[i], lps[i]), fixed = good[0], fixed + 1
+    if scored:
+        logprobs[:] = lps
     if counts is not None:
         counts["questions_redecoded"] += len(bad)
         counts["questions_fixed"] += fixed
@@ -350,16 +393,35 @@ class QAGenerator:
     span_model : :class:`pysynth.qagen.models.SpanModel` (answer extraction), default the shipped one.
     question_model : :class:`pysynth.qagen.models.QuestionGenerator`, default the shipped one.
     qa_model : :class:`SpanModel` for ``A'``; default ``span_model`` (the shipped model does both roles).
+    threads : int
+        onnxruntime threads of the well-formedness model of the learned filter (0: its default).
+
+    Attributes
+    ----------
+    match : str
+        The roundtrip test in use (``config.match`` resolved by :func:`resolve_match` for these models).
     """
 
-    def __init__(self, config: Optional[QAGenConfig] = None, span_model=None, question_model=None, qa_model=None):
+    def __init__(self, config: Optional[QAGenConfig] = None, span_model=None, question_model=None, qa_model=None,
+                 threads: int = 0):
         from pysynth.qagen.models import QuestionGenerator, SpanModel
 
         self.cfg = config or QAGenConfig()
         self.span = span_model if span_model is not None else SpanModel()
         self.qg = question_model if question_model is not None else QuestionGenerator()
         self.qa = qa_model if qa_model is not None else self.span
+        self.threads = threads
         self.timings = {"extract_s": 0.0, "generate_s": 0.0, "answer_s": 0.0}
+        self.match = resolve_match(self.cfg.match, getattr(self.qg, "name", "<custom>"),
+                                   getattr(self.qa, "name", "<custom>"))
+        self.filter = None
+        if self.match.startswith("learned"):
+            from pysynth.qagen.filter import load_filter
+
+            self.filter = load_filter()
+            self.threshold = parse_match(self.match)[1]
+            if self.threshold is None:
+                self.threshold = self.filter.threshold
 
     def _decode_options(self, keys: Sequence[Tuple[int, int]]) -> Dict[str, Any]:
         c = self.cfg
@@ -459,11 +521,12 @@ class QAGenerator:
 
         c = self.cfg
         t = time.perf_counter()
+        lps: Optional[List[Optional[float]]] = [] if self.filter is not None else None
         qs = ask_questions(self.qg, [texts[i] for _, i, _ in picks],
                            [{"start": rows[k]["answer_start"], "end": rows[k]["answer_start"] +
                              len(rows[k]["answer_text"])} for k, _, _ in picks],
                            self._decode_options([(indices[i], j) for _, i, j in picks]),
-                           c.no_repeat_ngram, c.beam_size, counts)
+                           c.no_repeat_ngram, c.beam_size, counts, lps)
         self.timings["generate_s"] += time.perf_counter() - t
         # an LLM's empty reply carries its reason (pysynth.llm.Failed: llm_empty, llm_unparsable, llm_refused)
         bad = {n: getattr(q, "reason", None) or "empty_question" for n, q in enumerate(qs) if not (q and q.strip())}
@@ -472,10 +535,19 @@ class QAGenerator:
                         if n not in bad and has_repeated_ngram(q, c.no_repeat_ngram)})
         asked = [n for n in range(len(picks)) if n not in bad]
         t = time.perf_counter()
-        preds = self.qa.answer([texts[picks[n][1]] for n in asked], [qs[n] for n in asked],
-                               max_answer_len=c.qa_max_answer_len) if asked else []
+        if self.filter is None:
+            preds = self.qa.answer([texts[picks[n][1]] for n in asked], [qs[n] for n in asked],
+                                   max_answer_len=c.qa_max_answer_len) if asked else []
+        else:  # the QA model's n-best for the filter's expected F1; its best span is answer()'s
+            nbest = self.qa._spans([texts[picks[n][1]] for n in asked], [qs[n] for n in asked], self.filter.nbest,
+                                   c.qa_max_answer_len, False) if asked else []
+            preds = [nb[0] if nb else {"text": None, "start": -1, "end": -1, "score": float("-inf"),
+                                       "null_score": float("inf")} for nb in nbest]
+            scores = self._triple_scores([rows[picks[n][0]]["answer_text"] for n in asked], [qs[n] for n in asked],
+                                         nbest, [lps[n] for n in asked])
         self.timings["answer_s"] += time.perf_counter() - t
         pred_of = dict(zip(asked, preds))
+        score_of = dict(zip(asked, scores)) if self.filter is not None else {}
         for n, ((k, _, _), q) in enumerate(zip(picks, qs)):
             row = rows[k]
             row["question"] = q
@@ -484,10 +556,35 @@ class QAGenerator:
                            reason=bad[n])
                 continue
             p = pred_of[n]
-            ok, reason, f1 = roundtrip_decision(row["answer_text"], p, c.match, c.margin)
+            if self.filter is None:
+                ok, reason, f1 = roundtrip_decision(row["answer_text"], p, self.match, c.margin)
+            else:
+                ok, reason, f1 = self._learned_decision(row["answer_text"], p, score_of[n])
+                row.update(score_of[n])
             row.update(roundtrip_text=p["text"], roundtrip_start=p["start"], consistent=ok, is_impossible=False,
                        roundtrip_f1=round(f1, 4), qa_score=round(float(p["score"]), 4),
                        null_score=round(float(p["null_score"]), 4), reason=reason)
+
+    def _triple_scores(self, answers, questions, nbest, logprobs) -> List[Dict[str, float]]:
+        """The learned filter's inputs and score of each asked triple (rounded: the row's fields)."""
+        from pysynth.qagen.filter import expected_f1
+        from pysynth.quality import load
+
+        wf = load(None, self.threads)(list(questions)) if questions else []
+        out = []
+        for a, nb, w, lp in zip(answers, nbest, wf, logprobs):
+            x = (round(expected_f1(a, nb), 4), round(float(w), 4), round(float(lp if lp is not None else -50.0), 4))
+            out.append({"qa_expected_f1": x[0], "question_wellformed": x[1], "question_logprob": x[2],
+                        "triple_score": self.filter.score(*x)})
+        return out
+
+    def _learned_decision(self, answer: str, p: Dict[str, Any], s: Dict[str, float]):
+        """``(keep, reason, f1)`` by the learned filter (the margin, when set, still applies)."""
+        f1 = f1_score(p["text"], answer) if p["text"] is not None and p["score"] >= p["null_score"] else 0.0
+        if self.cfg.margin is not None and p["text"] is not None and p["score"] - p["null_score"] < self.cfg.margin:
+            return False, "roundtrip_margin", f1
+        ok = s["triple_score"] >= self.threshold
+        return ok, None if ok else LOW_SCORE, f1
 
 
 def judge_wellformed(row: Dict[str, Any], keep: bool) -> None:

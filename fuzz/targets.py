@@ -443,6 +443,12 @@ def _meteor_stats(s: Src):
     return res, hyps, refs, workers
 
 
+@target("metrics.meteor_scores")
+def _meteor_scores(s: Src):
+    # the one-shot path's scores from the same inputs (segment scores and the corpus EVAL, no numpy)
+    return _meteor_stats(s)
+
+
 _SUFFIXES = ["", "s", "es", "ies", "ied", "sses", "ss", "us", "'s", "'s'", "'", "ing", "ingly", "ed", "edly", "eed",
              "eedly", "ly", "li", "ogi", "bli", "ational", "tional", "ization", "fulness", "ousness", "iveness",
              "alism", "aliti", "ation", "ator", "alize", "icate", "iciti", "ative", "ical", "ness", "ful", "ement",

@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 import operator
 import os
-from typing import Any, List, Optional, Sequence, Tuple, Type
+import sys
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Type
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported by the array checks only: a one-shot CLI run may never need it
+    import numpy as np
 
 __all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choice", "offsets", "ragged",
            "threads", "max_threads", "finite", "beam", "search_budget", "distinct_outputs", "clip",
@@ -67,9 +69,15 @@ def strings(obj, name: str) -> List[str]:
     return items
 
 
+def _numpy_bool(value) -> bool:
+    # a numpy value exists only once numpy is imported, so this never imports it
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.bool_)
+
+
 def _int(value, name: str, wrong_type: Type[Exception]) -> int:
     # bool is an int to Python but never a count; numpy integers are welcome
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or _numpy_bool(value):
         raise wrong_type(f"{name} must be an int, got bool")
     try:
         return operator.index(value)
@@ -120,6 +128,8 @@ def offsets(off, total: int, name: str = "offsets", what: str = "len(ids)", hint
     ``total`` (``what`` names it in the message; ``hint`` is appended).  ValueError names the
     first bad entry.  Convert the dtype before calling when the binding casts it.
     """
+    import numpy as np
+
     a = np.asarray(off)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {a.shape}{hint}")
@@ -139,6 +149,8 @@ def offsets(off, total: int, name: str = "offsets", what: str = "len(ids)", hint
 
 
 def _int_ids(x: Any, name: str) -> np.ndarray:
+    import numpy as np
+
     a = np.asarray(x)
     if a.dtype == object or (a.size and a.dtype.kind not in "iu"):
         raise TypeError(f"{name} must hold integer ids, got dtype {a.dtype}")
@@ -153,6 +165,8 @@ def ragged(ids: Any, off: Any, name: str) -> Tuple[np.ndarray, np.ndarray]:
     TypeError for non-integer ids or a non-iterable; ValueError for a flat array without
     offsets, bad offsets (:func:`offsets`) and negative ids.
     """
+    import numpy as np
+
     if off is None:
         if hasattr(ids, "values") and hasattr(ids, "offsets") and not isinstance(ids, (list, tuple, dict)):
             ids, off = ids.values, ids.offsets
@@ -222,7 +236,9 @@ def finite(value, name: str, lo: Optional[float] = None, hi: Optional[float] = N
            lo_open: bool = False) -> float:
     """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``); NaN and
     infinities are refused (a NaN penalty silently rejected every candidate: issue 27)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+    np = sys.modules.get("numpy")  # numpy numbers exist only once numpy is imported
+    numbers = (int, float) + ((np.integer, np.floating) if np is not None else ())
+    if isinstance(value, bool) or _numpy_bool(value) or not isinstance(value, numbers):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     try:
         v = float(value)

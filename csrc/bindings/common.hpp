@@ -18,10 +18,14 @@ namespace py = pybind11;
 // Keeps the Python objects a TextColumn points into alive (a tuple snapshot of the
 // sequence, so another thread mutating the caller's list cannot free our strings).
 struct Column {
+  using Ids = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
+  using Offsets = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
   py::object keep;
   std::vector<std::string_view> views;
-  py::array_t<int32_t, py::array::c_style | py::array::forcecast> ids;
-  py::array_t<int64_t, py::array::c_style | py::array::forcecast> offsets;
+  // null until to_column reads an ids column: a default array_t is an empty numpy array, whose
+  // creation imports numpy (~70 ms that a str-only one-shot run never needs)
+  Ids ids = py::reinterpret_steal<Ids>(py::handle());
+  Offsets offsets = py::reinterpret_steal<Offsets>(py::handle());
   TextColumn col;
 };
 

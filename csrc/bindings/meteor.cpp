@@ -1,9 +1,12 @@
-// Bindings of METEOR 1.5 (pysynth._core.metrics.meteor_resources / meteor_stats / meteor_stem).
+// Bindings of METEOR 1.5 (pysynth._core.metrics.meteor_resources / meteor_stats / meteor_scores /
+// meteor_stem / meteor_normalize / meteor_score_from_stats).
 // Glue only; the twin is pysynth/metrics/_meteor_ref.py.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -22,16 +25,51 @@ struct MeteorHolder {
   std::unique_ptr<mt::Resources> res;
 };
 
-// para[key]: a 1-d numpy array of exactly T (a cast would turn a float or a wrapped-around id
-// into an index silently). Found by fuzz/: the arrays were trusted, so an edited cache
-// read out of bounds; make_resources now checks every index they hold.
+// A 1-d array of T read by make_resources: its data and length (the owner is kept in MeteorHolder::keep).
 template <typename T>
-py::array_t<T, py::array::c_style | py::array::forcecast> array_of(const py::dict& para, const char* key,
-                                                                   std::vector<py::object>& keep) {
+struct View {
+  const T* data;
+  size_t size;
+};
+
+template <typename T>
+const char* item_name() {
+  if constexpr (std::is_same_v<T, uint8_t>) return "uint8";
+  if constexpr (std::is_same_v<T, int32_t>) return "int32";
+  if constexpr (std::is_same_v<T, int64_t>) return "int64";
+  return "uint64";
+}
+
+// para[key]: a 1-d numpy array of exactly T, or a memoryview of T (what the cache loader gives: a
+// one-shot run then never imports numpy); a cast would turn a float or a wrapped-around id into an
+// index silently. Found by fuzz/: the arrays were trusted, so an edited cache read out of bounds;
+// make_resources now checks every index they hold.
+template <typename T>
+View<T> array_of(const py::dict& para, const char* key, std::vector<py::object>& keep) {
   std::string what = std::string("para['") + key + "']";
   if (!para.contains(key))
     throw py::value_error("para: missing array '" + std::string(key) + "'; delete the cache file to rebuild it");
   py::object o = para[key];
+  if (PyMemoryView_Check(o.ptr())) {
+    py::buffer_info info = py::reinterpret_borrow<py::buffer>(o).request();
+    // the item type exactly (a '>' byte order or another width is another dtype, as for numpy arrays)
+    if (!info.item_type_is_equivalent_to<T>())
+      throw py::type_error(what + " must be a memoryview of " + item_name<T>() + " items, got format '" + info.format +
+                           "'");
+    if (info.ndim != 1) throw py::value_error(what + " must be a 1-d array");
+    py::object owner = o;
+    if (info.shape[0] > 1 && info.strides[0] != static_cast<py::ssize_t>(sizeof(T))) {
+      std::string bytes(static_cast<size_t>(info.shape[0]) * sizeof(T), '\0');  // a strided view: one copy
+      for (py::ssize_t i = 0; i < info.shape[0]; ++i)
+        std::memcpy(&bytes[static_cast<size_t>(i) * sizeof(T)],
+                    static_cast<const char*>(info.ptr) + i * info.strides[0], sizeof(T));
+      owner = py::bytes(bytes);
+      keep.push_back(owner);
+      return {reinterpret_cast<const T*>(PyBytes_AS_STRING(owner.ptr())), static_cast<size_t>(info.shape[0])};
+    }
+    keep.push_back(owner);
+    return {static_cast<const T*>(info.ptr), static_cast<size_t>(info.shape[0])};
+  }
   if (!py::isinstance<py::array>(o) || !py::array(o).dtype().equal(py::dtype::of<T>()))
     throw py::type_error(
         what + " must be a numpy array of dtype " + std::string(py::str(py::dtype::of<T>())) + ", got " +
@@ -39,7 +77,7 @@ py::array_t<T, py::array::c_style | py::array::forcecast> array_of(const py::dic
   if (py::array(o).ndim() != 1) throw py::value_error(what + " must be a 1-d array");
   auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(o);  // a copy only if strided
   keep.push_back(a);
-  return a;
+  return {a.data(), static_cast<size_t>(a.size())};
 }
 
 // Offsets of a ragged array over n items: start at 0, never decrease, end at n.
@@ -76,20 +114,20 @@ std::unique_ptr<MeteorHolder> make_resources(py::bytes function_words, py::bytes
   auto pfx_val = array_of<int32_t>(para, "pfx_val", h->keep);
   auto grp_hash = array_of<uint64_t>(para, "grp_hash", h->keep);
   mt::ParaArrays pa;
-  pa.vocab_blob = vocab_blob.data();
-  pa.vocab_off = vocab_off.data();
-  pa.phr_tok = phr_tok.data();
-  pa.phr_off = phr_off.data();
-  pa.grp_ptr = grp_ptr.data();
-  pa.grp_par = grp_par.data();
-  pa.htab_key = htab_key.data();
-  pa.htab_val = htab_val.data();
-  pa.pfx_key = pfx_key.data();
-  pa.pfx_val = pfx_val.data();
-  pa.grp_hash = grp_hash.data();
-  const size_t n_blob = vocab_blob.size(), n_voff = vocab_off.size(), n_tok = phr_tok.size(), n_poff = phr_off.size(),
-               n_gptr = grp_ptr.size(), n_par = grp_par.size(), n_gh = grp_hash.size(), n_hk = htab_key.size(),
-               n_hv = htab_val.size(), n_pk = pfx_key.size(), n_pv = pfx_val.size();
+  pa.vocab_blob = vocab_blob.data;
+  pa.vocab_off = vocab_off.data;
+  pa.phr_tok = phr_tok.data;
+  pa.phr_off = phr_off.data;
+  pa.grp_ptr = grp_ptr.data;
+  pa.grp_par = grp_par.data;
+  pa.htab_key = htab_key.data;
+  pa.htab_val = htab_val.data;
+  pa.pfx_key = pfx_key.data;
+  pa.pfx_val = pfx_val.data;
+  pa.grp_hash = grp_hash.data;
+  const size_t n_blob = vocab_blob.size, n_voff = vocab_off.size, n_tok = phr_tok.size, n_poff = phr_off.size,
+               n_gptr = grp_ptr.size, n_par = grp_par.size, n_gh = grp_hash.size, n_hk = htab_key.size,
+               n_hv = htab_val.size, n_pk = pfx_key.size, n_pv = pfx_val.size;
   const char* bad = nullptr;
   {
     // Every index the matcher follows is checked once here (O(size), ~20 ms on the full table).
@@ -128,7 +166,10 @@ std::unique_ptr<MeteorHolder> make_resources(py::bytes function_words, py::bytes
   return h;
 }
 
-py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::handle refs, py::handle workers_obj) {
+// The statistics (n x kStats, row-major) of hyps[i] against refs[i] (the intake of meteor_stats and
+// meteor_scores); returns n.
+size_t stats_of(const MeteorHolder& h, py::handle hyps, py::handle refs, py::handle workers_obj,
+                std::vector<double>& out) {
   Column hc = to_strings(hyps, "hyps");
   if (PyUnicode_Check(refs.ptr()) || !PySequence_Check(refs.ptr()))
     throw py::type_error("refs must be a sequence of lists of str (the references of each hypothesis)");
@@ -147,13 +188,39 @@ py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::
     off.push_back(static_cast<int64_t>(flat.size()));
   }
   const int workers = to_workers(workers_obj);
-  py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(mt::kStats)});
-  double* o = out.mutable_data();
+  out.assign(n * mt::kStats, 0.0);
   {
     py::gil_scoped_release nogil;
-    mt::segment_stats(*h.res, hc.views, flat, off.data(), workers, o);
+    mt::segment_stats(*h.res, hc.views, flat, off.data(), workers, out.data());
   }
+  return n;
+}
+
+py::array_t<double> meteor_stats_py(const MeteorHolder& h, py::handle hyps, py::handle refs, py::handle workers_obj) {
+  std::vector<double> st;
+  const size_t n = stats_of(h, hyps, refs, workers_obj, st);
+  py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(mt::kStats)});
+  if (n) std::memcpy(out.mutable_data(), st.data(), st.size() * sizeof(double));
   return out;
+}
+
+// Each segment's score and the corpus score (the jar's EVAL: summed statistics, where a perfectly
+// matched segment adds no chunk), as Python floats: no numpy array on a one-shot run.
+py::tuple meteor_scores_py(const MeteorHolder& h, py::handle hyps, py::handle refs, py::handle workers_obj) {
+  std::vector<double> st;
+  const size_t n = stats_of(h, hyps, refs, workers_obj, st);
+  py::list seg(n);
+  double tot[mt::kStats] = {};
+  for (size_t i = 0; i < n; ++i) {
+    const double* r = st.data() + i * mt::kStats;
+    seg[i] = py::float_(mt::score_from_stats(r));
+    const double ttot = (r[4] + r[5] + r[6] + r[7]) + (r[12] + r[13] + r[14] + r[15]);
+    const double rtot = (r[8] + r[9] + r[10] + r[11]) + (r[16] + r[17] + r[18] + r[19]);
+    const bool perfect = ttot == r[0] && rtot == r[1] && r[20] == 1;
+    for (int j = 0; j < mt::kStats; ++j)
+      if (j != 20 || !perfect) tot[j] += r[j];
+  }
+  return py::make_tuple(seg, n ? mt::score_from_stats(tot) : 0.0);
 }
 
 // nbp: {prefix: 1 or 2}, checked in the twin's order (key type, value type, value, Unicode).
@@ -209,6 +276,10 @@ void register_meteor(py::module_& m) {
         py::arg("function_words"), py::arg("exceptions"), py::arg("synsets"), py::arg("para"), py::arg("max_len"));
   m.def("meteor_stats", &meteor_stats_py,
         "Sufficient statistics (n x 23) of normalized segments; see pysynth.metrics._meteor_ref.meteor_stats",
+        py::arg("res"), py::arg("hyps"), py::arg("refs"), py::arg("workers") = 1);
+  m.def("meteor_scores", &meteor_scores_py,
+        "(segment scores, corpus score) of normalized segments: the jar's computeMetrics of each segment's "
+        "statistics and of their sum; see pysynth.metrics._meteor_ref.meteor_scores",
         py::arg("res"), py::arg("hyps"), py::arg("refs"), py::arg("workers") = 1);
   m.def("meteor_normalize", &meteor_normalize_py,
         "The jar's -norm of each ASCII text (None for the others); see "

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_normalize', 'meteor_resources', 'meteor_score_from_stats', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_prf_texts', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
+__all__: list[str] = ['bleu_stats', 'coco_sentence_scores', 'meteor_normalize', 'meteor_resources', 'meteor_score_from_stats', 'meteor_scores', 'meteor_stats', 'meteor_stem', 'porter_stem', 'rouge_prf', 'rouge_prf_texts', 'rouge_stats', 'sacrebleu_sentence_scores', 'tokenize']
 class _MeteorResources:
     pass
 def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, tokenize: str, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
@@ -32,6 +32,10 @@ def meteor_resources(function_words: bytes, exceptions: bytes, synsets: bytes, p
 def meteor_score_from_stats(st: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
     """
     The jar's computeMetrics (see pysynth.metrics._meteor_ref.score_from_stats)
+    """
+def meteor_scores(res: _MeteorResources, hyps: typing.Any, refs: typing.Any, workers: typing.Any = 1) -> tuple:
+    """
+    (segment scores, corpus score) of normalized segments: the jar's computeMetrics of each segment's statistics and of their sum; see pysynth.metrics._meteor_ref.meteor_scores
     """
 def meteor_stats(res: _MeteorResources, hyps: typing.Any, refs: typing.Any, workers: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
     """

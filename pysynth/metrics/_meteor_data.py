@@ -9,8 +9,8 @@ lists are then kept uncompressed beside the paraphrase cache (``words-en.<key>.b
 
 The paraphrase table is parsed once into a compact binary cache (``paraphrase-en.<key>.<version>.bin`` in
 ``$PYSYNTH_METEOR_CACHE``, else ``$XDG_CACHE_HOME/pysynth/meteor``, else
-``~/.cache/pysynth/meteor``), written atomically (temporary file + rename) with a CRC-32 of
-its payload; later calls memory-map it. Layout (all little-endian, 64-byte aligned arrays):
+``~/.cache/pysynth/meteor``), written atomically (:func:`pysynth.io.atomic_open`) with a CRC-32 of
+its payload; later calls memory-map it as memoryviews (numpy is imported only to build it). Layout (all little-endian, 64-byte aligned arrays):
 
 * ``vocab_blob`` / ``vocab_off``: the table's words (UTF-8), id = order of first appearance;
 * ``phr_tok`` / ``phr_off``: every distinct phrase as word ids;
@@ -31,9 +31,10 @@ import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported by the functions that build the cache, not by loading it
+    import numpy as np
 
 __all__ = ["MeteorFiles", "find_files", "load_text_resources", "paraphrase_cache", "load_paraphrase",
            "build_paraphrase_cache", "paraphrase_arrays", "fnv_ids"]
@@ -55,6 +56,25 @@ class MeteorFiles:
     paraphrase: Path
 
 
+def pycoco_meteor_dir() -> Optional[Path]:
+    """The folder of pycocoevalcap's ``meteor/meteor.py`` (the jar lies beside it), or None.
+
+    Found without importing pycocoevalcap (its module starts nothing, but importing it cost a
+    one-shot run its ``subprocess`` import): the first folder of the (namespace) package that has it.
+    """
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("pycocoevalcap")
+    except (ImportError, ValueError):
+        return None
+    for base in (spec.submodule_search_locations or []) if spec is not None else []:
+        mod = Path(base) / "meteor" / "meteor.py"
+        if mod.is_file():
+            return mod.resolve().parent
+    return None
+
+
 def find_files() -> MeteorFiles:
     """The jar and the paraphrase table: ``$PYSYNTH_METEOR_JAR`` / ``$PYSYNTH_METEOR_DATA`` or pycocoevalcap's.
 
@@ -68,12 +88,7 @@ def find_files() -> MeteorFiles:
     jar = Path(jar_env) if jar_env else None
     data = Path(data_env) if data_env else None
     if jar is None or data is None:
-        try:
-            import pycocoevalcap.meteor.meteor as m
-
-            base = Path(m.__file__).resolve().parent
-        except ImportError:
-            base = None
+        base = pycoco_meteor_dir()
         if jar is None and base is not None:
             jar = base / "meteor-1.5.jar"
         if data is None:
@@ -84,6 +99,21 @@ def find_files() -> MeteorFiles:
     if para is None or not para.is_file():
         raise ImportError(f"METEOR: paraphrase-en.gz not found ({para}); {_FIX}")
     return MeteorFiles(jar, para)
+
+
+def _nbp_table(prefixes: bytes) -> Dict[str, int]:
+    """The normalizer's nonbreaking prefixes (``nonbreaking/english.prefixes``): ``{prefix: 1}``, or
+    2 for a prefix marked ``#NUMERIC_ONLY#`` (nonbreaking before a number only)."""
+    import re
+
+    out: Dict[str, int] = {}
+    for line in prefixes.decode("utf-8", "replace").splitlines():
+        tok = re.split("[ \t\n\r\x0c]+", line.strip(" \t\n\r\x0c"))  # java.util.StringTokenizer's
+        tok = [t for t in tok if t]
+        if not tok or tok[0].startswith("#"):
+            continue
+        out[tok[0]] = 2 if len(tok) > 1 and tok[1] == "#NUMERIC_ONLY#" else 1
+    return out
 
 
 _TEXT_NAMES = {"function": "function/english.words", "exceptions": "synonym/english.exceptions",
@@ -121,9 +151,12 @@ def load_text_resources(jar: Path, cache: bool = True) -> Dict[str, bytes]:
     except (zipfile.BadZipFile, KeyError, OSError) as e:
         raise ValueError(f"METEOR: {jar} is not the Meteor 1.5 jar ({e}); {_FIX}") from None
     if path is not None:
+        from pysynth.io import atomic_open
+
         try:
-            _write_bytes(path, _TEXT_MAGIC + b"".join(len(out[k]).to_bytes(8, "little") for k in _TEXT_NAMES)
-                         + b"".join(out[k] for k in _TEXT_NAMES))
+            with atomic_open(path) as f:
+                f.write(_TEXT_MAGIC + b"".join(len(out[k]).to_bytes(8, "little") for k in _TEXT_NAMES))
+                f.write(b"".join(out[k] for k in _TEXT_NAMES))
         except OSError:
             pass  # a read-only cache folder: read the zip each time
     return out
@@ -143,24 +176,6 @@ def _parse_text_cache(raw: bytes) -> Optional[Dict[str, bytes]]:
         out[k] = raw[pos:pos + n]
         pos += n
     return out
-
-
-def _write_bytes(out: Path, payload: bytes) -> None:
-    """Write ``out`` atomically (temporary file + rename)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def fnv_ids(ids) -> int:
@@ -188,6 +203,8 @@ def paraphrase_cache(para: Path) -> Path:
 
 def _parse_table(lines: Iterable[bytes]):
     """Read the table's lines (probability, phrase, paraphrase; repeated) into phrase ids."""
+    import numpy as np
+
     vocab: Dict[bytes, int] = {}
     phrases: Dict[bytes, int] = {}
     phr_list: List[bytes] = []
@@ -222,6 +239,8 @@ def _parse_table(lines: Iterable[bytes]):
 def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray,
                   prefixes: bool = True) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes of the phrases ``ids`` and (unique) of their proper prefixes."""
+    import numpy as np
+
     lens = off[ids + 1] - off[ids]
     h = np.full(len(ids), FNV_OFFSET, np.uint64)
     pre = []
@@ -235,6 +254,8 @@ def _hash_phrases(tok: np.ndarray, off: np.ndarray, ids: np.ndarray,
 
 
 def _build_htab(keys: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     size = 1
     while size < 2 * max(len(keys), 1):
         size *= 2
@@ -269,6 +290,8 @@ def build_paraphrase_cache(para: Path, out: Path) -> Path:
 def paraphrase_arrays(lines: Iterable[bytes]) -> Tuple[Dict[str, np.ndarray], dict]:
     """The cache's arrays (see the module doc) and ``{"max_len", "entries"}`` of a table given as
     its lines (probability, phrase, paraphrase; repeated), e.g. an open ``paraphrase-en.gz``."""
+    import numpy as np
+
     vocab, tok, off, refs, pars = _parse_table(lines)
     order = np.argsort(refs, kind="stable")
     nphr = len(off) - 1
@@ -294,7 +317,10 @@ def paraphrase_arrays(lines: Iterable[bytes]) -> Tuple[Dict[str, np.ndarray], di
 
 
 def _write(out: Path, arrays: Dict[str, np.ndarray], meta: dict) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
+    import numpy as np
+
+    from pysynth.io import atomic_open
+
     layout, pos, crc = {}, 0, 0
     for k in _ARRAYS:
         a = np.ascontiguousarray(arrays[k])
@@ -302,38 +328,35 @@ def _write(out: Path, arrays: Dict[str, np.ndarray], meta: dict) -> Path:
         layout[k] = [pos, a.dtype.str, int(a.size)]
         pos += a.nbytes
     head = json.dumps({"arrays": layout, **meta}).encode()
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(b"\0" * (len(_MAGIC) + 16 + len(head)))
-            base = f.tell()
-            for k in _ARRAYS:
-                a = np.ascontiguousarray(arrays[k])
-                f.seek(base + layout[k][0])
-                f.write(a.tobytes())
-                crc = zlib.crc32(a.tobytes(), crc)
-            f.seek(0)
-            f.write(_MAGIC + len(head).to_bytes(8, "little") + crc.to_bytes(8, "little") + head)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(out) as f:
+        f.write(b"\0" * (len(_MAGIC) + 16 + len(head)))
+        base = f.tell()
+        for k in _ARRAYS:
+            a = np.ascontiguousarray(arrays[k])
+            f.seek(base + layout[k][0])
+            f.write(a.tobytes())
+            crc = zlib.crc32(a.tobytes(), crc)
+        f.seek(0)
+        f.write(_MAGIC + len(head).to_bytes(8, "little") + crc.to_bytes(8, "little") + head)
     return out
 
 
-def load_paraphrase(path: Path, verify: bool = False) -> Tuple[Dict[str, np.ndarray], dict]:
-    """Memory-map a cache written by :func:`build_paraphrase_cache`.
+#: the cache's dtypes as memoryview formats (the cache is little-endian, as every host pysynth builds on)
+_FORMATS = {"|u1": "B", "<i4": "i", "<i8": "q", "<u8": "Q"}
+_ITEMSIZE = {"B": 1, "i": 4, "q": 8, "Q": 8}
+
+
+def load_paraphrase(path: Path, verify: bool = False) -> Tuple[Dict[str, memoryview], dict]:
+    """Memory-map a cache written by :func:`build_paraphrase_cache`: each array a read-only 1-d
+    memoryview of the map (``numpy.asarray`` views it without a copy).
 
     Raises
     ------
     ValueError
         not a cache file, truncated, or (``verify=True``) its CRC-32 does not match.
     """
+    import mmap
+
     with open(path, "rb") as f:
         pre = f.read(len(_MAGIC) + 16)
         if len(pre) < len(_MAGIC) + 16 or not pre.startswith(_MAGIC):
@@ -341,17 +364,21 @@ def load_paraphrase(path: Path, verify: bool = False) -> Tuple[Dict[str, np.ndar
         hl = int.from_bytes(pre[len(_MAGIC):len(_MAGIC) + 8], "little")
         crc = int.from_bytes(pre[len(_MAGIC) + 8:], "little")
         meta = json.loads(f.read(hl))
+        size = os.fstat(f.fileno()).st_size
+        mm = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)) if size else memoryview(b"")
     base = len(_MAGIC) + 16 + hl
-    size = path.stat().st_size
     out, got = {}, 0
     for k in _ARRAYS:
         o, dt, n = meta["arrays"][k]
-        dt = np.dtype(dt)
-        if base + o + n * dt.itemsize > size:
+        fmt = _FORMATS.get(dt)
+        if fmt is None:
+            raise ValueError(f"METEOR: {path} holds an array of dtype {dt}; delete it to rebuild")
+        end = base + o + n * _ITEMSIZE[fmt]
+        if end > size:
             raise ValueError(f"METEOR: {path} is truncated; delete it to rebuild")
-        out[k] = np.memmap(path, dtype=dt, mode="r", offset=base + o, shape=(n,)) if n else np.zeros(0, dt)
+        out[k] = mm[base + o:end].cast(fmt)
         if verify:
-            got = zlib.crc32(out[k].tobytes(), got)
+            got = zlib.crc32(out[k], got)
     if verify and got != crc:
         raise ValueError(f"METEOR: {path} fails its checksum; delete it to rebuild")
     return out, meta

@@ -31,9 +31,10 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from pysynth import _validate
-from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME, fnv_ids
+from pysynth.metrics._meteor_data import FNV_OFFSET, FNV_PRIME, _nbp_table, fnv_ids  # noqa: F401
+from pysynth.metrics._meteor_norm import _JTRIM, _TOK, clean, normalize, prepare  # noqa: F401
 
-__all__ = ["normalize", "clean", "prepare", "meteor_normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_stem",
+__all__ = ["normalize", "clean", "prepare", "meteor_normalize", "stem", "java_hash", "MeteorResources", "meteor_resources", "meteor_stats", "meteor_scores", "meteor_stem",
            "meteor_score_from_stats", "score_from_stats",
            "PARAMS", "WEIGHTS", "N_STATS", "corpus_stats"]
 
@@ -45,119 +46,8 @@ N_STATS = 23
 _MASK64 = (1 << 64) - 1
 
 # ---------------------------------------------------------------------------------------------
-# -norm tokenization (edu.cmu.meteor.util.Normalizer, English)
-
-_ALPHA = ("A-Za-z\u0160\u017d\u0161\u017e\u0178\xc0-\xd6\xd8-\xf6\xf8-\u017e\u0400-\u04ff\u0500-\u0527"
-          "\ua640-\ua66e\ua67e-\ua697\u1d00-\u1d7f")
-_ALNUM = "0-9" + _ALPHA
-_JS = " \t\n\x0b\x0c\r"  # Java regex \s
-_TOK = re.compile("[ \t\n\r\x0c]+")  # java.util.StringTokenizer's delimiters
-_R_SEP = re.compile("([^" + _ALNUM + _JS + ".'`,\\-\u2018\u2019])")
-_R_MDOT = re.compile(r"\.([\.]+)")
-_R_MDOT2 = re.compile(r"DOTMULTI\.([^\.])")
-_R_COMMA = re.compile("([^0-9])[,]([^0-9])")
-_R_COMMA2 = re.compile("([0-9])[,]([^0-9])")
-_R_COMMA3 = re.compile("([^0-9])[,]([0-9])")
-_R_Q1 = re.compile("([`\u2018\u2019])")
-_R_Q2 = re.compile("([\u201c\u201d]|'')")
-_R_DASH = re.compile("([" + _ALNUM + "\\.])[\\-]([" + _ALNUM + "])")
-_R_C1 = re.compile("([^" + _ALPHA + "])[']([^" + _ALPHA + "])")
-_R_C2 = re.compile("([^" + _ALPHA + "0-9])[']([" + _ALPHA + "])")
-_R_C3 = re.compile("([" + _ALPHA + "])[']([^" + _ALPHA + "])")
-_R_C4 = re.compile("([" + _ALPHA + "])[']([" + _ALPHA + "])")
-_R_C5 = re.compile("([0-9])[']([s])")
-_R_ALPHA = re.compile("[" + _ALPHA + "]")
-_R_WHITE = re.compile("[ \u2000-\u200a\u202f\u205f\u3000\xa0]+")
-_JTRIM = "".join(chr(c) for c in range(0x21))
-
-
-def _nbp_table(prefixes: bytes) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for line in prefixes.decode("utf-8", "replace").splitlines():
-        tok = _TOK.split(line.strip(" \t\n\r\x0c"))
-        tok = [t for t in tok if t]
-        if not tok or tok[0].startswith("#"):
-            continue
-        out[tok[0]] = 2 if len(tok) > 1 and tok[1] == "#NUMERIC_ONLY#" else 1
-    return out
-
-
-class _SepTable(dict):
-    """str.translate table for _R_SEP: " c " for a character the jar separates, c otherwise."""
-
-    def __missing__(self, code: int) -> str:
-        c = chr(code)
-        v = self[code] = " " + c + " " if _R_SEP.match(c) else c
-        return v
-
-
-_SEP = _SepTable()
-
-
-def normalize(line: str, nbp: Dict[str, int]) -> str:
-    """The jar's ``-norm`` for English (punctuation kept), then ``toLowerCase``."""
-    # Each step is skipped when the character it needs is absent (then it is a no-op anyway).
-    s = (" " + line + " ").translate(_SEP)  # = _R_SEP.sub(r" \1 ", s), one character at a time
-    if ".." in s:
-        s = _R_MDOT.sub(r" DOTMULTI\1", s)
-    while "DOTMULTI." in s:
-        s = _R_MDOT2.sub(r"DOTDOTMULTI \1", s)
-        s = s.replace("DOTMULTI.", "DOTDOTMULTI")
-    if "," in s:
-        s = _R_COMMA.sub(r"\1 , \2", s)
-        s = _R_COMMA2.sub(r"\1 , \2", s)
-        s = _R_COMMA3.sub(r"\1 , \2", s)
-    if not s.isascii() or "`" in s:
-        s = _R_Q1.sub("'", s)
-        s = _R_Q2.sub(' " ', s)
-    elif "''" in s:
-        s = _R_Q2.sub(' " ', s)
-    if "-" in s or not s.isascii():
-        s = s.replace("\u2013", "-").replace("--", "-")
-        s = _R_DASH.sub(r"\1 \2", s)
-    if "'" in s:
-        s = _R_C1.sub(r"\1 ' \2", s)
-        s = _R_C2.sub(r"\1 ' \2", s)
-        s = _R_C3.sub(r"\1 ' \2", s)
-        s = _R_C4.sub(r"\1 '\2", s)
-        s = _R_C5.sub(r"\1 '\2", s)
-    if s.isascii() and not ("\x0b" in s or "\x1c" in s or "\x1d" in s or "\x1e" in s or "\x1f" in s):
-        words = s.split()  # = StringTokenizer's split here
-    else:
-        words = [w for w in _TOK.split(s) if w]
-    if "." in s:  # rebuild the line, breaking dots unless a nonbreaking prefix
-        last = len(words) - 1
-        for i, w in enumerate(words):
-            if len(w) > 1 and w[-1] == ".":
-                pre = w[:-1]
-                typ = nbp.get(pre)
-                nxt = words[i + 1][0] if i < last else ""
-                if "." in pre and _R_ALPHA.search(pre):
-                    words[i] = w.replace(".", "")
-                elif typ == 1 or "a" <= nxt <= "z":
-                    pass
-                elif typ == 2 and "0" <= nxt <= "9":
-                    pass
-                else:
-                    words[i] = pre + " ."
-    s = " ".join(words)
-    if "DOTMULTI" in s:
-        while "DOTDOTMULTI" in s:
-            s = s.replace("DOTDOTMULTI", "DOTMULTI.")
-        s = s.replace("DOTMULTI", ".")
-    if not s.isascii() or "  " in s:
-        s = _R_WHITE.sub(" ", s)
-    return s.strip(_JTRIM).lower()
-
-
-def clean(text: str) -> str:
-    """What the jar flavor sends of a text: ``|||`` taken out, whitespace folded to single spaces."""
-    return " ".join(text.replace("|||", " ").split())
-
-
-def prepare(text: str, nbp: Dict[str, int]) -> str:
-    """A raw segment as the jar scores it: :func:`clean`, trimmed as Java's ``trim``, :func:`normalize`."""
-    return normalize(clean(text).strip(_JTRIM), nbp)
+# -norm tokenization (edu.cmu.meteor.util.Normalizer, English): normalize, clean and prepare live in
+# pysynth.metrics._meteor_norm (numpy-free, for a one-shot run); meteor_normalize is the compiled one's twin
 
 
 def meteor_normalize(texts: Sequence[str], nbp: Dict[str, int]) -> List[Optional[str]]:
@@ -394,6 +284,12 @@ def _para_arrays(para) -> Dict[str, np.ndarray]:
         if k not in para:
             raise ValueError(f"para: missing array '{k}'{_REBUILD}")
         a = para[k]
+        if isinstance(a, memoryview):  # what the cache loader gives (the compiled side takes both)
+            try:
+                a = np.asarray(a)
+            except (TypeError, ValueError, NotImplementedError):
+                raise TypeError(f"para['{k}'] must be a memoryview of {np.dtype(dt)} items, got format "
+                                f"{a.format!r}") from None
         if not isinstance(a, np.ndarray) or a.dtype != dt:
             got = a.dtype if isinstance(a, np.ndarray) else type(a).__name__
             raise TypeError(f"para['{k}'] must be a numpy array of dtype {np.dtype(dt)}, got {got}")
@@ -899,3 +795,13 @@ def meteor_stats(res: MeteorResources, hyps: Sequence[str], refs: Sequence[Seque
         if best is not None:
             out[i] = best
     return out
+
+
+def meteor_scores(res: MeteorResources, hyps: Sequence[str], refs: Sequence[Sequence[str]],
+                  workers: int = 1) -> Tuple[List[float], float]:
+    """Each segment's score and the corpus score: :func:`score_from_stats` of each row of
+    :func:`meteor_stats` and of :func:`corpus_stats` (the jar's ``EVAL``); the corpus score of no
+    segment is 0.0. Arguments and errors are those of :func:`meteor_stats`."""
+    st = meteor_stats(res, hyps, refs, workers)
+    seg = [score_from_stats([float(x) for x in row]) for row in st]
+    return seg, (score_from_stats([float(x) for x in corpus_stats(st)]) if len(st) else 0.0)

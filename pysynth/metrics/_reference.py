@@ -523,6 +523,7 @@ from pysynth.metrics._meteor_ref import (  # noqa: E402,F401
     meteor_normalize,
     meteor_resources,
     meteor_score_from_stats,
+    meteor_scores,
     meteor_stats,
     meteor_stem,
 )

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
-import numpy as np
-
 __all__ = ["MeteorScore", "meteor", "meteor_jar", "find_files", "FLAVORS"]
 
 FLAVORS = ("exact", "jar")
@@ -54,12 +52,13 @@ def meteor_jar() -> Path:
         if not p.is_file():
             raise ValueError(f"PYSYNTH_METEOR_JAR: {p} does not exist")
         return p
-    try:
-        import pycocoevalcap.meteor.meteor as m
-    except ImportError:
+    from pysynth.metrics._meteor_data import pycoco_meteor_dir
+
+    base = pycoco_meteor_dir()
+    if base is None:
         raise ImportError("METEOR flavor 'jar' needs the Meteor 1.5 jar: pip install pycocoevalcap "
-                          "(or set PYSYNTH_METEOR_JAR) and Java") from None
-    p = Path(m.__file__).resolve().parent / "meteor-1.5.jar"
+                          "(or set PYSYNTH_METEOR_JAR) and Java")
+    p = base / "meteor-1.5.jar"
     if not p.is_file():
         raise ImportError(f"pycocoevalcap is installed but {p} is missing")
     return p
@@ -89,9 +88,11 @@ def find_files():
 
 
 def _resources(impl: str):
-    """(resources, nonbreaking prefixes) for ``impl``, loaded once per process."""
+    """(resources, nonbreaking prefixes) for ``impl``, loaded once per process.
+
+    The compiled path imports neither numpy nor the twin: the cache's arrays are memoryviews of its
+    memory map (a one-shot ``pysynth score --metrics meteor`` spent ~70 ms importing numpy for them)."""
     import pysynth.metrics._meteor_data as data
-    import pysynth.metrics._meteor_ref as ref
 
     files = data.find_files()
     key = (impl, str(files.jar), str(files.paraphrase))
@@ -105,75 +106,39 @@ def _resources(impl: str):
 
                 make = backend("metrics").meteor_resources
             else:
-                make = ref.meteor_resources
+                from pysynth.metrics._meteor_ref import meteor_resources as make
             res = make(txt["function"], txt["exceptions"], txt["synsets"], arrays, int(meta["max_len"]))
-            got = _RESOURCES[key] = (res, ref._nbp_table(txt["prefixes"]))
+            got = _RESOURCES[key] = (res, data._nbp_table(txt["prefixes"]))
     return got
 
 
-def _scores(st: np.ndarray) -> np.ndarray:
-    """The jar's computeMetrics on each row of ``st`` (n x 23), same operation order."""
-    from pysynth.metrics._meteor_ref import PARAMS, WEIGHTS
-
-    alpha, beta, gamma, delta = PARAMS
-    st = np.asarray(st, np.float64).reshape(-1, 23)
-    with np.errstate(all="ignore"):
-        tlen = delta * (st[:, 0] - st[:, 2]) + (1.0 - delta) * st[:, 2]
-        rlen = delta * (st[:, 1] - st[:, 3]) + (1.0 - delta) * st[:, 3]
-        tw = np.zeros(len(st))
-        rw = np.zeros(len(st))
-        for i in range(4):
-            tw = tw + st[:, 4 + i] * WEIGHTS[i] * delta
-        for i in range(4):
-            rw = rw + st[:, 8 + i] * WEIGHTS[i] * delta
-        for i in range(4):
-            tw = tw + st[:, 12 + i] * WEIGHTS[i] * (1.0 - delta)
-        for i in range(4):
-            rw = rw + st[:, 16 + i] * WEIGHTS[i] * (1.0 - delta)
-        p = tw / tlen
-        r = rw / rlen
-        fmean = 1.0 / (((1.0 - alpha) / p) + (alpha / r))
-        ttot = st[:, 4:8].sum(1) + st[:, 12:16].sum(1)
-        rtot = st[:, 8:12].sum(1) + st[:, 16:20].sum(1)
-        perfect = (ttot == st[:, 0]) & (rtot == st[:, 1]) & (st[:, 20] == 1)
-        frag = np.where(perfect, 0.0, st[:, 20] / ((st[:, 21] + st[:, 22]) / 2))
-        score = fmean * (1.0 - gamma * np.power(frag, beta))
-    score = np.where(np.isnan(score), 0.0, score)
-    return np.maximum(score, 0.0)
-
-
 def _exact(hyps: List[str], streams: List[List[str]], workers: int) -> MeteorScore:
-    import pysynth.metrics._meteor_ref as ref
-    from pysynth._dispatch import implementation
+    from pysynth._dispatch import backend, implementation
 
     impl = implementation("metrics")
-    if impl == "cpp":
-        from pysynth._dispatch import backend
-
-        if not hasattr(backend("metrics"), "meteor_stats"):
-            impl = "python"
+    if impl == "cpp" and not hasattr(backend("metrics"), "meteor_scores"):
+        impl = "python"
     res, nbp = _resources(impl)
-    mod = ref
     if impl == "cpp":
-        from pysynth._dispatch import backend
-
         mod = backend("metrics")
+    else:
+        import pysynth.metrics._meteor_ref as mod
     n, k = len(hyps), len(streams)
     # the text the jar flavor sends (no '|||', whitespace folded), trimmed and normalized as the jar
     # does; the compiled core takes ASCII texts, the twin the others
     texts = hyps + [s[i] for i in range(n) for s in streams]
     norm = mod.meteor_normalize(texts, nbp)
-    for j, t in enumerate(norm):
-        if t is None:
-            norm[j] = ref.prepare(texts[j], nbp)
+    if None in norm:
+        from pysynth.metrics._meteor_norm import prepare
+
+        norm = [prepare(texts[j], nbp) if t is None else t for j, t in enumerate(norm)]
     h = norm[:n]
     r = [norm[n + i * k:n + (i + 1) * k] for i in range(n)]
-    st = mod.meteor_stats(res, h, r, workers)
-    seg = _scores(st)
-    total = float(_scores(ref.corpus_stats(st))[0]) if len(st) else 0.0
+    # segment scores and the corpus EVAL in one call (the jar's computeMetrics, as the jar computes it)
+    seg, total = mod.meteor_scores(res, h, r, workers)
     sig = {"flavor": "exact", "impl": impl, "version": "1.5", "language": "en", "norm": True,
            "nrefs": len(streams)}
-    return MeteorScore(total, [float(x) for x in seg], sig)
+    return MeteorScore(float(total), [float(x) for x in seg], sig)
 
 
 def meteor(hyps: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], flavor: str = "exact",

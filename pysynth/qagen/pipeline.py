@@ -9,8 +9,11 @@
 2. question generation ``(C, A) -> Q`` (greedy by default, as the paper); a question that repeats
    a word trigram is decoded again by beam search (``no_repeat_ngram``) or discarded;
 3. extractive QA ``(C, Q) -> A'`` with the SQuAD 2.0 no-answer score;
-4. the roundtrip filter: keep iff ``A'`` matches ``A`` (:func:`roundtrip_decision`): exact match
-   after SQuAD normalisation by default, or token F1 >= tau; a no-answer prediction (and, with
+4. the roundtrip filter: with the shipped models (``match="auto"``) the learned filter of
+   :mod:`pysynth.qagen.filter` (a score of the QA model's expected F1 with ``A``, the question's
+   well-formedness and its log-probability under the generator; kept iff it reaches the threshold);
+   ``match="exact"`` is the paper's: keep iff ``A'`` matches ``A`` (:func:`roundtrip_decision`):
+   exact match after SQuAD normalisation, or token F1 >= tau; a no-answer prediction (and, with
    ``margin``, an answer whose score beats the no-answer score by less than ``margin``) discards.
 
 Unanswerables (SQuAD 2.0 style): a kept question paired with another paragraph of the same

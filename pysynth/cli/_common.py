@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import IO, Callable
 
 from pysynth import _validate as V
-from pysynth.io import atomic_open
 
 PROG = "pysynth"
 
@@ -653,6 +652,8 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
                 raise
             raise OSError(exc.errno, exc.strerror, path) from None
         return
+    from pysynth.io import atomic_open  # not for stdout: a one-shot `pysynth score` skips pysynth.io
+
     target = Path(os.path.realpath(path))
     with atomic_open(target) as raw:
         if target.suffix == ".gz":
@@ -664,9 +665,9 @@ def output(path: str, flag: str = "--out") -> Iterator[IO[bytes]]:
 
 def read_lines(path: str, flag: str) -> list:
     """Lines of a UTF-8 text file (``-``: stdin), without their newlines."""
-    from pysynth.io import chomp, strip_bom
-
     if path == "-":
+        from pysynth.io import strip_bom
+
         lines = [line.removesuffix("\n") for line in sys.stdin]
         return [strip_bom(lines[0]), *lines[1:]] if lines else lines
     try:
@@ -676,6 +677,8 @@ def read_lines(path: str, flag: str) -> list:
         raise ValueError(f"{flag} {path!r}: not UTF-8 text ({exc.reason})") from None
     if "\r" in text:  # lines also end at a lone \r (newline=""): iterate as the file would
         import io
+
+        from pysynth.io import chomp
 
         return [chomp(line) for line in io.StringIO(text, newline="")]
     lines = text.split("\n")  # one split, no per-line Python

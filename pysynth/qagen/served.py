@@ -26,7 +26,8 @@ class QAGenRequest:
     top_k: int = param(10, ge=1, le=50, description="the answer is drawn from the top K spans")
     joint: bool = param(True, description="joint start-end span scores (Alberti et al. 2019, Sect. 3.1)")
     decode: Literal["greedy", "beam"] = param("greedy", description="question decoding")
-    match: str = param("exact", description="roundtrip test: exact or f1:TAU")
+    match: str = param("auto", description="roundtrip test: auto (the learned filter with the shipped models, "
+                       "exact otherwise), learned or learned:P, exact, or f1:TAU")
     margin: Optional[float] = param(None, description="no-answer margin the QA answer must beat")
     seed: int = param(0, ge=0, description="seeds the answer draw (per context, not per batch)")
     answers_per_context: int = param(1, ge=1, le=10, description="K distinct answers drawn per context (each "

@@ -5,7 +5,6 @@ and the defaults giving the bytes of before."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from html import escape
 from pathlib import Path
@@ -23,7 +22,21 @@ LOOP_K2Q = "waka waka this time for africa"
 # the default outputs before the guards became options (commit bddd3bf, onnxruntime, this repository's models)
 MQR_BEFORE = "What is the capital of australia?\nHow was this calculated?\n"
 K2Q_IN = [LOOP_K2Q, "honda crf 230 top speed", "nhl nhl teams playoffs"]  # one batch: the scores depend on it
-K2Q_BEFORE = "4e5cf050aa6188e44fde6a7dfbf07a1d676e24ab3a59a83148351839f9b2f54e"  # sha256 of the output
+# the questions of before, and their scores (rounded to 6 digits: the last one may move with the CPU's kernels)
+K2Q_BEFORE = [
+    (["what is the waka of waka this time for africa?", "what waka is waka this time for africa?",
+      "what are the waka of waka this time for africa?", "what is the waka of waka in this time for africa?",
+      "what is the waka of waka this time for the africa?"], [-6.178265, -6.699436, -7.051528, -7.978345, -10.66365]),
+    (["what is the honda crf 230 top speed?", "what are the honda crf 230 top speed?",
+      "what is the honda crf - 230 top speed?", "what is the honda crf 230 top?",
+      "what is the honda crf 230 top speed of?"], [-3.118109, -4.842292, -6.006744, -6.859625, -9.987741]),
+    (["what is the name of the nhl teams of nhl teams in playoffs?",
+      "what is the name of the nhl teams of nhl teams playoffs?",
+      "what is the name of the nhl teams in the playoffs teams of playoffs?",
+      "what is the name of the nhl teams of the playoffs teams of playoffs?",
+      "what is the name of the nhl teams of the playoffs nhl teams in playoffs?"],
+     [-10.770241, -12.590272, -13.017002, -13.140599, -13.932527]),
+]
 
 
 def _files(tmp: Path) -> dict:
@@ -160,9 +173,10 @@ def test_k2q_generate_off_lets_the_loop_through(tmp_path, capsys, shipped):
     assert not any("waka waka" in q for q in qs["d"]) and all("waka waka" in q for q in qs["o"]), qs
     (tmp_path / "b.jsonl").write_text("".join(json.dumps({"keywords": k}) + "\n" for k in K2Q_IN))
     assert _run(capsys, "k2q", "generate", "--in", tmp_path / "b.jsonl", "--out", tmp_path / "b.out.jsonl")[0] == 0
-    out = (tmp_path / "b.out.jsonl").read_bytes()
-    assert json.loads(out.splitlines()[1])["questions"][0] == "what is the honda crf 230 top speed?"
-    assert hashlib.sha256(out).hexdigest() == K2Q_BEFORE
+    rows = [json.loads(line) for line in (tmp_path / "b.out.jsonl").read_text().splitlines()]
+    assert [r["questions"] for r in rows] == [q for q, _ in K2Q_BEFORE]
+    for r, (_, scores) in zip(rows, K2Q_BEFORE):
+        assert r["scores"] == pytest.approx(scores, abs=1e-4)
 
 
 def test_qagen_questions_off_lets_the_loop_through_and_signs_it(tmp_path, capsys, shipped):

@@ -83,6 +83,7 @@ setup(
         "pysynth": ["py.typed", "_core/*.pyi"],
         "pysynth.data": ["*.gz", "*.md", "*.json"],
         "pysynth.serve": ["*.html"],
+        "pysynth.qagen": ["*.json"],  # the learned roundtrip filter's coefficients (issue 26)
         "pysynth.llm": ["prompts/*.txt"],  # the default prompt templates (issue 30)
         # no pysynth/models/assets: each model is its own distribution (models/<name>, models/_build.py)
     },

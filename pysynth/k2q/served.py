@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, List, Optional, Union
 
-from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
+from pysynth.pipelines.served import Adapter, Context, Guards, Loaded, RequestError, param
 
 __all__ = ["K2QAdapter"]
 
@@ -14,7 +14,7 @@ DEFAULT_MODEL = "k2q-copynet-small"
 
 
 @dataclass(kw_only=True)
-class K2QRequest:
+class K2QRequest(Guards):
     keywords: Union[str, List[str]] = param(description="one keyword query or a list of them",
                                             examples=["honda crf 230 top speed"])
     n: int = param(1, ge=1, le=10, description="questions per keyword query")
@@ -86,12 +86,13 @@ class K2QAdapter(Adapter):
             beam = req.beam or 2 * req.n  # two beams per group: n distinct questions survive de-duplication
             if beam % req.n:
                 raise RequestError(422, f"beam: with diverse, beam={beam} must be a multiple of n={req.n} (n groups)")
-            key = SearchConfig("dbs", beam, req.n, float(req.diversity), req.n, max_len=req.max_len)
+            key = SearchConfig("dbs", beam, req.n, float(req.diversity), req.n, max_len=req.max_len, **req.guards)
         else:
             beam = req.beam or req.n
             if beam < req.n:
                 raise RequestError(422, f"beam: {beam} is smaller than n={req.n}")
-            key = SearchConfig("greedy" if beam == 1 else "beam", beam, 1, 0.0, req.n, max_len=req.max_len)
+            key = SearchConfig("greedy" if beam == 1 else "beam", beam, 1, 0.0, req.n, max_len=req.max_len,
+                               **req.guards)
         try:  # per request, before batching: one bad input never reaches a shared batch
             prepare_sources(kws, g.model.vocab, g.model.max_src_len, "keywords")
         except (ValueError, TypeError) as exc:

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any, Hashable, List, Literal, Optional, Union
 
 from pysynth.mqr.rewrite import DEFAULT_DECODING, DEFAULT_MODEL, Rewriter
-from pysynth.pipelines.served import Adapter, Context, Loaded, param
+from pysynth.pipelines.served import Adapter, Context, Guards, Loaded, param
 
 __all__ = ["RewriteAdapter"]
 
 
 @dataclass(kw_only=True)
-class RewriteRequest:
+class RewriteRequest(Guards):
     questions: Union[str, List[str]] = param(examples=["Spaghetti carbonara, mixing"])
     beam: int = param(DEFAULT_DECODING["beam"], ge=1, le=16, description="beam size (1: greedy)")
     coverage: float = param(DEFAULT_DECODING["coverage"], ge=0, le=100, description="rerank the beam by the share of "
@@ -69,9 +69,9 @@ class RewriteAdapter(Adapter):
         return Loaded(Rewriter.from_generator(t2t.gen), t2t.name, t2t.providers)
 
     def call(self, model: Rewriter, key: Hashable, inputs: List[Any]) -> List[Any]:
-        beam, coverage, wellformed, backoff, scorer, select = key  # type: ignore[misc]
+        beam, coverage, wellformed, backoff, scorer, select, guards = key  # type: ignore[misc]
         return model.choices(inputs, beam=beam, batch_size=max(1, len(inputs)), coverage=coverage,
-                             wellformed=wellformed, backoff=backoff, scorer=scorer, select=select)
+                             wellformed=wellformed, backoff=backoff, scorer=scorer, select=select, **dict(guards))
 
     def warmup(self, model: Rewriter) -> None:
         word = next(w for w in model.generator.vocab.itos if w.isalpha())
@@ -93,7 +93,7 @@ class RewriteAdapter(Adapter):
         rerank = bool(req.coverage or weight) and req.beam > 1
         # the batch key: requests with one decoding share a beam search (and the classifier's scoring)
         key = (req.beam, req.coverage if rerank else 0, weight if rerank else 0, req.backoff,
-               scorer if rerank or select == "safe" else None, select)
+               scorer if rerank or select == "safe" else None, select, tuple(req.guards.items()))
         outs = await ctx.submit(self.name, key, qs)
         results = [{"question": q, "rewrite": q if o is None else o[0],
                     "rewritten": o is not None and o[1] != "kept_input", "reason": None if o is None else o[1]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Literal, Optional, Union
 
-from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
+from pysynth.pipelines.served import Adapter, Context, Guards, Loaded, RequestError, param
 
 __all__ = ["ParaphraseAdapter"]
 
@@ -14,7 +14,7 @@ DEFAULT_PIVOT = "fr"
 
 
 @dataclass(kw_only=True)
-class ParaphraseRequest:
+class ParaphraseRequest(Guards):
     questions: Union[str, List[str]] = param(examples=["How many animals can be seen?"])
     decode: Literal["dbs", "beam"] = param("dbs", description="diverse beam search or beam search (both stages)")
     beams: int = param(16, ge=1, le=32, description="B: outputs per input in each stage")
@@ -90,7 +90,7 @@ class ParaphraseAdapter(Adapter):
             if why:
                 raise RequestError(422, f"questions[{i}]: {why}")
         key = (("decode", req.decode), ("beams", req.beams), ("groups", req.groups if req.decode == "dbs" else 1),
-               ("diversity", float(req.diversity)), ("mode", req.mode), ("top", req.top))
+               ("diversity", float(req.diversity)), ("mode", req.mode), ("top", req.top), *req.guards.items())
         if req.min_similarity is not None:
             key += (("min_similarity", float(req.min_similarity)),)
         if req.min_wellformed is not None:

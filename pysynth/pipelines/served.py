@@ -20,7 +20,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-__all__ = ["Adapter", "Context", "Loaded", "RequestError", "param", "check_texts", "check_unicode"]
+from pysynth.decoding.config import MAX_NO_REPEAT_NGRAM, SearchConfig
+
+__all__ = ["Adapter", "Context", "Guards", "Loaded", "RequestError", "param", "check_texts", "check_unicode"]
 
 
 class RequestError(Exception):
@@ -52,6 +54,29 @@ def param(default: Any = dataclasses.MISSING, *, description: Optional[str] = No
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclass(kw_only=True)
+class Guards:
+    """The degenerate-output guards of every search (:class:`pysynth.decoding.SearchConfig`, issue
+    26) as request fields, the one definition of every endpoint that decodes: its request
+    dataclass derives from this one. The defaults are the library's, so a request without them
+    decodes as before; ``no_repeat_ngram`` 1 (it would ban every repeated word, "the ... the") is
+    refused with 422, as ``--no-repeat-ngram 1`` is on the command line."""
+
+    no_repeat_ngram: int = param(SearchConfig.no_repeat_ngram, ge=0, le=MAX_NO_REPEAT_NGRAM,
+                                 description="no output repeats a token n-gram of this size; 0: off (1 is refused)")
+    no_stutter: bool = param(SearchConfig.no_stutter, description="no output says a token twice in a row")
+
+    def __post_init__(self):
+        if self.no_repeat_ngram == 1:
+            raise RequestError(422, f"no_repeat_ngram: must be 0 (off) or an n-gram size in "
+                                    f"2..{MAX_NO_REPEAT_NGRAM}, got 1")
+
+    @property
+    def guards(self) -> Dict[str, Any]:
+        """``{"no_repeat_ngram", "no_stutter"}``: the keywords of every generating API."""
+        return {"no_repeat_ngram": self.no_repeat_ngram, "no_stutter": self.no_stutter}
 
 
 @dataclass

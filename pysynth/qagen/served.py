@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Hashable, List, Literal, Optional, Sequence, Union
 
 from pysynth.models.spans import WINDOW_TOKENS, count_windows
-from pysynth.pipelines.served import Adapter, Context, Loaded, RequestError, param
+from pysynth.pipelines.served import Adapter, Context, Guards, Loaded, RequestError, param
 
 __all__ = ["QAGenAdapter", "estimate_cost"]
 
@@ -20,7 +20,7 @@ KEEP = ("context", "question", "answer_text", "answer_start", "roundtrip_text", 
 
 
 @dataclass(kw_only=True)
-class QAGenRequest:
+class QAGenRequest(Guards):
     contexts: Union[str, List[str]] = param(examples=["Oxygen was discovered by Carl Wilhelm Scheele in Uppsala "
                                                       "in 1773."])
     top_k: int = param(10, ge=1, le=50, description="the answer is drawn from the top K spans")
@@ -166,7 +166,7 @@ class QAGenAdapter(Adapter):
             raise RequestError(422, str(exc)) from None
         key = (("top_k", req.top_k), ("joint", req.joint), ("decode", req.decode), ("match", req.match),
                ("margin", None if req.margin is None else float(req.margin)), ("seed", req.seed),
-               ("answers_per_context", req.answers_per_context))
+               ("answers_per_context", req.answers_per_context), *req.guards.items())
         outs = await ctx.submit(self.name, key, texts)
         return {"model": g.name, "results": [{**{k: o[k] for k in KEEP if k in o}, "context": t}
                                              for t, group in zip(texts, outs) for o in group]}

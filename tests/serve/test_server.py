@@ -691,3 +691,59 @@ def test_qagen_endpoint(server):
     for body in ({"contexts": []}, {"contexts": ["  "]}, {"contexts": ctx, "match": "f1:3"}, {"contexts": ctx, "x": 1},
                  {"contexts": ctx, "top_k": 0}, {"contexts": ctx, "answers_per_context": 11}):
         assert server.post("/v1/qagen", body)[0] == 422, body
+
+
+# ------------------------------------------------------------------------------ the guards (issue 26)
+
+OFF = {"no_repeat_ngram": 0, "no_stutter": False}
+DEFAULTS = {"no_repeat_ngram": 3, "no_stutter": True}  # the library's, spelt out
+#: each endpoint that decodes, a request whose output the guards change (the shipped models), and
+#: what its output says with them off: a word twice in a row where the library's CLI shows one too
+LOOPS = {
+    "/v1/k2q": ({"keywords": "waka waka this time for africa", "n": 2}, "waka waka"),
+    "/v1/rewrite": ({"questions": "How was this calculated calculated?"}, "calculated calculated"),
+    "/v1/qagen": (14, "dias dias"),  # the sample's 15th context: "when did ondemar dias dias dias?"
+    "/v1/paraphrase": ({"questions": "Where where is the station?", "beams": 8, "groups": 4}, None),
+}
+BAD_GUARDS = [("no_repeat_ngram", -1), ("no_repeat_ngram", 1), ("no_repeat_ngram", 10**6), ("no_repeat_ngram", "x"),
+              ("no_repeat_ngram", True), ("no_repeat_ngram", 2.5), ("no_stutter", 3), ("no_stutter", "no"),
+              ("no_stutter", None)]
+
+
+def _texts(res) -> list:
+    r = res["results"]
+    return [t for x in r for t in ([q["text"] for q in x["questions"]] if "questions" in x else
+                                   x["paraphrases"] if "paraphrases" in x else
+                                   [x["rewrite"] if "rewrite" in x else x["question"]])]
+
+
+@pytest.mark.parametrize("route", list(LOOPS))
+def test_every_decoding_endpoint_takes_the_guards(server, route):
+    body, loop = LOOPS[route]
+    if route == "/v1/qagen":
+        from pysynth.data import qagen_sample_path
+        from pysynth.qagen.data import read_contexts
+
+        body = {"contexts": read_contexts(qagen_sample_path())[body].text}
+    status, plain = server.post(route, body)
+    assert status == 200, plain
+    assert server.post(route, {**body, **DEFAULTS}) == (200, plain)  # the defaults are the library's
+    status, off = server.post(route, {**body, **OFF})
+    assert status == 200 and _texts(off) != _texts(plain), (plain, off)
+    if loop:
+        assert not any(loop in t for t in _texts(plain)) and any(loop in t for t in _texts(off)), (plain, off)
+    assert server.post(route, {**body, "no_repeat_ngram": 2})[0] == 200
+    for field, value in BAD_GUARDS:
+        status, res = server.post(route, {**body, field: value})
+        assert status == 422 and list(res) == ["error"] and field in res["error"], (field, value, res)
+    _, res = server.post(route, {**body, "no_repeat_ngram": 1})
+    assert res["error"] == "no_repeat_ngram: must be 0 (off) or an n-gram size in 2..1024, got 1"  # as the CLI
+
+
+def test_the_guards_are_in_the_schema_of_each_decoding_endpoint(server):
+    schemas = server.get("/openapi.json")[1]["components"]["schemas"]
+    for name in ("K2QRequest", "RewriteRequest", "ParaphraseRequest", "QAGenRequest"):
+        props = schemas[name]["properties"]
+        assert props["no_repeat_ngram"]["default"] == 3 and props["no_stutter"]["default"] is True, name
+        assert (props["no_repeat_ngram"]["minimum"], props["no_repeat_ngram"]["maximum"]) == (0, 1024), name
+    assert "no_repeat_ngram" not in schemas["DupRequest"]["properties"]  # a search, no decoding

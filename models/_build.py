@@ -3,10 +3,17 @@ calls :func:`setup_model`; ``tools/package_models.py`` writes those folders).
 
 The model's files are not copied into the checkout a second time: the build reads them from
 ``pysynth/models/assets/<name>/`` (never changing them) and writes the wheel's copy as
-``pysynth_model_<name>/<name>/``, beside an ``__init__.py`` whose ``PATH`` is the folder the entry
-point (group ``pysynth.models``) names. pip builds a local directory in place, so
-``pip install ./models/<name>`` from the checkout finds them; an sdist alone cannot (it would not
-hold the files), hence the clear error below.
+``pysynth_model_<name>/<name>/``, beside the ``__init__.py`` (``models/<name>/pysynth_model_<name>/``)
+whose ``PATH`` is the folder the entry point (group ``pysynth.models``) names. The build's
+scratch folder (``build/``) is a temporary directory, removed when the build ends, so a build
+leaves no model bytes in the checkout.
+
+The sdist (a release's source distribution) carries the package's copy, built as for the wheel,
+at the same place (``pysynth_model_<name>/<name>/``) and this file beside ``setup.py``; a wheel
+built from it copies that folder (checking every size and CRC-32) instead of reading the
+checkout, so ``pip install pysynth-model-<name>-<version>.tar.gz`` works anywhere, needs no
+``onnx`` (the sdist's build requirements drop it) and gives a wheel whose files are byte for byte
+the checkout-built wheel's.
 
 Every package has one layout (issue 28), whatever the checkout's folder looks like (a
 ``pysynth.model`` store with its export in ``onnx/``, or an ONNX store at the top)::
@@ -44,15 +51,18 @@ Every weight is stored once in the wheel (``tools/check_model_bytes.py`` checks 
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import shutil
+import tempfile
 import zlib
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 ASSETS = Path(__file__).resolve().parent.parent / "pysynth" / "models" / "assets"
 #: the external-data file of a multi-graph ONNX store in a built package
@@ -68,15 +78,10 @@ DOCS = (CARD, "train_config.json", "train_log.jsonl")
 #: store formats whose reader opens a graph by its path when ``meta["external_data"]`` is set
 #: (``pysynth.decoding.ort``); the single-graph stores (MiniLM) have nothing to share and stay as they are
 EXTERNAL_FORMATS = ("pysynth.model.onnx",)
+#: the build requirement an sdist drops (its wheel copies the built folder)
+ONNX_REQUIREMENT = ', "onnx>=1.14"'
 _MIN_EXTERNAL = 1024  # bytes: smaller initializers stay in their graph
 _ALIGN = 64
-
-INIT = '''"""The pysynth model {name!r} (its files in the folder :data:`PATH`; see ``pysynth models list``)."""
-import os
-
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), {name!r})
-'''
-
 
 def package_name(name: str) -> str:
     """The import name of model ``name``'s distribution: ``pysynth_model_<name>`` with ``_``."""
@@ -137,13 +142,13 @@ def _stores(src: Path) -> dict:
     return {"torch": src, **({"onnx": src / "onnx"} if (src / "onnx" / META).is_file() else {})}
 
 
-def _copy(src: Path, dst: Path, expect=None) -> dict:
+def _copy(src: Path, dst: Path, expect=None, fix: str = "restore the checkout's file") -> dict:
     """Copy file ``src`` to ``dst``; its ``{"bytes", "crc32"}``, checked against ``expect`` (the
-    checkout's ``meta.json`` entry) so that a damaged checkout file never ships."""
+    ``meta.json`` entry of the checkout or the sdist) so that a damaged file never ships."""
     data = src.read_bytes()
     entry = {"bytes": len(data), "crc32": _crc(data)}
     if expect is not None and {k: expect.get(k) for k in entry} != entry:
-        raise SystemExit(f"{src}: its size/CRC-32 do not match its meta.json; restore the checkout's file")
+        raise SystemExit(f"{src}: its size/CRC-32 do not match its meta.json; {fix}")
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_bytes(data)
     return entry
@@ -211,23 +216,74 @@ def build_model_folder(src: Path, dst: Path, trainable: bool = False) -> None:
     _write_meta(dst, manifest)
 
 
-def setup_model(project: Path) -> None:
-    """``setup()`` for the model folder ``project`` (``models/<name>``)."""
-    name = Path(project).name
-    src = ASSETS / name
-    if not (src / "model.json").is_file():
-        raise SystemExit(f"pysynth-model-{name} builds from a pysynth checkout: {src} is missing; run "
-                         f"`pip install ./models/{name}` from the checkout's root (an sdist does not hold the files)")
+def copy_package_folder(src: Path, dst: Path) -> None:
+    """Copy a built package folder ``src`` (an sdist's) to ``dst``, every file checked against the
+    sizes and CRC-32s that the manifest and the stores' ``meta.json`` list (a damaged or incomplete
+    sdist stops the build)."""
+    src, dst = Path(src), Path(dst)
+    shutil.rmtree(dst, ignore_errors=True)
+    man = _doc(src)
+    if man.get("format") != PACKAGE_FORMAT:
+        raise SystemExit(f"{src}: not a built model package (meta.json format {man.get('format')!r})")
+    want = dict(man["files"])  # the card, the declaration, the records, each store's meta.json
+    for sub in man["meta"]["layout"].values():
+        want.update({f"{sub}/{f}": e for f, e in _doc(src / sub)["files"].items()})
+    damaged = "the sdist is damaged: fetch or build it again"
+    for f, e in sorted(want.items()):
+        if not (src / f).is_file():
+            raise SystemExit(f"{src / f}: missing; {damaged}")
+        _copy(src / f, dst / f, e, damaged)
+    got = sorted(str(f.relative_to(src)) for f in src.rglob("*") if f.is_file() and f.name != META)
+    extra = sorted(set(got) - set(want))
+    if extra:
+        raise SystemExit(f"{src}: files its meta.json does not list: {extra[:5]}; {damaged}")
+    _copy(src / META, dst / META)
+    if _meta_crc(_doc(dst)) != man.get("meta_crc32"):
+        raise SystemExit(f"{src / META}: its checksum does not match its content; {damaged}")
+
+
+def setup_model(project: Path, name: str) -> None:
+    """``setup()`` of model ``name``'s distribution; ``project`` is its folder (``models/<name>``,
+    or the unpacked sdist)."""
+    project = Path(project)
     pkg = package_name(name)
-    stage = Path(project) / "build" / "src" / pkg  # the package's only source file, written here
-    stage.mkdir(parents=True, exist_ok=True)
-    (stage / "__init__.py").write_text(INIT.format(name=name), encoding="utf-8")
     trainable = os.environ.get(TRAINABLE_ENV, "") not in ("", "0")
+    built = project / pkg / name  # an sdist's copy of the package folder
+    src = ASSETS / name
+
+    def write_folder(dst: Path) -> None:
+        if (built / META).is_file():
+            if _doc(built)["meta"].get("trainable", False) != trainable:
+                raise SystemExit(f"{built}: this sdist was built {'with' if not trainable else 'without'} "
+                                 f"{TRAINABLE_ENV}=1; build the wheel the same way (or a new sdist)")
+            copy_package_folder(built, dst)
+        elif (src / DECLARATION).is_file():
+            build_model_folder(src, dst, trainable)
+        else:
+            raise SystemExit(f"pysynth-model-{name}: neither the checkout's {src} nor an sdist's {built} is here; "
+                             f"from a pysynth checkout's root run `pip install ./models/{name}`")
 
     class BuildModel(build_py):
         def run(self):
             super().run()
-            build_model_folder(src, Path(self.build_lib) / pkg / name, trainable)
+            write_folder(Path(self.build_lib) / pkg / name)
 
-    setup(packages=[pkg], package_dir={pkg: str(stage.relative_to(project))}, cmdclass={"build_py": BuildModel},
-          zip_safe=False)
+    class SdistModel(sdist):
+        def make_release_tree(self, base_dir, files):
+            super().make_release_tree(base_dir, files)
+            base = Path(base_dir)
+            write_folder(base / pkg / name)
+            if not (base / "_build.py").is_file():  # setup.py imports it from beside itself
+                shutil.copyfile(__file__, base / "_build.py")
+            # the sdist's wheel copies the built folder: onnx is no longer a build requirement
+            pyproject = base / "pyproject.toml"
+            text = pyproject.read_text(encoding="utf-8")
+            if ONNX_REQUIREMENT in text:
+                pyproject.unlink()  # a hard link to the checkout's file: never write through it
+                pyproject.write_text(text.replace(ONNX_REQUIREMENT, ""), encoding="utf-8")
+
+    # scratch (build/lib, build/bdist.*: a whole copy of the model) outside the source folder
+    scratch = tempfile.mkdtemp(prefix=f"{pkg}-build-")
+    atexit.register(shutil.rmtree, scratch, True)
+    setup(packages=[pkg], include_package_data=False, cmdclass={"build_py": BuildModel, "sdist": SdistModel},
+          options={"build": {"build_base": scratch}}, zip_safe=False)

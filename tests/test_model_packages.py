@@ -86,10 +86,16 @@ def _checker():
     return mod
 
 
+@pytest.fixture(scope="module")
+def small_wheel(tree, tmp_path_factory):
+    """The k2q model's wheel, built from the checkout's folder (its copy in ``tree``)."""
+    return _wheel(tree / "models" / SMALL, tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.mark.slow
-def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
+def test_a_model_wheel_is_found_through_its_entry_point(small_wheel, tmp_path):
     pytest.importorskip("onnxruntime")
-    whl = _wheel(tree / "models" / SMALL, tmp_path / "wheel")
+    whl = small_wheel
     site = tmp_path / "site"
     zipfile.ZipFile(whl).extractall(site)  # a wheel unpacked is what pip installs
     pkg = site / ("pysynth_model_" + SMALL.replace("-", "_")) / SMALL
@@ -124,6 +130,53 @@ def test_a_model_wheel_is_found_through_its_entry_point(tree, tmp_path):
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match="no torch weights.*--models-dir"):
         text2text(pkg, "torch")
+
+
+def _sdist(project: Path, dest: Path) -> Path:
+    """The sdist of ``project`` through setuptools' PEP 517 hook (what ``python -m build --sdist
+    --no-isolation`` calls; offline)."""
+    pytest.importorskip("setuptools.build_meta")
+    hook = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+    subprocess.run([sys.executable, "-c", hook, str(dest)], cwd=project, check=True, capture_output=True,
+                   timeout=300)
+    (sdist,) = dest.glob("*.tar.gz")
+    return sdist
+
+
+@pytest.mark.slow
+def test_a_model_sdist_builds_the_same_wheel_anywhere(tree, small_wheel, tmp_path):
+    """Issue 28, a published release: the sdist holds the package's files (and its builder), so a
+    wheel built from it, away from any checkout and without onnx, has the checkout-built wheel's
+    files byte for byte; a damaged sdist stops the build."""
+    import tarfile
+
+    project = tree / "models" / SMALL
+    sdist = _sdist(project, tmp_path / "sdist")
+    assert not (project / "build").exists()  # the build's scratch is a temporary folder
+    pkg = "pysynth_model_" + SMALL.replace("-", "_")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        top = sdist.name[:-len(".tar.gz")]
+        pyproject = tar.extractfile(f"{top}/pyproject.toml").read().decode()
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    assert {"_build.py", f"{pkg}/{SMALL}/meta.json", f"{pkg}/{SMALL}/onnx/weights.data"} <= names
+    (requires,) = [line for line in pyproject.splitlines() if line.startswith("requires =")]
+    assert requires == 'requires = ["setuptools>=68"]'  # the build needs no onnx
+    # built where no checkout is above it: the files can only come from the sdist
+    whl = _wheel(sdist, tmp_path / "wheel")
+    ours, theirs = zipfile.ZipFile(whl), zipfile.ZipFile(small_wheel)
+    assert sorted(ours.namelist()) == sorted(theirs.namelist())
+    assert [n for n in ours.namelist() if ours.read(n) != theirs.read(n)] == []
+    # one byte changed in the unpacked sdist: its build stops, naming the file
+    data = tmp_path / "unpacked" / top / pkg / SMALL / "onnx" / "weights.data"
+    raw = bytearray(data.read_bytes())
+    raw[1000] ^= 1
+    data.write_bytes(bytes(raw))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
+                           str(tmp_path / "bad"), str(tmp_path / "unpacked" / top)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode != 0 and "weights.data: its size/CRC-32 do not match" in done.stdout + done.stderr
+    assert "sdist is damaged" in done.stdout + done.stderr
 
 
 def _builder():

@@ -2,7 +2,8 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE if (HERE / "_build.py").is_file() else HERE.parent))  # an sdist's, else models/
 from _build import setup_model  # noqa: E402
 
-setup_model(Path(__file__).resolve().parent)
+setup_model(HERE, 'qagen-span-minilm')

@@ -55,15 +55,24 @@ def _files(tmp: Path) -> dict:
             "dup pairs": ["dup", "pairs", "--method", "dqg", "--in", tmp / "tiny"],
             "qagen generate": ["qagen", "generate", "--in", tmp / "ctx.jsonl"],
             "qagen questions": ["qagen", "questions", "--in", tmp / "ans.jsonl"],
-            "qagen evaluate": ["qagen", "evaluate", "--in", tmp / "squad.json"]}
+            "qagen evaluate": ["qagen", "evaluate", "--in", tmp / "squad.json"],
+            # the evaluation commands that decode (dup evaluate-dqg prints its results: no --out)
+            "dup evaluate-dqg": ["dup", "evaluate-dqg", "--in", tmp / "tiny"],
+            "mqr evaluate": ["mqr", "evaluate", "--data", tmp],
+            "k2q table2": ["k2q", "table2", "--in", tmp / "kw.jsonl"]}
 
 
 COMMANDS = ["k2q generate", "paraphrase generate", "mqr rewrite", "dup pairs", "qagen generate", "qagen questions",
-            "qagen evaluate"]
+            "qagen evaluate", "dup evaluate-dqg", "mqr evaluate", "k2q table2"]
+
+
+def _argv(tmp: Path, command: str) -> list:
+    """``command``'s arguments with an output under ``tmp`` where it writes one."""
+    return _files(tmp)[command] + ([] if command == "dup evaluate-dqg" else ["--out", tmp / "out"])
 
 
 def _dump(d: Path) -> None:
-    d.mkdir()
+    d.mkdir(exist_ok=True)
     long = "This sentence has more than ten words in it, about {} and nothing else at all."
     rows = "".join(f'  <row Id="{i}" PostTypeId="1" Score="1" Title="{escape(t)}" Body="{escape(b)}" />\n'
                    for i, t, b in ((1, "How do I clean a coffee grinder?", "<p>" + long.format("grinders") + "</p>"),
@@ -88,7 +97,7 @@ def _run(capsys, *argv):
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_generating_command_takes_the_guards(tmp_path, command):
-    argv = _files(tmp_path)[command] + ["--out", tmp_path / "out"]
+    argv = _argv(tmp_path, command)
     a = _parse(argv)
     assert (a.no_repeat_ngram, a.no_stutter) == (SearchConfig.no_repeat_ngram, SearchConfig.no_stutter) == (3, True)
     assert C.guards(_parse(argv + list(OFF))) == {"no_repeat_ngram": 0, "no_stutter": False}
@@ -116,7 +125,7 @@ def test_one_definition():
 @pytest.mark.parametrize("value", ["-1", "1", str(MAX_NO_REPEAT_NGRAM + 1), "9" * 400, "2.5", "three", ""])
 @pytest.mark.parametrize("command", COMMANDS)
 def test_bad_values_are_one_line(tmp_path, capsys, command, value):
-    code, _, err = _run(capsys, *_files(tmp_path)[command], "--out", tmp_path / "out", "--no-repeat-ngram", value)
+    code, _, err = _run(capsys, *_argv(tmp_path, command), "--no-repeat-ngram", value)
     assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("pysynth: error: argument --no-repeat-ngram: must be 0 (off) or an n-gram size in 2..")
     assert len(err) < 200  # a huge value is clipped
@@ -236,9 +245,9 @@ def test_paraphrase_and_qagen_hand_the_guards_on(tmp_path, capsys, monkeypatch):
             assert (cfg.search.no_repeat_ngram, cfg.search.no_stutter) == ((3, True) if not flags else (0, False))
         p = got["p"].as_dict()
         assert (p.get("no_repeat_ngram"), p.get("no_stutter")) == ((None, None) if not flags else (0, False))
-        for k in "ge":  # qagen recorded no_repeat_ngram N >= 2 before (its re-decoding); 0 is left out as before
+        for k in "ge":  # qagen records no_repeat_ngram at its default too (its signature since issue 26), and 0
             d = got[k].as_dict()
-            assert (d.get("no_repeat_ngram"), d.get("no_stutter")) == ((3, None) if not flags else (None, False))
+            assert (d.get("no_repeat_ngram"), d.get("no_stutter")) == ((3, None) if not flags else (0, False))
 
 
 def test_python_api_keywords():
@@ -263,3 +272,119 @@ def test_python_api_keywords():
         from pysynth.mqr.jobs import rewrite_file
 
         rewrite_file(["a question"], "-", no_repeat_ngram=-1)
+
+
+# ------------------------------------------------------------------------------ the evaluation commands (b)
+
+def test_evaluation_commands_hand_the_guards_on(tmp_path, capsys, monkeypatch):
+    """mqr evaluate and k2q table2 (their runs read the shared data): the keywords they call with."""
+    import pysynth.k2q.table2
+    import pysynth.mqr.table6
+
+    got = {}
+    monkeypatch.setattr(pysynth.mqr.table6, "table6", lambda *a, **kw: got.update(m=kw) or [])
+    monkeypatch.setattr(pysynth.k2q.table2, "run_table2", lambda *a, **kw: got.update(k=kw) or {})
+    for flags, want in (((), (3, True)), (OFF, (0, False)), (("--no-repeat-ngram", "5"), (5, True))):
+        for command in ("mqr evaluate", "k2q table2"):
+            assert _run(capsys, *_argv(tmp_path, command), *flags)[0] == 0, command
+        for kw in got.values():
+            assert (kw["no_repeat_ngram"], kw["no_stutter"]) == want
+
+
+def test_dup_evaluate_dqg_off_names_the_guards(tmp_path, capsys, shipped):
+    argv = _argv(tmp_path, "dup evaluate-dqg")
+    res = {}
+    for name, flags in (("d", ()), ("o", OFF)):
+        code, out, _ = _run(capsys, *argv, *flags)
+        assert code == 0
+        res[name] = json.loads(out)
+    assert not {"no_repeat_ngram", "no_stutter"} & set(res["d"])  # the results of before
+    assert set(res["o"]) == set(res["d"]) | {"no_repeat_ngram", "no_stutter"}
+    assert (res["o"]["no_repeat_ngram"], res["o"]["no_stutter"]) == (0, False)
+    assert [e["generated"] for e in res["o"]["examples"]] != [e["generated"] for e in res["d"]["examples"]]
+
+
+def test_k2q_table2_neural_rows_take_the_guards(shipped):
+    """The neural rows' search (evaluate_t0): the loop of k2q generate comes through only with the guards off."""
+    from types import SimpleNamespace
+
+    from pysynth.k2q.neural import evaluate_t0
+    from pysynth.models.generate import Generator
+
+    gen = Generator.load("k2q-copynet-small", backend="onnx", device="cpu", threads=1)
+    pairs = [SimpleNamespace(keywords=LOOP_K2Q, question="what is waka waka?", cluster_id="c")]
+    on, off = (evaluate_t0(gen, pairs=pairs, **kw)["hyps"][0] for kw in ({}, dict(no_repeat_ngram=0, no_stutter=False)))
+    assert on == K2Q_BEFORE[0][0][0] and "waka waka" in off, (on, off)
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        from pysynth.k2q.table2 import run_table2
+
+        run_table2("missing.jsonl", no_repeat_ngram=-1)  # refused before any file is read
+
+
+def test_mqr_evaluate_off_lets_the_loop_through(tmp_path, capsys, shipped):
+    """mqr evaluate on a two-row test split: every rewriter row and the round trip take the guards."""
+    (tmp_path / "mqr").mkdir()
+    test = [{"row_idx": i, "ill_formed": q, "well_formed": w}
+            for i, (q, w) in enumerate(((LOOP_MQR, "How was this calculated?"),
+                                        ("capital of australia", "What is the capital of Australia?")))]
+    released = [{"row_idx": r["row_idx"], **{k: r["well_formed"] for k in ("transformer", "lstm", "GEC", "nmt_fr",
+                                                                           "nmt_de")}} for r in test]
+    for name, rows in (("test", test), ("test_system_rewrites", released)):
+        with gzip.open(tmp_path / "mqr" / f"{name}.jsonl.gz", "wt", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+    outs = {}
+    for name, flags in (("d", ()), ("o", OFF)):
+        assert _run(capsys, "mqr", "evaluate", "--data", tmp_path, "--out", tmp_path / name, *flags)[0] == 0
+        outs[name] = {r["system"]: r["outputs"] for r in map(json.loads, (tmp_path / name / "rewrites.jsonl")
+                                                                 .read_text().splitlines())}
+    assert outs["d"].keys() == outs["o"].keys()
+    models = [k for k in outs["d"] if k.startswith("pysynth CopyNet")]
+    assert len(models) == 2 and any(k.startswith("round trip") for k in outs["d"])
+    for k in models:
+        assert outs["d"][k][0] != LOOP_MQR and outs["o"][k][0] == LOOP_MQR, (k, outs)
+
+
+def test_round_trip_takes_the_guards(monkeypatch):
+    """The round-trip row's two searches (pysynth.models.text2text.round_trip) get the guards."""
+    from types import SimpleNamespace
+
+    from pysynth.models import text2text
+
+    seen = []
+
+    class Fake(text2text.Text2Text):
+        lowercases = False
+
+        def __init__(self):
+            pass
+
+        def valid(self, text):
+            return None
+
+        def generate(self, texts, search, batch_size=16):
+            seen.append((search.no_repeat_ngram, search.no_stutter))
+            return [SimpleNamespace(texts=[t]) for t in texts]
+
+    assert text2text.round_trip(["a b"], Fake(), Fake()) == ["a b"]
+    assert text2text.round_trip(["a b"], Fake(), Fake(), no_repeat_ngram=0, no_stutter=False) == ["a b"]
+    assert seen == [(3, True)] * 2 + [(0, False)] * 2
+
+
+# ------------------------------------------------------------------------------ qagen's signature (c)
+
+def test_qagen_generate_signs_no_repeat_ngram_0(tmp_path):
+    """qagen generate --no-repeat-ngram 0 is in the run signature (as every command's guards off their
+    defaults), and a default run keeps the signature it had."""
+    from pysynth.cli.qagen import _answer_config
+    from pysynth.qagen.pipeline import QAGenConfig
+
+    def cfg(*flags):
+        a = _parse(_argv(tmp_path, "qagen generate") + list(flags))
+        return QAGenConfig(**_answer_config(a)).as_dict()
+
+    d = cfg()
+    assert d["no_repeat_ngram"] == 3 and "no_stutter" not in d  # as before
+    assert cfg("--no-repeat-ngram", "0") == {**d, "no_repeat_ngram": 0}
+    assert cfg("--allow-stutter") == {**d, "no_stutter": False}
+    assert cfg("--no-repeat-ngram", "4") == {**d, "no_repeat_ngram": 4}
+    assert len({str(sorted(c.items())) for c in (d, cfg(*OFF), cfg("--no-repeat-ngram", "0"))}) == 3

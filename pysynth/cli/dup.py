@@ -149,7 +149,7 @@ def _cmd_evaluate_dqg(args) -> int:
 
     model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path)
     res = evaluate(model, args.inp, C.backend(args.backend, model), args.beam, args.limit, args.subset, args.threads,
-                   args.dev_fraction, args.seed)
+                   args.dev_fraction, args.seed, **C.guards(args))
     print(json.dumps(res, ensure_ascii=False))
     return 0
 
@@ -309,6 +309,7 @@ def _dqg_commands(ds) -> None:
     _dumps(v)
     C.add_backend(v)
     C.add_decoding(v, beam=1)
+    C.add_guards(v, note="; the title search")
     C.add_threads(v, default=1, help="onnxruntime threads")
     v.add_argument("--limit", type=C.count, default=0, help="first N questions per dump (0: all)")
     v.add_argument("--subset", choices=("all", "linked", "dev"), default="all",

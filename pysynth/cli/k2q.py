@@ -254,7 +254,7 @@ def _cmd_table2(args) -> int:
     backend = "onnx" if all(C.backend(args.backend, m) == "onnx" for m in models.values()) \
         and C.backend(args.backend) == "onnx" else "torch"
     run_table2(args.inp, models, data=args.data, out_dir=args.out, beam=args.beam, baselines=baselines,
-               limit=args.limit, workers=args.workers, seed=args.seed, backend=backend)
+               limit=args.limit, workers=args.workers, seed=args.seed, backend=backend, **C.guards(args))
     print(f"wrote {args.out}/table2.md, table2.json, table2_outputs.jsonl", file=sys.stderr)
     return 0
 
@@ -410,6 +410,7 @@ def add_commands(sub) -> None:
     C.add_out(t2, required=False, default="results/k2q_table2", help="output folder (results/k2q_table2)")
     C.add_data_dir(t2)
     C.add_decoding(t2, beam=5, seed=False)
+    C.add_guards(t2, note="; the neural models (SDM and TBM do not search)")
     t2.add_argument("--baselines", default="sdm,tbm", help="comma-separated subset of sdm,tbm, or none")
     t2.add_argument("--limit", type=C.positive_int, default=None, help="score only the first N T0 pairs")
     C.add_workers(t2)

@@ -141,7 +141,7 @@ def _cmd_table6(args) -> int:
         chains[name or " -> ".join(steps)] = steps
     data = shared_dir(args.data)  # after the flags: a bad --chain is a usage error with or without the data
     rows = table6(data, models, beam=args.beam, round_trip=None if args.round_trip == "none" else args.round_trip,
-                  ablations=ablations, chains=chains or None)
+                  ablations=ablations, chains=chains or None, **C.guards(args))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     md = markdown(rows, "pysynth mqr evaluate " + " ".join(sys.argv[3:]))
@@ -257,6 +257,7 @@ def add_commands(sub) -> None:
                     help="rewriters (default: mqr-copynet-small); OPTS: beam=B,coverage=C,wellformed=W,backoff=F,"
                          "select=safe|model")
     C.add_decoding(t6, beam=4, seed=False)
+    C.add_guards(t6, note="; every rewriter row and the round trip")
     t6.add_argument("--round-trip", default="fr", metavar="PIVOT",
                     help="the round-trip translation row's pivot: fr (the shipped English<->French models of "
                          "pysynth paraphrase), FWD,BWD (two models) or none")

@@ -178,7 +178,8 @@ class TitleGenerator:
 
 
 def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 1, limit: int = 0,
-             subset: str = "all", threads: int = 1, dev_fraction: float = 0.05, seed: int = 0) -> dict:
+             subset: str = "all", threads: int = 1, dev_fraction: float = 0.05, seed: int = 0, *,
+             no_repeat_ngram: int = 3, no_stutter: bool = True) -> dict:
     """BLEU (sacrebleu, lower-cased) and ROUGE-1/2/L F (rouge-score) of the titles ``model``
     generates for the dumps' questions against their real titles (0-100), the share of
     generated-title words found in the body (copying), how well a generated title finds its
@@ -186,9 +187,14 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
     ``title_mrr``: the generated title as a duplicate query) and a few examples. ``limit``: the first
     questions of each dump only (0: all). ``subset``: ``"all"`` questions, ``"linked"`` (those
     with a PostLinks duplicate: :func:`train` holds them out) or ``"dev"`` (:func:`train`'s dev
-    split for these dumps, ``dev_fraction`` and ``seed``)."""
+    split for these dumps, ``dev_fraction`` and ``seed``). ``no_repeat_ngram``, ``no_stutter``: the title
+    search's degenerate-output guards (:meth:`TitleGenerator.generate`); the results name them when
+    they are off their defaults."""
     from pysynth import metrics
+    from pysynth.decoding.config import guard_changes
     from pysynth.dup.prep import questions
+
+    guards = guard_changes(no_repeat_ngram, no_stutter)  # before the dumps are read
 
     if subset not in ("all", "linked", "dev"):
         raise ValueError(f"subset: must be 'all', 'linked' or 'dev', got {subset!r}")
@@ -206,7 +212,7 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
             by.setdefault(r["site"], []).append(r)
         rows = [r for v in by.values() for r in v[:limit]]
     gen = TitleGenerator(model, backend=backend, threads=threads)
-    got = gen.generate([r["body"] for r in rows], beam=beam)
+    got = gen.generate([r["body"] for r in rows], beam=beam, no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
     hyps = [t for t, _ in got]
     refs = [r["title"] for r in rows]
     s = metrics.score_corpus(hyps, [refs], ["bleu", "rouge1", "rouge2", "rougeL"], lowercase=True)
@@ -224,7 +230,7 @@ def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam:
             "unreadable": sum(r == "unreadable" for _, r in got), "empty": sum(r == "empty" for _, r in got),
             "body_word_share": round(100 * copied / max(total, 1), 1),
             "title_p_at_1": round(100 * p1, 2), "title_mrr": round(100 * rr, 2),
-            "examples": [{"title": r["title"], "generated": h} for r, h in list(zip(rows, hyps))[:5]]}
+            "examples": [{"title": r["title"], "generated": h} for r, h in list(zip(rows, hyps))[:5]], **guards}
 
 
 def _title_retrieval(hyps: Sequence[str], rows: Sequence[dict]) -> Tuple[float, float]:

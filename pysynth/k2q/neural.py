@@ -157,13 +157,15 @@ def generate_questions(
     return out[0] if single else out
 
 
-def evaluate_t0(generator=None, pairs=None, beam: int = 5, batch_size: int = 32) -> Dict[str, float]:
+def evaluate_t0(generator=None, pairs=None, beam: int = 5, batch_size: int = 32, *, no_repeat_ngram: int = 3,
+                no_stutter: bool = True) -> Dict[str, float]:
     """ROUGE-L/1/2 F (rouge-score flavor, mean) and corpus BLEU (sacrebleu, 0-1 scale) on T0.
 
     Each T0 keyword query is decoded (beam search, best hypothesis) and scored against the
     question it was written for (one reference), as in Sect. 7.1; ``*_multi`` scores use all
     questions of the query's paraphrase cluster as references. Queries whose every token is
-    outside the vocabulary get an empty output.
+    outside the vocabulary get an empty output. ``no_repeat_ngram``, ``no_stutter``: the search's
+    degenerate-output guards (:class:`pysynth.decoding.SearchConfig`).
     """
     from pysynth import metrics
     from pysynth.k2q.data import load_seed_pairs
@@ -173,7 +175,8 @@ def evaluate_t0(generator=None, pairs=None, beam: int = 5, batch_size: int = 32)
     kws = [p.keywords for p in pairs]
     refs = [detokenize(tokenize(p.question)) for p in pairs]
     ok = [i for i, k in enumerate(kws) if tokenize(k) and any(w in gen.vocab.stoi for w in tokenize(k))]
-    res = gen.generate([kws[i] for i in ok], beam=beam, n=1, batch_size=batch_size)
+    res = gen.generate([kws[i] for i in ok], beam=beam, n=1, batch_size=batch_size, no_repeat_ngram=no_repeat_ngram,
+                       no_stutter=no_stutter)
     hyps = [""] * len(kws)
     for i, g in zip(ok, res):
         hyps[i] = g.texts[0] if g.texts else ""

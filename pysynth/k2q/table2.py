@@ -114,6 +114,8 @@ def run_table2(
     backend: str = "torch",
     tbm_params: Optional[Mapping[str, Any]] = None,
     progress: bool = True,
+    no_repeat_ngram: int = 3,
+    no_stutter: bool = True,
 ) -> Dict[str, dict]:
     """Score SDM, TBM and the given neural models on T0; returns ``{row name: results}``.
 
@@ -132,6 +134,9 @@ def run_table2(
     seed : the TBM word2vec seed.
     backend : ``"torch"`` or ``"onnx"`` for the neural models.
     tbm_params : keyword arguments of :class:`~pysynth.k2q.baselines.TemplateBaseline`.
+    no_repeat_ngram, no_stutter : the neural models' degenerate-output guards
+        (:class:`pysynth.decoding.SearchConfig`; on by default); recorded in ``_meta`` and the
+        signature only off their defaults.
 
     Returns
     -------
@@ -141,12 +146,14 @@ def run_table2(
         ``generate_s`` (neural: decoding and scoring), ``paper`` (the paper's four numbers or
         None); key ``"_meta"``: settings, sizes and total time.
     """
+    from pysynth.decoding.config import guard_changes
     from pysynth.k2q.baselines import SdmBaseline, TemplateBaseline
     from pysynth.k2q.data import load_seed_pairs
     from pysynth.k2q.neural import evaluate_t0
     from pysynth.models.vocab import detokenize, tokenize
 
     t_start = time.perf_counter()
+    guards = guard_changes(no_repeat_ngram, no_stutter)
     unknown = [b for b in baselines if b not in ("sdm", "tbm")]
     if unknown:
         raise ValueError(f"baselines: unknown {unknown}; choose from 'sdm', 'tbm'")
@@ -192,7 +199,7 @@ def run_table2(
         name = _row_name(given)
         t1 = time.perf_counter()
         gen = Generator.load(d, backend=backend)
-        res = evaluate_t0(gen, pairs=t0, beam=beam)
+        res = evaluate_t0(gen, pairs=t0, beam=beam, no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
         t2 = time.perf_counter()
         outputs[name] = res["hyps"]
         results[name] = dict(_metrics(res), n_empty=sum(1 for h in res["hyps"] if not h),
@@ -206,12 +213,12 @@ def run_table2(
         "pairs": str(pairs_path), "train_pairs": len(train),
         "train_questions": len({q for _, q in train}), "t0_pairs": len(t0),
         "t0_distinct_queries": len(distinct), "beam": beam, "workers": workers, "seed": seed,
-        "limit": limit, "backend": backend, "seconds": time.perf_counter() - t_start,
+        "limit": limit, "backend": backend, **guards, "seconds": time.perf_counter() - t_start,
     }
     meta["signature"] = _signature.signature(
         "pysynth.k2q.table2", 1, {"beam": beam, "seed": seed, "limit": limit, "backend": backend,
                                   "models": {k: str(v) for k, v in dict(model_dirs or {}).items()},
-                                  "baselines": list(baselines)},
+                                  "baselines": list(baselines), **guards},
         {"train_pairs": len(train), "t0_pairs": len(t0),
          "sha256": _signature.fingerprint([list(p) for p in train], [[p.cluster_id, p.keywords, p.question] for p in t0])})
     if out_dir is not None:

@@ -238,17 +238,19 @@ def text2text(model: Optional[PathLike] = None, backend: str = "auto", *, device
 
 
 def round_trip(texts: Sequence[str], forward, backward, beam: int = 4, backend: str = "auto",
-               threads: int = 0, batch_size: int = 16) -> List[str]:
+               threads: int = 0, batch_size: int = 16, *, no_repeat_ngram: int = 3,
+               no_stutter: bool = True) -> List[str]:
     """Round-trip translation: each text through ``forward`` then ``backward`` (models or
     :class:`Text2Text`), the best beam-search output of each (the "NMT fr" baseline of Chu et al.
     2020, Table 6). A text the forward model cannot read, or whose round trip has no word, comes
     back unchanged; a lower-casing model's output gets the text's casing back
-    (:func:`pysynth.models.postprocess.match_case`)."""
+    (:func:`pysynth.models.postprocess.match_case`). ``no_repeat_ngram``, ``no_stutter``: both searches'
+    degenerate-output guards (:class:`~pysynth.decoding.SearchConfig`)."""
     from pysynth.models.postprocess import match_case
 
     fwd = forward if isinstance(forward, Text2Text) else text2text(forward, backend, threads=threads)
     bwd = backward if isinstance(backward, Text2Text) else text2text(backward, backend, threads=threads)
-    search = SearchConfig(decode="beam", beam=beam)
+    search = SearchConfig(decode="beam", beam=beam, no_repeat_ngram=no_repeat_ngram, no_stutter=no_stutter)
 
     def best(model: Text2Text, xs: List[str]) -> List[str]:
         return [g.texts[0] if g.texts else "" for g in model.generate(xs, search, batch_size=batch_size)] if xs else []

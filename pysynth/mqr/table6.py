@@ -67,10 +67,12 @@ def parse_step(step: str, beam: int = 4) -> Tuple[str, dict]:
     return model, kw
 
 
-def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: Optional[dict] = None) -> List[str]:
+def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: Optional[dict] = None,
+              **guards) -> List[str]:
     """Table 8's "A -> B": run each step on the previous step's output. A step is ``rule`` (the
     rule floor) or a rewriter (a shipped name, a model folder or a training run), with its
-    decoding as :func:`parse_step` reads it (default: the best of a beam of ``beam``)."""
+    decoding as :func:`parse_step` reads it (default: the best of a beam of ``beam``); ``guards``:
+    ``no_repeat_ngram``, ``no_stutter`` of every rewriter's search (:class:`pysynth.decoding.SearchConfig`)."""
     from pysynth.mqr.rewrite import Rewriter, rule_floor
 
     cache = {} if cache is None else cache
@@ -84,7 +86,7 @@ def run_chain(steps: Sequence[str], texts: Sequence[str], beam: int = 4, cache: 
                 cache[model] = Rewriter(model)
             # an option the step does not name is off (the plain beam's best), not Rewriter.rewrite's default
             out = cache[model].rewrite(out, **{"coverage": 0.0, "wellformed": 0.0, "backoff": 0.0, "select": "model",
-                                               **kw})
+                                               **kw}, **guards)
     return out
 
 
@@ -115,7 +117,8 @@ ROUND_TRIP_FR = ("en-fr-copynet-small", "fr-en-copynet-small")
 def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, beam: int = 4,
            wellformed: bool = True, limit: Optional[int] = None, meteor: bool = True,
            round_trip: Optional[str] = "fr", ablations: Optional[Dict[str, str]] = None,
-           chains: Optional[Dict[str, Sequence[str]]] = None, paper_tables: bool = True) -> List[dict]:
+           chains: Optional[Dict[str, Sequence[str]]] = None, paper_tables: bool = True, *,
+           no_repeat_ngram: int = 3, no_stutter: bool = True) -> List[dict]:
     """The rows of Table 6 (see the module doc), and of Tables 7 and 8 when asked.
 
     Parameters
@@ -130,10 +133,15 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
     chains : Table 8 rows, ``{row name: [A, B, ...]}`` (:func:`run_chain`).
     paper_tables : with ``ablations`` or ``chains``, also re-score the paper's released Table 7/8
         outputs (``quora_stackexchange`` ...) and list the paper's numbers.
+    no_repeat_ngram, no_stutter : the degenerate-output guards of every search (the rewriters and
+        the round trip; :class:`pysynth.decoding.SearchConfig`, on by default).
 
     Every row has ``table`` (6, 7 or 8).
     """
+    from pysynth.decoding.config import guard_changes
     from pysynth.mqr.rewrite import rule_floor
+
+    guards = guard_changes(no_repeat_ngram, no_stutter)  # validated before any data is read; only off the defaults
 
     d = Path(data_dir)
     with gzip.open(d / "mqr" / "test.jsonl.gz", "rt", encoding="utf-8") as f:
@@ -155,7 +163,7 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
                   "pysynth CopyNet (mqr-copynet-small), the rewrite defaults": f"mqr-copynet-small@{opts}"}
     for name, model in models.items():
         t0 = time.perf_counter()
-        systems[name] = (None, run_chain([model], ill, beam, cache))
+        systems[name] = (None, run_chain([model], ill, beam, cache, **guards))
         timing[name] = time.perf_counter() - t0
     if round_trip:
         from pysynth.models.text2text import round_trip as _rt
@@ -166,7 +174,7 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
         fwd, bwd = pair
         t0 = time.perf_counter()
         name = f"round trip through French (pysynth en-fr/fr-en, beam {beam})"
-        systems[name] = ("nmt_fr", _rt(ill, fwd, bwd, beam=beam, backend="onnx"))
+        systems[name] = ("nmt_fr", _rt(ill, fwd, bwd, beam=beam, backend="onnx", **guards))
         timing[name] = time.perf_counter() - t0
     for sysname in ("transformer", "lstm", "GEC", "nmt_fr", "nmt_de"):
         systems[f"paper: {sysname} (released outputs)"] = (sysname, [released[r["row_idx"]][sysname] for r in test])
@@ -175,7 +183,7 @@ def table6(data_dir: Union[str, Path], models: Optional[Dict[str, str]] = None, 
         if not extra:
             continue
         for name, spec in extra.items():
-            systems[name] = (None, run_chain([spec] if tab == 7 else list(spec), ill, beam, cache))
+            systems[name] = (None, run_chain([spec] if tab == 7 else list(spec), ill, beam, cache, **guards))
             table[name] = tab
         if paper_tables:
             for pname, (col, nums) in paper.items():

@@ -213,10 +213,11 @@ class QAGenConfig:
 
     def as_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        # runs without the filter or the answer options of issue 26 keep their signature
+        # runs without the filter or the answer options of issue 26 keep their signature;
+        # no_repeat_ngram is always there (3, the default, since issue 26; 0: the search's ban is off
+        # too, so such a run must not share a signature with one made before the search had it)
         for k, off in (("min_wellformed", None), ("answers_per_context", 1), ("one_sentence", False),
-                       ("max_answer_words", None), ("no_repeat_ngram", 0), ("max_context_chars", None),
-                       ("no_stutter", True)):
+                       ("max_answer_words", None), ("max_context_chars", None), ("no_stutter", True)):
             if d[k] == off:
                 del d[k]
         return d

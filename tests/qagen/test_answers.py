@@ -167,7 +167,8 @@ def test_config_validates_the_answer_options():
         with pytest.raises(ValueError, match=needle):
             QAGenConfig(**kw)
     legacy = QAGenConfig(answers_per_context=1, one_sentence=False, max_answer_words=None, no_repeat_ngram=0).as_dict()
-    assert not {"answers_per_context", "one_sentence", "max_answer_words", "no_repeat_ngram"} & set(legacy)
+    assert not {"answers_per_context", "one_sentence", "max_answer_words"} & set(legacy)
+    assert legacy["no_repeat_ngram"] == 0  # the search bans nothing: never the signature of a default run
     d = QAGenConfig()  # issue 26's defaults: span rejection and the question guard on, one answer
     assert (d.answers_per_context, d.one_sentence, d.max_answer_words, d.no_repeat_ngram) == (1, True, 10, 3)
 

@@ -33,8 +33,8 @@ The grammar is `pysynth <method> <verb> [flags]`. The same flags mean the same t
 | `--workers N` | pysynth's worker threads: -1 (all cores) or 1 .. 4 x the cores; results do not depend on it |
 | `--chunk-size`, `--restart`, `--executor local\\|ray`, `--ray-address` | resumable, signed, atomic jobs |
 | `--data DIR` | the shared data folder (default `../shared/data` or `$PYSYNTH_DATA`) |
-| `--no-repeat-ngram N` | every generating command's search: no output repeats a token N-gram (default 3; 0: off; 2 .. 1024) |
-| `--no-stutter`, `--allow-stutter` | every generating command's search: no token twice in a row (the default), or let it through |
+| `--no-repeat-ngram N` | the search of every command that decodes (the generating commands, `dup evaluate-dqg`, `mqr evaluate`, `k2q table2`): no output repeats a token N-gram (default 3; 0: off; 2 .. 1024) |
+| `--no-stutter`, `--allow-stutter` | the same searches: no token twice in a row (the default), or let it through |
 
 Exit status: 0 done, 1 the run failed, 2 usage error, 130 interrupted. Errors are one line
 `pysynth: error: ...`; `PYSYNTH_DEBUG=1` shows the traceback.

@@ -228,6 +228,25 @@ def packaged(tmp_path_factory):
     return out
 
 
+def test_models_path_names_the_model_folder(rescan, packaged, monkeypatch, capsys):
+    """``pysynth models path`` prints the folder ``models list`` shows (card, ``model.json``), the
+    checkout's or an installed package's alike, never the store inside a package."""
+    monkeypatch.delenv(registry.ENV, raising=False)
+    assert main(["models", "path", SMALL]) == 0
+    assert capsys.readouterr().out.strip() == str(registry.ASSETS / SMALL)
+    pkgs = [packaged / "plain" / n for n in (SMALL, MINILM)]
+    monkeypatch.setattr(registry, "_entry_points", lambda: [registry._declared(p / registry.DECLARATION, "ep")
+                                                            for p in pkgs])
+    registry.refresh()
+    for pkg in pkgs:
+        for arg in (pkg.name, str(pkg), str(pkg / "onnx")):
+            assert main(["models", "path", arg]) == 0
+            assert capsys.readouterr().out.strip() == str(pkg), arg
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {p}" in out for p in pkgs)
+
+
 def test_a_minilm_package_has_the_same_layout(packaged):
     pytest.importorskip("onnxruntime")
     from pysynth import models

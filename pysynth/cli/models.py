@@ -42,7 +42,11 @@ def _cmd_list(args) -> int:
 def _cmd_path(args) -> int:
     from pysynth.models import registry
 
-    print(registry.resolve(args.name, what="NAME").path)
+    # the model's folder (card, model.json, meta.json), as `models list` shows it, installed or in
+    # the checkout; not the store inside it that the loaders open (an installed package's onnx/)
+    path = registry.resolve(args.name, what="NAME").path
+    lay = registry.layout(path)
+    print(lay.root if lay is not None else path)
     return 0
 
 
@@ -101,7 +105,8 @@ def add_commands(sub) -> None:
     ms = m.add_subparsers(dest="models_command", required=True, metavar="VERB")
     ls = ms.add_parser("list", help="every shipped model: where it is found, or 'not installed'")
     ls.set_defaults(func=_cmd_list)
-    p = ms.add_parser("path", help="the folder of an installed model")
+    p = ms.add_parser("path", help="the model's folder (its card, model.json, meta.json), as `list` shows it; "
+                                   "any --model takes it")
     p.add_argument("name", metavar="NAME")
     p.set_defaults(func=_cmd_path)
     i = ms.add_parser("install", help="pip-install models from the pysynth checkout (pip install ./models/NAME)")

@@ -37,6 +37,19 @@ Column to_column(py::handle obj, const char* name, int workers = 1);
 // Sequence of str only.
 Column to_strings(py::handle obj, const char* name, int workers = 1);
 
+// Token rows -> list of lists of str, one str per distinct token shared by every row that holds
+// it. Runs with the GIL held; `workers` threads fill the rows.
+py::list to_token_lists(const corpus::TokenRows& rows, int workers);
+
+// Pauses Python's cyclic garbage collector; restores its state on every exit.
+struct GcPause {
+  GcPause();
+  ~GcPause();
+  GcPause(const GcPause&) = delete;
+  GcPause& operator=(const GcPause&) = delete;
+  bool was;
+};
+
 py::array_t<int64_t, py::array::c_style | py::array::forcecast> to_offsets(py::handle obj, size_t n, size_t total,
                                                                            const char* name);
 

@@ -13,6 +13,7 @@
 
 #include "common.hpp"
 #include "pysynth/common.hpp"
+#include "pysynth/corpus.hpp"
 
 namespace pysynth::bind {
 
@@ -118,6 +119,78 @@ Column to_column(py::handle obj, const char* name, int workers) {
     return c;
   }
   return to_strings(obj, name, workers);
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+GcPause::GcPause() : was(PyGC_Disable() != 0) {}
+GcPause::~GcPause() {
+  if (was) PyGC_Enable();
+}
+#else
+GcPause::GcPause() : was(false) {
+  py::object gc = py::module_::import("gc");
+  was = gc.attr("isenabled")().cast<bool>();
+  gc.attr("disable")();
+}
+GcPause::~GcPause() {
+  if (!was) return;
+  PyObject* r = PyObject_CallMethod(py::module_::import("gc").ptr(), "enable", nullptr);
+  if (r) {
+    Py_DECREF(r);
+  } else {
+    PyErr_Clear();
+  }
+}
+#endif
+
+// What serialised the tokenizers (issue 29): one str per token and one list per row, made under
+// the GIL. Here one str is made per distinct token; the calling thread (holding the GIL) makes
+// the empty row lists, the worker threads then write the item pointers and count the uses of
+// each str (plain memory writes, no C-API call: no Python code can run meanwhile), and the
+// counts are added to the reference counts at the end. Lists of str cannot form cycles, so
+// the cyclic GC is paused while the rows are made (its passes over the growing list of lists
+// took 0.81 of 1.26 s on 1M questions).
+py::list to_token_lists(const corpus::TokenRows& rows, int workers) {
+  size_t V = rows.vocab.size(), n = rows.offsets.size() - 1;
+  py::list table(V);  // owns one reference to each str
+  PyObject** strs = PySequence_Fast_ITEMS(table.ptr());
+  for (size_t t = 0; t < V; ++t) {
+    std::string_view v = rows.vocab[t];
+    PyObject* s = PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), nullptr);
+    if (!s) throw py::error_already_set();
+    PyList_SET_ITEM(table.ptr(), static_cast<Py_ssize_t>(t), s);
+  }
+  GcPause pause;
+  py::list out(n);
+  std::vector<PyObject**> items(n);
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* row = PyList_New(static_cast<Py_ssize_t>(rows.offsets[i + 1] - rows.offsets[i]));
+    if (!row) throw py::error_already_set();
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), row);  // rows of NULLs are valid lists
+    items[i] = reinterpret_cast<PyListObject*>(row)->ob_item;
+  }
+  int W = resolve_workers(workers);
+  if (rows.ids.size() < (size_t{1} << 16)) W = 1;
+  std::vector<std::vector<Py_ssize_t>> uses(static_cast<size_t>(W));
+  parallel_for(n, W, 4096, [&](size_t tid, size_t b, size_t e) {
+    std::vector<Py_ssize_t>& u = uses[tid];
+    if (u.empty()) u.assign(V, 0);
+    for (size_t i = b; i < e; ++i) {
+      const int32_t* id = rows.ids.data() + rows.offsets[i];
+      auto len = static_cast<size_t>(rows.offsets[i + 1] - rows.offsets[i]);
+      for (size_t j = 0; j < len; ++j) {
+        auto t = static_cast<size_t>(id[j]);
+        items[i][j] = strs[t];
+        ++u[t];
+      }
+    }
+  });
+  for (size_t t = 0; t < V; ++t) {
+    Py_ssize_t k = 0;
+    for (const auto& u : uses) k += u.empty() ? 0 : u[t];
+    Py_SET_REFCNT(strs[t], Py_REFCNT(strs[t]) + k);  // a no-op on immortal objects (3.12+), as Py_INCREF
+  }
+  return out;
 }
 
 // Integer arguments (moved here from the METEOR binding so every binding can share them).

@@ -186,18 +186,12 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
     throw py::value_error("tokenizer must be one of rouge, rouge-stem, 13a, none; got '" + tokenizer + "'");
   }
   resolve_workers(workers);
-  std::vector<std::vector<std::string>> toks;
+  corpus::TokenRows rows;
   {
     py::gil_scoped_release nogil;
-    toks = tokenize_texts(c.views.data(), c.views.size(), kind, workers);
+    rows = tokenize_ids(c.views.data(), c.views.size(), kind, workers);
   }
-  py::list out(toks.size());
-  for (size_t i = 0; i < toks.size(); ++i) {
-    py::list row(toks[i].size());
-    for (size_t j = 0; j < toks[i].size(); ++j) row[j] = py::str(toks[i][j]);
-    out[i] = row;
-  }
-  return out;
+  return to_token_lists(rows, workers);
 }
 
 }  // namespace

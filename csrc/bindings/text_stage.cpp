@@ -161,63 +161,21 @@ ModelInput model_input(py::handle vocab, py::handle key_offsets, py::handle key_
 
 // --------------------------------------------------------------------- functions
 
-// Pauses Python's cyclic garbage collector; restores its state on every exit.
-struct GcPause {
-#if PY_VERSION_HEX >= 0x030A0000
-  bool was = PyGC_Disable() != 0;
-  ~GcPause() {
-    if (was) PyGC_Enable();
-  }
-#else
-  py::object gc = py::module_::import("gc");
-  bool was = gc.attr("isenabled")().cast<bool>();
-  GcPause() { gc.attr("disable")(); }
-  ~GcPause() {
-    if (!was) return;
-    PyObject* r = PyObject_CallMethod(gc.ptr(), "enable", nullptr);
-    if (r) {
-      Py_DECREF(r);
-    } else {
-      PyErr_Clear();
-    }
-  }
-#endif
-};
-
-// Tokens are interned while tokenizing (build_corpus, GIL released, in parallel); each row then
-// holds references to one str per distinct token, and the cyclic GC is paused while the rows
-// are made (lists of str cannot form cycles). 1M questions, 7.8M tokens: one str per token
-// under the GIL (tokenize_texts + py::str) took 3.96 s with 1 thread or 2 alike; shared str
-// 1.26 s, of which 0.81 s were GC passes over the growing list of lists; without them 0.45 s
-// (1 thread) and 0.29 s (2). The 0.12 s of making the lists holds the GIL and cannot scale.
+// Tokens are interned while tokenizing (GIL released, in parallel) and the rows share one str
+// per distinct token (pysynth::bind::to_token_lists). History: 1M questions, 7.8M tokens, one
+// str per token under the GIL took 3.96 s with 1 thread or 2 alike; shared str 1.26 s, of which
+// 0.81 s were GC passes over the growing list of lists; without them 0.45 s (1 thread) and
+// 0.29 s (2).
 py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers) {
-  auto c = pysynth::bind::to_strings(texts, "texts");
+  auto c = pysynth::bind::to_strings(texts, "texts", workers);
   cp::Tokenizer tok = parse_tokenizer(tokenizer);
   pysynth::resolve_workers(workers);
-  cp::CorpusData data;
+  cp::TokenRows rows;
   {
     py::gil_scoped_release nogil;
-    data = cp::build_corpus(c.views.data(), c.views.size(), tok, workers);
+    rows = cp::tokenize_rows(c.views.data(), c.views.size(), tok, workers);
   }
-  py::list vocab = to_list(data.vocab);
-  PyObject** terms = PySequence_Fast_ITEMS(vocab.ptr());
-  size_t n = data.offsets.size() - 1;
-  PyObject* out = PyList_New(static_cast<Py_ssize_t>(n));
-  if (!out) throw py::error_already_set();
-  py::list result = py::reinterpret_steal<py::list>(out);
-  GcPause pause;
-  for (size_t i = 0; i < n; ++i) {
-    int64_t b = data.offsets[i], e = data.offsets[i + 1];
-    PyObject* row = PyList_New(static_cast<Py_ssize_t>(e - b));
-    if (!row) throw py::error_already_set();
-    for (int64_t k = b; k < e; ++k) {
-      PyObject* t = terms[data.ids[static_cast<size_t>(k)]];
-      Py_INCREF(t);
-      PyList_SET_ITEM(row, static_cast<Py_ssize_t>(k - b), t);
-    }
-    PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), row);
-  }
-  return result;
+  return pysynth::bind::to_token_lists(rows, workers);
 }
 
 py::tuple build_corpus_py(py::handle texts, const std::string& tokenizer, int workers) {

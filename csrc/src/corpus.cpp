@@ -937,6 +937,91 @@ CorpusData build_corpus(const std::string_view* texts, size_t n, Tokenizer tok, 
   return finalize(raw, raw_str, used > 1, workers);
 }
 
+TokenRows intern_rows(size_t n, int workers, const RowTokenizer& tokenize) {
+  workers = resolve_workers(workers);
+  RawDocs raw(n);
+  std::vector<std::unique_ptr<StringInterner>> local(static_cast<size_t>(workers));
+  std::vector<int32_t> chunk_worker(raw.n_chunks(), 0);
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t tid, size_t cb, size_t ce) {
+    if (!local[tid]) local[tid] = std::make_unique<StringInterner>(1 << 12);
+    StringInterner& si = *local[tid];
+    std::vector<std::string_view> toks;
+    std::vector<int32_t> out;  // a buffer of this thread: see build_corpus
+    for (size_t c = cb; c < ce; ++c) {
+      chunk_worker[c] = static_cast<int32_t>(tid);
+      out.clear();
+      for (size_t d = raw.chunk_begin(c); d < raw.chunk_end(c); ++d) {
+        toks.clear();
+        tokenize(tid, d, toks);
+        for (std::string_view s : toks) out.push_back(si.intern(s, true).first);
+        raw.doc_len[d] = static_cast<int64_t>(toks.size());
+      }
+      raw.chunks[c].assign(out.begin(), out.end());
+    }
+  });
+  // Merge: the first table keeps its ids; the others' strings are looked up in it, and the
+  // strings it lacks are interned once more (so each is in the vocabulary once).
+  TokenRows rows;
+  std::vector<std::vector<int32_t>> remap(local.size());
+  const StringInterner* first = nullptr;
+  StringInterner extra;
+  for (size_t w = 0; w < local.size(); ++w) {
+    if (!local[w]) continue;
+    const StringInterner& si = *local[w];
+    if (!first) {
+      first = &si;
+      for (size_t i = 0; i < si.size(); ++i) rows.vocab.push_back(si.str(i));
+      continue;
+    }
+    remap[w].resize(si.size());
+    for (size_t i = 0; i < si.size(); ++i) {
+      int32_t id = first->find(si.str(i));
+      if (id < 0) {
+        auto [k, fresh] = extra.intern(si.str(i), false);
+        if (fresh) rows.vocab.push_back(si.str(i));
+        id = static_cast<int32_t>(first->size()) + k;
+      }
+      remap[w][i] = id;
+    }
+  }
+  rows.offsets.resize(n + 1);
+  rows.offsets[0] = 0;
+  for (size_t d = 0; d < n; ++d) rows.offsets[d + 1] = rows.offsets[d] + raw.doc_len[d];
+  rows.ids.resize(static_cast<size_t>(rows.offsets[n]));
+  parallel_for(raw.n_chunks(), workers, 1, [&](size_t, size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) {
+      const std::vector<int32_t>& src = raw.chunks[c];
+      int32_t* dst = rows.ids.data() + rows.offsets[raw.chunk_begin(c)];
+      const std::vector<int32_t>& map = remap[static_cast<size_t>(chunk_worker[c])];
+      if (map.empty()) {
+        std::copy(src.begin(), src.end(), dst);
+      } else {
+        for (size_t j = 0; j < src.size(); ++j) dst[j] = map[static_cast<size_t>(src[j])];
+      }
+      std::vector<int32_t>().swap(raw.chunks[c]);
+    }
+  });
+  return rows;
+}
+
+TokenRows tokenize_rows(const std::string_view* texts, size_t n, Tokenizer tok, int workers) {
+  struct Scratch {
+    std::string buf;
+    std::vector<uint64_t> scratch;
+  };
+  std::vector<Scratch> per_thread(static_cast<size_t>(resolve_workers(workers)));
+  return intern_rows(n, workers, [&](size_t tid, size_t d, std::vector<std::string_view>& out) {
+    if (tok == Tokenizer::Whitespace) {
+      split_whitespace(texts[d], out);
+      return;
+    }
+    Scratch& s = per_thread[tid];
+    s.buf.clear();
+    if (s.buf.capacity() < texts[d].size()) s.buf.reserve(texts[d].size());
+    tokenize_rouge(texts[d], s.buf, out, s.scratch);
+  });
+}
+
 // =================================================================== phrase scores
 
 double phrase_score(Scoring scoring, int64_t worda_count, int64_t wordb_count, int64_t bigram_count, int64_t len_vocab,

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 #if defined(__SSE2__)
@@ -1305,6 +1306,28 @@ std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* tex
     }
   });
   return result;
+}
+
+corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers) {
+  Mode mode = kind == TokenizerKind::T13a         ? Mode::T13a
+              : kind == TokenizerKind::Whitespace ? Mode::Whitespace
+                                                  : Mode::Rouge;
+  bool stem = kind == TokenizerKind::RougeStem;
+  struct State {
+    Workspace ws;
+    Seq seq;
+  };
+  std::vector<std::unique_ptr<State>> per_thread(static_cast<size_t>(resolve_workers(workers)));
+  return corpus::intern_rows(n, workers, [&](size_t tid, size_t i, std::vector<std::string_view>& out) {
+    if (!per_thread[tid]) {
+      per_thread[tid] = std::make_unique<State>();
+      per_thread[tid]->ws.tbuf.resize(1);
+    }
+    State& st = *per_thread[tid];
+    st.ws.views.clear();
+    tokenize_one(texts[i], mode, stem, 0, st.ws, st.seq);
+    out.insert(out.end(), st.ws.views.begin(), st.ws.views.end());
+  });
 }
 
 }  // namespace pysynth

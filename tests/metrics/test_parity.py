@@ -155,6 +155,37 @@ def test_tokenize(texts, tok):
     same("tokenize", texts, tok, 1)
 
 
+def _many_rows(n, seed):
+    """Rows with many repeated tokens, non-ASCII words and empty texts (the compiled tokenize
+    interns per thread and fills the rows on worker threads from 65,536 tokens on)."""
+    rng = random.Random(seed)
+    words = ["the", "The", "a", "Ünïcode", "straße", "日本語", "what's", "x" * 40, "co-op", "1,000", "déjà", "?"]
+    words += [f"w{k}" for k in range(300)]
+    return ["" if rng.random() < 0.05 else " ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(n)]
+
+
+@pytest.mark.skipif(CPP is None, reason="compiled backend not built")
+@pytest.mark.parametrize("tok", ["rouge", "rouge-stem", "13a", "none"])
+def test_tokenize_many_rows_any_workers(tok):
+    texts = _many_rows(20_000, 5)
+    want = PY.tokenize(texts, tok, 1)
+    for w in (1, 2, 3, -1):
+        assert CPP.tokenize(texts, tok, w) == want
+
+
+@pytest.mark.skipif(CPP is None, reason="compiled backend not built")
+def test_tokenize_shares_one_str_per_token_with_exact_refcounts():
+    import sys
+
+    out = CPP.tokenize(_many_rows(20_000, 6), "none", 2)
+    tok = next(t for row in out for t in row if t == "w7")
+    uses = sum(1 for row in out for t in row if t is tok)
+    assert uses == sum(row.count("w7") for row in out) > 1  # one object for every occurrence
+    assert sys.getrefcount(tok) == uses + 2  # the rows, `tok`, getrefcount's argument
+    del out
+    assert sys.getrefcount(tok) == 2
+
+
 @settings(max_examples=60, **SETTINGS)
 @given(texts=st.lists(st.sampled_from(UNICODE + SPECIAL + PUNCT), min_size=1, max_size=20))
 def test_tokenize_odd_characters(texts):

@@ -116,6 +116,20 @@ def test_corpus_validation():
         text.Corpus([0, 1], [0, 2], [1, 1], [1, 1], ["a", "a"])
 
 
+@pytest.mark.skipif(not has_cpp(), reason="compiled backend not built")
+def test_tokenize_many_rows_any_workers():
+    # > 65,536 tokens: rows filled on worker threads from one str per distinct token
+    rng = random.Random(3)
+    words = ["New", "york", "ÜNÏCODE", "straße", "日本語", "what's", "2004", "crf-230", "x" * 40]
+    words += [f"w{k}" for k in range(200)]
+    texts = ["" if rng.random() < 0.05 else " ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(15_000)]
+    for tokenizer in text.TOKENIZERS:
+        want = run_all("text", lambda: backend("text").tokenize(texts, tokenizer, 1))
+        assert want == oracle(texts, tokenizer)[0]
+        for w in (2, 3, -1):
+            assert backend("text").tokenize(texts, tokenizer, w) == want
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_tokenize_restores_gc_state(enabled):
     # the compiled tokenize pauses the cyclic GC while it makes the rows; the caller's state

@@ -12,6 +12,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 namespace pysynth {
 
 // The one library-specific exception: an internal error, not the caller's fault.
@@ -34,6 +38,25 @@ inline int resolve_workers(int workers) {
   // would allocate until killed (found by fuzz/), so more than kMaxWorkers run as kMaxWorkers
   constexpr int kMaxWorkers = 1024;
   return workers < kMaxWorkers ? workers : kMaxWorkers;
+}
+
+// Keeps the calling (worker) thread off `cpu`, the CPU of the thread that started it (Linux;
+// elsewhere, or with a single allowed CPU, nothing). A new thread starts on its parent's CPU,
+// and when every other CPU runs low-priority work the kernel keeps it there: on the 2-vCPU VM
+// with nice-19 jobs on both CPUs, the two threads of a workers=2 call shared one CPU for the
+// whole call (2 x 67 ms of work took 125-143 ms; moved once at start and given the full mask
+// back, the worker was pulled back within the call), so workers=2 ran no faster than workers=1
+// (issue 29). The restriction ends with the thread, which lives for one call.
+inline void leave_cpu(int cpu) {
+#ifdef __linux__
+  cpu_set_t allowed;
+  if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  if (!CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2) return;
+  CPU_CLR(cpu, &allowed);
+  sched_setaffinity(0, sizeof allowed, &allowed);  // a failure only leaves the placement to the kernel
+#else
+  (void)cpu;
+#endif
 }
 
 // Run fn(worker_index, begin, end) over [0, n) in dynamically scheduled chunks.
@@ -71,7 +94,16 @@ void parallel_for(size_t n, int workers, size_t chunk, Fn&& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(n_threads - 1);
-  for (size_t t = 1; t < n_threads; ++t) threads.emplace_back(run, t);
+#ifdef __linux__
+  const int caller_cpu = sched_getcpu();
+#else
+  const int caller_cpu = -1;
+#endif
+  for (size_t t = 1; t < n_threads; ++t)
+    threads.emplace_back([&run, t, caller_cpu] {
+      leave_cpu(caller_cpu);
+      run(t);
+    });
   run(0);
   for (auto& t : threads) t.join();
   if (first_error) std::rethrow_exception(first_error);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,24 @@ struct IdCorpus {
 // Tokenize every text and build the corpus. workers: -1 = all cores; the result does not
 // depend on it.
 CorpusData build_corpus(const std::string_view* texts, size_t n, Tokenizer tok, int workers);
+
+// Token rows against a per-call vocabulary: row i = vocab[ids[offsets[i]:offsets[i+1]]], every
+// distinct token once in vocab (its order depends on the number of workers; the rows do not).
+struct TokenRows {
+  std::vector<int32_t> ids;
+  std::vector<int64_t> offsets{0};
+  StringList vocab;
+};
+
+// tokenize(tid, row, out) appends the tokens of `row` to `out`; the views must stay valid
+// until that thread's next call. Rows are tokenized by `workers` threads, each interning into
+// a table of its own; the tables are merged afterwards (issue 29: the tokenizers' callers then
+// make one Python str per distinct token instead of one per token).
+using RowTokenizer = std::function<void(size_t tid, size_t row, std::vector<std::string_view>& out)>;
+TokenRows intern_rows(size_t n, int workers, const RowTokenizer& tokenize);
+
+// build_corpus's tokenization without the statistics.
+TokenRows tokenize_rows(const std::string_view* texts, size_t n, Tokenizer tok, int workers);
 
 // ------------------------------------------------------------------------ phrases
 

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pysynth/corpus.hpp"
+
 namespace pysynth {
 
 // A column of segments: either UTF-8 strings or pre-tokenized ids (flat values + offsets).
@@ -72,5 +74,9 @@ enum class TokenizerKind { Rouge, RougeStem, T13a, Whitespace };
 // Tokens of each text under one of the tokenizers above (for inspection and tests).
 std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n, TokenizerKind kind,
                                                      int workers);
+
+// The same tokens as ids against a per-call vocabulary (corpus::intern_rows): what the binding
+// turns into lists of str, one str per distinct token.
+corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers);
 
 }  // namespace pysynth

@@ -6,9 +6,12 @@ compiled module lands next to the Python sources (editable) or in the wheel.
 its own distribution, ``pip install ./models/<name>`` (``models/_build.py``; docs/models.md).
 Set ``PYSYNTH_NO_EXT=1`` to install the pure-Python package only.
 """
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
@@ -66,13 +69,18 @@ def _drop_stale_cache(build_temp: Path) -> None:
         key, _, value = line.partition("=")
         if key.split(":")[0] in ("CMAKE_MAKE_PROGRAM", "CMAKE_COMMAND") and value and not Path(value).exists():
             cache.unlink()
-            import shutil
-
             shutil.rmtree(build_temp / "CMakeFiles", ignore_errors=True)
             return
 
 
 ext_modules = [] if os.environ.get("PYSYNTH_NO_EXT") else [CMakeExtension("pysynth._core")]
+
+# pip builds in the source folder: the build's scratch (a copy of the package and the CMake
+# objects, 26 MB) goes to a temporary folder removed when the build ends, so `pip install .`
+# leaves no build/ in the clone. An isolated build could not reuse it anyway (its CMake cache
+# names the deleted build environment's tools); incremental C++ builds: cmake --build build/dev.
+_SCRATCH = tempfile.mkdtemp(prefix="pysynth-build-")
+atexit.register(shutil.rmtree, _SCRATCH, True)
 
 setup(
     packages=find_packages(include=["pysynth", "pysynth.*"])
@@ -92,5 +100,6 @@ setup(
     exclude_package_data={"pysynth.models": ["assets/*", "assets/**/*"]},
     ext_modules=ext_modules,
     cmdclass={"build_ext": CMakeBuild},
+    options={"build": {"build_base": _SCRATCH}},
     zip_safe=False,
 )

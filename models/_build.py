@@ -252,10 +252,10 @@ def setup_model(project: Path, name: str) -> None:
     src = ASSETS / name
 
     def write_folder(dst: Path) -> None:
-        if (built / META).is_file():
-            if _doc(built)["meta"].get("trainable", False) != trainable:
-                raise SystemExit(f"{built}: this sdist was built {'with' if not trainable else 'without'} "
-                                 f"{TRAINABLE_ENV}=1; build the wheel the same way (or a new sdist)")
+        if (built / META).is_file():  # the sdist's folder, as it was built (trainable or not)
+            if trainable and not _doc(built)["meta"].get("trainable", False):
+                raise SystemExit(f"{built}: this sdist holds no torch weights ({TRAINABLE_ENV}=1 asks for them); "
+                                 f"build one with {TRAINABLE_ENV}=1 from the pysynth checkout")
             copy_package_folder(built, dst)
         elif (src / DECLARATION).is_file():
             build_model_folder(src, dst, trainable)

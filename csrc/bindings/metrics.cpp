@@ -126,7 +126,7 @@ StatsArray check_stats(py::handle stats, int max_order) {
 }
 
 py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& smooth_method, double smooth_value,
-                                          bool effective_order, int max_order) {
+                                          bool effective_order, int max_order, int workers) {
   auto s = check_stats(stats, max_order);
   Smooth sm = parse_smooth(smooth_method);
   if (!std::isfinite(smooth_value) || smooth_value < 0)
@@ -135,24 +135,26 @@ py::array_t<double> sacrebleu_sentence_py(py::handle stats, const std::string& s
   py::object vi = py::module_::import("sys").attr("version_info");
   bool compensated = py::cast<int>(vi.attr("major")) > 3 ||
                      (py::cast<int>(vi.attr("major")) == 3 && py::cast<int>(vi.attr("minor")) >= 12);
+  resolve_workers(workers);
   size_t n = static_cast<size_t>(s.shape(0));
   py::array_t<double> out(static_cast<py::ssize_t>(n));
   double* o = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-    sacrebleu_sentence_scores(s.data(), n, max_order, sm, smooth_value, effective_order, compensated, o);
+    sacrebleu_sentence_scores(s.data(), n, max_order, sm, smooth_value, effective_order, compensated, o, workers);
   }
   return out;
 }
 
-py::array_t<double> coco_sentence_py(py::handle stats, int max_order) {
+py::array_t<double> coco_sentence_py(py::handle stats, int max_order, int workers) {
   auto s = check_stats(stats, max_order);
+  resolve_workers(workers);
   size_t n = static_cast<size_t>(s.shape(0));
   py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(max_order)});
   double* o = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-    coco_sentence_scores(s.data(), n, max_order, o);
+    coco_sentence_scores(s.data(), n, max_order, o, workers);
   }
   return out;
 }
@@ -223,11 +225,11 @@ void register_metrics(py::module_& m) {
           "sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`).\n\nFull docs: the twin "
           "pysynth.metrics._reference.sacrebleu_sentence_scores.",
           py::arg("stats"), py::arg("smooth_method"), py::arg("smooth_value"), py::arg("effective_order"),
-          py::arg("max_order"));
+          py::arg("max_order"), py::arg("workers") = 1);
   sub.def("coco_sentence_scores", &coco_sentence_py,
           "pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.\n\nFull docs: the twin "
           "pysynth.metrics._reference.coco_sentence_scores.",
-          py::arg("stats"), py::arg("max_order"));
+          py::arg("stats"), py::arg("max_order"), py::arg("workers") = 1);
   sub.def("tokenize", &tokenize_py,
           "Tokens of each text: ``rouge``, ``rouge-stem``, ``13a`` or ``none`` (whitespace).\n\nFull docs: the twin "
           "pysynth.metrics._reference.tokenize.",

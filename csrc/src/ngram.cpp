@@ -1209,11 +1209,11 @@ void bleu_stats(const TextColumn& hyps, const TextColumn& refs, const int64_t* r
   });
 }
 
-void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth, double smooth_value,
-                               bool effective_order, bool compensated_sum, double* out) {
+static void sacrebleu_sentence_rows(const int64_t* stats, size_t begin, size_t end, int max_order, Smooth smooth,
+                                    double smooth_value, bool effective_order, bool compensated_sum, double* out) {
   const size_t width = 2 + 2 * static_cast<size_t>(max_order);
   std::vector<double> correct(max_order), total(max_order), prec(max_order);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const int64_t* s = stats + i * width;
     double sys_len = static_cast<double>(s[0]), ref_len = static_cast<double>(s[1]);
     double bp = 1.0;
@@ -1269,10 +1269,10 @@ void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Sm
   }
 }
 
-void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out) {
+static void coco_sentence_rows(const int64_t* stats, size_t begin, size_t end, int max_order, double* out) {
   const size_t width = 2 + 2 * static_cast<size_t>(max_order);
   const double tiny = 1e-15, small = 1e-9;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const int64_t* s = stats + i * width;
     double* o = out + i * static_cast<size_t>(max_order);
     double bleu = 1.0;
@@ -1286,6 +1286,21 @@ void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double*
       for (int k = 0; k < max_order; ++k) o[k] *= f;
     }
   }
+}
+
+// The serial tail of sentence BLEU (issue 29: 7 ms of 65 per 100k rows on one thread).
+constexpr size_t kScoreRows = 16384;
+
+void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth, double smooth_value,
+                               bool effective_order, bool compensated_sum, double* out, int workers) {
+  parallel_for(n, workers, kScoreRows, [&](size_t, size_t b, size_t e) {
+    sacrebleu_sentence_rows(stats, b, e, max_order, smooth, smooth_value, effective_order, compensated_sum, out);
+  });
+}
+
+void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out, int workers) {
+  parallel_for(n, workers, kScoreRows,
+               [&](size_t, size_t b, size_t e) { coco_sentence_rows(stats, b, e, max_order, out); });
 }
 
 std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* texts, size_t n, TokenizerKind kind,

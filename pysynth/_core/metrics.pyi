@@ -15,7 +15,7 @@ def bleu_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, toke
     
     Full docs: the twin pysynth.metrics._reference.bleu_stats.
     """
-def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def coco_sentence_scores(stats: typing.Any, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
     """
     pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``.
     
@@ -81,7 +81,7 @@ def rouge_stats(hyps: typing.Any, refs: typing.Any, ref_offsets: typing.Any, typ
     
     Full docs: the twin pysynth.metrics._reference.rouge_stats.
     """
-def sacrebleu_sentence_scores(stats: typing.Any, smooth_method: str, smooth_value: typing.SupportsFloat | typing.SupportsIndex, effective_order: bool, max_order: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def sacrebleu_sentence_scores(stats: typing.Any, smooth_method: str, smooth_value: typing.SupportsFloat | typing.SupportsIndex, effective_order: bool, max_order: typing.SupportsInt | typing.SupportsIndex, workers: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
     """
     sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`).
     

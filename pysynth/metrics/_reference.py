@@ -480,9 +480,12 @@ def sacrebleu_bleu(correct, total, sys_len, ref_len, smooth_method, smooth_value
     return score, precisions, bp, correct, total
 
 
-def sacrebleu_sentence_scores(stats, smooth_method: str, smooth_value: float, effective_order: bool, max_order: int) -> np.ndarray:
+def sacrebleu_sentence_scores(
+    stats, smooth_method: str, smooth_value: float, effective_order: bool, max_order: int, workers: int = 1
+) -> np.ndarray:
     """sacrebleu's BLEU of each row of ``stats`` (see :func:`bleu_stats`)."""
     s = _check_stats(stats, max_order)
+    _check_workers(workers)
     if smooth_method not in ("none", "floor", "add-k", "exp"):
         raise ValueError(f"smooth_method must be one of none, floor, add-k, exp; got '{smooth_method}'")
     if not math.isfinite(smooth_value) or smooth_value < 0:
@@ -509,9 +512,10 @@ def coco_bleu(correct, guess, testlen, reflen, max_order):
     return bleus
 
 
-def coco_sentence_scores(stats, max_order: int) -> np.ndarray:
+def coco_sentence_scores(stats, max_order: int, workers: int = 1) -> np.ndarray:
     """pycocoevalcap's per-segment BLEU-1..max_order of each row of ``stats``."""
     s = _check_stats(stats, max_order)
+    _check_workers(workers)
     out = np.empty((s.shape[0], max_order), dtype=np.float64)
     for i, row in enumerate(s.tolist()):
         out[i] = coco_bleu(row[2 : 2 + max_order], row[2 + max_order :], row[0], row[1], max_order)

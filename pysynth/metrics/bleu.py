@@ -212,9 +212,9 @@ def sentence_bleu(
     be = backend("metrics")
     if flavor == "sacrebleu":
         value = 0.0 if sv is None else float(sv)
-        return be.sacrebleu_sentence_scores(stats, sm, value, bool(effective_order), int(max_order))
+        return be.sacrebleu_sentence_scores(stats, sm, value, bool(effective_order), int(max_order), workers)
     if flavor == "coco":
-        return be.coco_sentence_scores(stats, int(max_order))[:, -1].copy()
+        return be.coco_sentence_scores(stats, int(max_order), workers)[:, -1].copy()
     weights = (0.25, 0.25, 0.25, 0.25) if max_order == 4 else (1 / max_order,) * max_order
     out = np.empty(n, dtype=np.float64)
     for i in range(n):

@@ -479,6 +479,24 @@ def test_unbalanced_groups_and_high_orders():
         same("sacrebleu_sentence_scores", want, "exp", 0.0, True, max_order)
 
 
+@pytest.mark.skipif(CPP is None, reason="compiled backend not built")
+def test_sentence_scores_any_workers():
+    """Sentence scores split across threads (rows > one block of 16,384): the same floats."""
+    hyps, refs, off = _corpus(40_000, 13)
+    stats = CPP.bleu_stats(hyps, refs, off, "13a", 4, 2)
+    stats[::7, 2:6] = 0  # zero matches: the smoothing branches
+    for method, value in (("exp", 0.0), ("floor", 0.1), ("add-k", 1.0), ("none", 0.0)):
+        want = PY.sacrebleu_sentence_scores(stats[:3000], method, value, True, 4)
+        assert np.array_equal(CPP.sacrebleu_sentence_scores(stats[:3000], method, value, True, 4, 2), want)
+        one = CPP.sacrebleu_sentence_scores(stats, method, value, True, 4, 1)
+        for w in (2, 3, -1):
+            assert np.array_equal(CPP.sacrebleu_sentence_scores(stats, method, value, True, 4, w), one)
+    one = CPP.coco_sentence_scores(stats, 4, 1)
+    assert np.array_equal(PY.coco_sentence_scores(stats[:3000], 4, 1), one[:3000])
+    for w in (2, 3, -1):
+        assert np.array_equal(CPP.coco_sentence_scores(stats, 4, w), one)
+
+
 def test_concurrent_calls_from_python_threads():
     """The compiled functions release the GIL: concurrent callers must not share state."""
     import threading

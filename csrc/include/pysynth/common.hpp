@@ -13,6 +13,7 @@
 #include <vector>
 
 #ifdef __linux__
+#include <pthread.h>
 #include <sched.h>
 #endif
 
@@ -40,21 +41,24 @@ inline int resolve_workers(int workers) {
   return workers < kMaxWorkers ? workers : kMaxWorkers;
 }
 
-// Keeps the calling (worker) thread off `cpu`, the CPU of the thread that started it (Linux;
-// elsewhere, or with a single allowed CPU, nothing). A new thread starts on its parent's CPU,
-// and when every other CPU runs low-priority work the kernel keeps it there: on the 2-vCPU VM
-// with nice-19 jobs on both CPUs, the two threads of a workers=2 call shared one CPU for the
-// whole call (2 x 67 ms of work took 125-143 ms; moved once at start and given the full mask
-// back, the worker was pulled back within the call), so workers=2 ran no faster than workers=1
-// (issue 29). The restriction ends with the thread, which lives for one call.
-inline void leave_cpu(int cpu) {
+// Keeps a new worker thread off `cpu`, the CPU of the thread that starts it (Linux; elsewhere,
+// or with a single allowed CPU, nothing). A new thread starts on its parent's CPU, and when
+// every other CPU runs low-priority work the kernel keeps it there: on the 2-vCPU VM with
+// nice-19 jobs on both CPUs, the two threads of a workers=2 call shared one CPU for the whole
+// call (2 x 67 ms of work took 125-143 ms; moved once and given the full mask back, the worker
+// was pulled back within the call), so workers=2 ran no faster than workers=1 (issue 29). Set
+// by the parent right after the start: a worker that moved itself first waited for a turn on
+// the parent's CPU (median 3.5 ms before it ran elsewhere, against 0.12 ms). The restriction
+// ends with the thread, which lives for one call.
+inline void keep_off_cpu(std::thread& t, int cpu) {
 #ifdef __linux__
   cpu_set_t allowed;
   if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
   if (!CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2) return;
   CPU_CLR(cpu, &allowed);
-  sched_setaffinity(0, sizeof allowed, &allowed);  // a failure only leaves the placement to the kernel
+  pthread_setaffinity_np(t.native_handle(), sizeof allowed, &allowed);  // failing: the kernel places it
 #else
+  (void)t;
   (void)cpu;
 #endif
 }
@@ -99,11 +103,10 @@ void parallel_for(size_t n, int workers, size_t chunk, Fn&& fn) {
 #else
   const int caller_cpu = -1;
 #endif
-  for (size_t t = 1; t < n_threads; ++t)
-    threads.emplace_back([&run, t, caller_cpu] {
-      leave_cpu(caller_cpu);
-      run(t);
-    });
+  for (size_t t = 1; t < n_threads; ++t) {
+    threads.emplace_back(run, t);
+    keep_off_cpu(threads.back(), caller_cpu);
+  }
   run(0);
   for (auto& t : threads) t.join();
   if (first_error) std::rethrow_exception(first_error);

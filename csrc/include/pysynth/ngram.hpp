@@ -63,11 +63,12 @@ enum class Smooth { None, Floor, AddK, Exp };
 
 // sacrebleu's BLEU.compute_bleu applied to each row of `stats` (n rows as above).
 // compensated_sum mirrors Python >= 3.12's sum() of floats (Neumaier summation).
+// Rows are independent: `workers` threads split them.
 void sacrebleu_sentence_scores(const int64_t* stats, size_t n, int max_order, Smooth smooth, double smooth_value,
-                               bool effective_order, bool compensated_sum, double* out);
+                               bool effective_order, bool compensated_sum, double* out, int workers = 1);
 
 // pycocoevalcap BleuScorer's per-segment BLEU-1..max_order (n x max_order outputs).
-void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out);
+void coco_sentence_scores(const int64_t* stats, size_t n, int max_order, double* out, int workers = 1);
 
 enum class TokenizerKind { Rouge, RougeStem, T13a, Whitespace };
 

@@ -12,11 +12,6 @@
 #include <thread>
 #include <vector>
 
-#ifdef __linux__
-#include <pthread.h>
-#include <sched.h>
-#endif
-
 namespace pysynth {
 
 // The one library-specific exception: an internal error, not the caller's fault.
@@ -39,28 +34,6 @@ inline int resolve_workers(int workers) {
   // would allocate until killed (found by fuzz/), so more than kMaxWorkers run as kMaxWorkers
   constexpr int kMaxWorkers = 1024;
   return workers < kMaxWorkers ? workers : kMaxWorkers;
-}
-
-// Keeps a new worker thread off `cpu`, the CPU of the thread that starts it (Linux; elsewhere,
-// or with a single allowed CPU, nothing). A new thread starts on its parent's CPU, and when
-// every other CPU runs low-priority work the kernel keeps it there: on the 2-vCPU VM with
-// nice-19 jobs on both CPUs, the two threads of a workers=2 call shared one CPU for the whole
-// call (2 x 67 ms of work took 125-143 ms; moved once and given the full mask back, the worker
-// was pulled back within the call), so workers=2 ran no faster than workers=1 (issue 29). Set
-// by the parent right after the start: a worker that moved itself first waited for a turn on
-// the parent's CPU (median 3.5 ms before it ran elsewhere, against 0.12 ms). The restriction
-// ends with the thread, which lives for one call.
-inline void keep_off_cpu(std::thread& t, int cpu) {
-#ifdef __linux__
-  cpu_set_t allowed;
-  if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  if (!CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2) return;
-  CPU_CLR(cpu, &allowed);
-  pthread_setaffinity_np(t.native_handle(), sizeof allowed, &allowed);  // failing: the kernel places it
-#else
-  (void)t;
-  (void)cpu;
-#endif
 }
 
 // Run fn(worker_index, begin, end) over [0, n) in dynamically scheduled chunks.
@@ -98,15 +71,7 @@ void parallel_for(size_t n, int workers, size_t chunk, Fn&& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(n_threads - 1);
-#ifdef __linux__
-  const int caller_cpu = sched_getcpu();
-#else
-  const int caller_cpu = -1;
-#endif
-  for (size_t t = 1; t < n_threads; ++t) {
-    threads.emplace_back(run, t);
-    keep_off_cpu(threads.back(), caller_cpu);
-  }
+  for (size_t t = 1; t < n_threads; ++t) threads.emplace_back(run, t);
   run(0);
   for (auto& t : threads) t.join();
   if (first_error) std::rethrow_exception(first_error);

@@ -74,7 +74,8 @@ def main() -> None:
     args = ap.parse_args()
     q = questions()
     h, r = q[:-1], q[1:]
-    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load {open('/proc/loadavg').read().split()[:3]}")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load {open('/proc/loadavg').read().split()[:3]}, "
+          f"pysynth from {Path(M.__file__).parents[1]}")
     print("| path | w=1 best / median (ms) | w=2 best / median (ms) | 1 -> 2 best | median | round range |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, f in jobs(h, r).items():

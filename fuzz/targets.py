@@ -271,14 +271,14 @@ def _bleu_table(s: Src, max_order: int):
 @target("metrics.coco_sentence_scores")
 def _coco(s: Src):
     mo = s.int(-1, 0) if s.chance(12) else s.int(1, 5)
-    return _bleu_table(s, mo), mo
+    return _bleu_table(s, mo), mo, s.workers()
 
 
 @target("metrics.sacrebleu_sentence_scores")
 def _sacre(s: Src):
     mo = s.int(-1, 0) if s.chance(12) else s.int(1, 5)
     return (_bleu_table(s, mo), s.mostly(["none", "floor", "add-k", "exp"], ["bad"]), s.float(),
-            s.bool(), mo)
+            s.bool(), mo, s.workers())
 
 
 # metrics: METEOR 1.5 on tiny synthetic resources in the jar's formats

@@ -51,15 +51,18 @@ COMMANDS: List[Tuple[List[str], List[str], List[str]]] = [
     (["k2q", "synthesize"], ["--restart"], ["--m", "--n-results", "--keep", "--mu", "--weights", "--seed", "--workers",
                                             "--chunk-size", "--lambda", "--alpha", "--beta"]),
     (["k2q", "generate"], [], ["--beam", "--groups", "--diversity", "--seed", "--threads", "--alpha",
-                               "--min-wellformed", "--min-similarity"]),
+                               "--min-wellformed", "--min-similarity", "--no-repeat-ngram"]),
     (["k2q", "make-corpus"], ["--n", "3"], ["--n", "--seed"]),
-    (["mqr", "rewrite"], [], ["--beam", "--threads", "--batch-size", "--min-wellformed", "--chunk-size"]),
+    (["mqr", "rewrite"], [], ["--beam", "--threads", "--batch-size", "--min-wellformed", "--chunk-size",
+                          "--no-repeat-ngram"]),
     (["quality", "wellformed"], [], ["--threads"]),
     (["paraphrase", "generate"], [], ["--beam", "--groups", "--diversity", "--unknown-penalty", "--length-penalty",
-                                      "--threads", "--batch-size", "--seed", "--min-similarity"]),
+                                      "--threads", "--batch-size", "--seed", "--min-similarity",
+                                      "--no-repeat-ngram"]),
     (["qagen", "generate"], [], ["--spans", "--beam", "--margin", "--neg-fraction", "--seed", "--threads",
-                                 "--batch-size", "--answers-per-context", "--max-context-chars", "--min-wellformed"]),
-    (["dup", "pairs"], [], ["--beam", "--threads", "--seed", "--workers"]),
+                                 "--batch-size", "--answers-per-context", "--max-context-chars", "--min-wellformed",
+                                 "--no-repeat-ngram"]),
+    (["dup", "pairs"], [], ["--beam", "--threads", "--seed", "--workers", "--no-repeat-ngram"]),
     (["index", "build"], [], ["--workers"]),
     (["score"], [], ["--workers"]),
     (["report"], [], ["--seed"]),
@@ -245,11 +248,13 @@ def server_cases() -> Iterator[dict]:
     bodies = {
         "/v1/k2q": [{"keywords": v} for v in ("capital france", "", " ", ["a", "b"], [], 7, None, ["x"] * 500,
                                              "x" * 100_000, "\ud800", ["é世"] * 3)]
-        + [{"keywords": "capital france", k: v} for k in ("n", "beam", "diversity", "max_len", "min_wellformed")
+        + [{"keywords": "capital france", k: v} for k in ("n", "beam", "diversity", "max_len", "min_wellformed",
+                                                                "no_repeat_ngram", "no_stutter")
            for v in (0, -1, 1e20, 10**30, 1.5, "3", True, None, 33, 129)],
         "/v1/wellformed": [{"texts": v} for v in ("is this ok?", [], [""] * 100, ["a"] * 100_000, 3, [None], ["x" * 50_000])],
         "/v1/rewrite": [{"questions": "spaghetti carbonara mixing", k: v} for k in ("beam", "coverage", "backoff",
-                                                                                  "min_wellformed", "select")
+                                                                                  "min_wellformed", "select",
+                                                                                  "no_repeat_ngram", "no_stutter")
                         for v in (0, -1, 17, 1e20, 1e308, "model", None, 0.5)],
         "/v1/score": [{"hyps": h, "refs": r, "metrics": m} for h, r in (([], []), (["a"], ["a"]), (["a"], []),
                                                                        (["a b"] * 3, [["a"] * 3, ["b"] * 3]),
@@ -259,7 +264,8 @@ def server_cases() -> Iterator[dict]:
         "/v1/qagen": [{"contexts": v} for v in ("Oxygen was discovered by Scheele in 1773.", "?!?!?!. ,,,", "", [],
                                                 ["x " * 60_000], ["Paris is in France."] * 3)]
         + [{"contexts": "Oxygen was discovered by Scheele in 1773.", k: v} for k in ("margin", "answers_per_context",
-                                                                                     "top_k", "beam")
+                                                                                     "top_k", "beam",
+                                                                                     "no_repeat_ngram", "no_stutter")
            for v in (0, -1, 1e20, 11, "x", None)],
     }
     n = 0

@@ -19,13 +19,16 @@ __all__ = ["sequence", "strings", "workers", "int_range", "positive_int", "choic
            "threads", "max_threads", "finite", "beam", "search_budget", "distinct_outputs", "clip",
            "clip_message",
            "MAX_BEAM", "MAX_HYPOTHESES", "MAX_CANDIDATES", "MAX_DEPTH",
-           "MAX_CONTEXT_CHARS"]
+           "MAX_CONTEXT_CHARS", "MAX_NO_REPEAT_NGRAM"]
 
 _I32_MAX = 2**31 - 1
 
 #: the widest beam any search accepts: beyond it memory, not quality, is what grows (issue 27: --beam 100000
 #: asked for 18-67 GiB)
 MAX_BEAM = 256
+#: the largest ``no_repeat_ngram`` of a search (issue 26): longer than any output, so a larger value can only
+#: be a typo (here, not in pysynth.decoding, so the serving layer's request fields can name it)
+MAX_NO_REPEAT_NGRAM = 1024
 #: hypotheses alive at once in one decoding batch (beam x batch size): ~16k keeps the decoder's per-step
 #: logits (hypotheses x vocabulary, float32) near 2 GiB for a 30k vocabulary
 MAX_HYPOTHESES = 16_384

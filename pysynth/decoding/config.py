@@ -14,15 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from pysynth._validate import MAX_BEAM, clip
+from pysynth._validate import MAX_BEAM, MAX_NO_REPEAT_NGRAM, clip
 
 __all__ = ["SearchConfig", "DECODES", "run_search", "renamed", "MAX_NO_REPEAT_NGRAM", "guard_changes"]
 
 #: the searches: greedy, beam search, diverse beam search (Vijayakumar et al. 2016), sampling
 DECODES = ("greedy", "beam", "dbs", "sample")
 _ALIASES = {"diverse": "dbs"}  # Generator.generate's spelling
-#: the largest ``no_repeat_ngram``: longer than any output, so a larger value can only be a typo
-MAX_NO_REPEAT_NGRAM = 1024
 
 
 def _int(v, name: str, lo: int, hint: str = "") -> None:

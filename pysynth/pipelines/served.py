@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from pysynth.decoding.config import MAX_NO_REPEAT_NGRAM, SearchConfig
+from pysynth._validate import MAX_NO_REPEAT_NGRAM
 
 __all__ = ["Adapter", "Context", "Guards", "Loaded", "RequestError", "param", "check_texts", "check_unicode"]
 
@@ -64,9 +64,10 @@ class Guards:
     decodes as before; ``no_repeat_ngram`` 1 (it would ban every repeated word, "the ... the") is
     refused with 422, as ``--no-repeat-ngram 1`` is on the command line."""
 
-    no_repeat_ngram: int = param(SearchConfig.no_repeat_ngram, ge=0, le=MAX_NO_REPEAT_NGRAM,
+    # SearchConfig's defaults (the platform layer does not import pysynth.decoding; a test keeps them equal)
+    no_repeat_ngram: int = param(3, ge=0, le=MAX_NO_REPEAT_NGRAM,
                                  description="no output repeats a token n-gram of this size; 0: off (1 is refused)")
-    no_stutter: bool = param(SearchConfig.no_stutter, description="no output says a token twice in a row")
+    no_stutter: bool = param(True, description="no output says a token twice in a row")
 
     def __post_init__(self):
         if self.no_repeat_ngram == 1:

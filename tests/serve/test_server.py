@@ -747,3 +747,12 @@ def test_the_guards_are_in_the_schema_of_each_decoding_endpoint(server):
         assert props["no_repeat_ngram"]["default"] == 3 and props["no_stutter"]["default"] is True, name
         assert (props["no_repeat_ngram"]["minimum"], props["no_repeat_ngram"]["maximum"]) == (0, 1024), name
     assert "no_repeat_ngram" not in schemas["DupRequest"]["properties"]  # a search, no decoding
+
+
+def test_the_guard_fields_default_to_the_searchs_defaults():
+    from pysynth.decoding.config import MAX_NO_REPEAT_NGRAM, SearchConfig
+    from pysynth.pipelines.served import Guards
+
+    g = Guards()
+    assert (g.no_repeat_ngram, g.no_stutter) == (SearchConfig.no_repeat_ngram, SearchConfig.no_stutter)
+    assert MAX_NO_REPEAT_NGRAM == 1024

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,9 +38,12 @@ Column to_column(py::handle obj, const char* name, int workers = 1);
 // Sequence of str only.
 Column to_strings(py::handle obj, const char* name, int workers = 1);
 
-// Token rows -> list of lists of str, one str per distinct token shared by every row that holds
-// it. Runs with the GIL held; `workers` threads fill the rows.
-py::list to_token_lists(const corpus::TokenRows& rows, int workers);
+// n rows of tokens -> list of lists of str, one str per distinct token shared by every row that
+// holds it. `tokenize(on_rows)` tokenizes the rows with `workers` threads (corpus::intern_rows),
+// passing on_rows through; with one worker it runs without the GIL, with more the GIL stays held
+// and the calling thread makes the row lists in on_rows while the others tokenize.
+using TokenizeRows = std::function<corpus::TokenRows(const corpus::RowsDone* on_rows)>;
+py::list token_lists(size_t n, int workers, const TokenizeRows& tokenize);
 
 // Pauses Python's cyclic garbage collector; restores its state on every exit.
 struct GcPause {

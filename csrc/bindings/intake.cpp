@@ -143,14 +143,23 @@ GcPause::~GcPause() {
 }
 #endif
 
-// What serialised the tokenizers (issue 29): one str per token and one list per row, made under
-// the GIL. Here one str is made per distinct token; the calling thread (holding the GIL) makes
-// the empty row lists, the worker threads then write the item pointers and count the uses of
-// each str (plain memory writes, no C-API call: no Python code can run meanwhile), and the
-// counts are added to the reference counts at the end. Lists of str cannot form cycles, so
-// the cyclic GC is paused while the rows are made (its passes over the growing list of lists
-// took 0.81 of 1.26 s on 1M questions).
-py::list to_token_lists(const corpus::TokenRows& rows, int workers) {
+namespace {
+
+// Rows [b, e) of `out` as lists of lens[i - b] NULL items (valid lists, filled before any Python
+// code can run); their item arrays go to `items`. GIL held.
+void make_rows(PyObject* out, std::vector<PyObject**>& items, size_t b, size_t e, const int64_t* lens) {
+  for (size_t i = b; i < e; ++i) {
+    PyObject* row = PyList_New(static_cast<Py_ssize_t>(lens[i - b]));
+    if (!row) throw py::error_already_set();
+    PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), row);
+    items[i] = reinterpret_cast<PyListObject*>(row)->ob_item;
+  }
+}
+
+// One str per distinct token, made by the calling thread (GIL held); the worker threads write the
+// item pointers and count the uses of each str (plain memory writes, no C-API call: no Python
+// code can run meanwhile), and the counts are added to the reference counts at the end.
+void fill_rows(const corpus::TokenRows& rows, const std::vector<PyObject**>& items, int workers) {
   size_t V = rows.vocab.size(), n = rows.offsets.size() - 1;
   py::list table(V);  // owns one reference to each str
   PyObject** strs = PySequence_Fast_ITEMS(table.ptr());
@@ -159,15 +168,6 @@ py::list to_token_lists(const corpus::TokenRows& rows, int workers) {
     PyObject* s = PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), nullptr);
     if (!s) throw py::error_already_set();
     PyList_SET_ITEM(table.ptr(), static_cast<Py_ssize_t>(t), s);
-  }
-  GcPause pause;
-  py::list out(n);
-  std::vector<PyObject**> items(n);
-  for (size_t i = 0; i < n; ++i) {
-    PyObject* row = PyList_New(static_cast<Py_ssize_t>(rows.offsets[i + 1] - rows.offsets[i]));
-    if (!row) throw py::error_already_set();
-    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), row);  // rows of NULLs are valid lists
-    items[i] = reinterpret_cast<PyListObject*>(row)->ob_item;
   }
   int W = resolve_workers(workers);
   if (rows.ids.size() < (size_t{1} << 16)) W = 1;
@@ -190,6 +190,39 @@ py::list to_token_lists(const corpus::TokenRows& rows, int workers) {
     for (const auto& u : uses) k += u.empty() ? 0 : u[t];
     Py_SET_REFCNT(strs[t], Py_REFCNT(strs[t]) + k);  // a no-op on immortal objects (3.12+), as Py_INCREF
   }
+}
+
+}  // namespace
+
+// What serialised the tokenizers (issue 29): one str per token and one list per row, made under
+// the GIL. Here one str is made per distinct token (fill_rows), and with more than one worker the
+// calling thread makes the row lists while the other workers tokenize (corpus::RowsDone): the
+// lists were 12-21 ms of ~185 ms per 200k questions, serial after the tokenizing. So that no
+// Python code can see a row before it is filled, the GIL stays held for the whole call then
+// (the call uses every worker it was given anyway). Lists of str cannot form cycles, so the
+// cyclic GC is paused while the rows are made (its passes over the growing list of lists took
+// 0.81 of 1.26 s on 1M questions).
+py::list token_lists(size_t n, int workers, const TokenizeRows& tokenize) {
+  std::vector<PyObject**> items(n);
+  if (resolve_workers(workers) == 1) {
+    corpus::TokenRows rows;
+    {
+      py::gil_scoped_release nogil;
+      rows = tokenize(nullptr);
+    }
+    GcPause pause;
+    py::list out(n);
+    std::vector<int64_t> lens(n);
+    for (size_t i = 0; i < n; ++i) lens[i] = rows.offsets[i + 1] - rows.offsets[i];
+    make_rows(out.ptr(), items, 0, n, lens.data());
+    fill_rows(rows, items, workers);
+    return out;
+  }
+  GcPause pause;
+  py::list out(n);
+  corpus::RowsDone make = [&](size_t b, size_t e, const int64_t* lens) { make_rows(out.ptr(), items, b, e, lens); };
+  corpus::TokenRows rows = tokenize(&make);
+  fill_rows(rows, items, workers);
   return out;
 }
 

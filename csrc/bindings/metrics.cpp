@@ -188,12 +188,9 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
     throw py::value_error("tokenizer must be one of rouge, rouge-stem, 13a, none; got '" + tokenizer + "'");
   }
   resolve_workers(workers);
-  corpus::TokenRows rows;
-  {
-    py::gil_scoped_release nogil;
-    rows = tokenize_ids(c.views.data(), c.views.size(), kind, workers);
-  }
-  return to_token_lists(rows, workers);
+  return token_lists(c.views.size(), workers, [&](const corpus::RowsDone* on_rows) {
+    return tokenize_ids(c.views.data(), c.views.size(), kind, workers, on_rows);
+  });
 }
 
 }  // namespace

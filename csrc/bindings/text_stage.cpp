@@ -162,7 +162,7 @@ ModelInput model_input(py::handle vocab, py::handle key_offsets, py::handle key_
 // --------------------------------------------------------------------- functions
 
 // Tokens are interned while tokenizing (GIL released, in parallel) and the rows share one str
-// per distinct token (pysynth::bind::to_token_lists). History: 1M questions, 7.8M tokens, one
+// per distinct token (pysynth::bind::token_lists). History: 1M questions, 7.8M tokens, one
 // str per token under the GIL took 3.96 s with 1 thread or 2 alike; shared str 1.26 s, of which
 // 0.81 s were GC passes over the growing list of lists; without them 0.45 s (1 thread) and
 // 0.29 s (2).
@@ -170,12 +170,9 @@ py::list tokenize_py(py::handle texts, const std::string& tokenizer, int workers
   auto c = pysynth::bind::to_strings(texts, "texts", workers);
   cp::Tokenizer tok = parse_tokenizer(tokenizer);
   pysynth::resolve_workers(workers);
-  cp::TokenRows rows;
-  {
-    py::gil_scoped_release nogil;
-    rows = cp::tokenize_rows(c.views.data(), c.views.size(), tok, workers);
-  }
-  return pysynth::bind::to_token_lists(rows, workers);
+  return pysynth::bind::token_lists(c.views.size(), workers, [&](const cp::RowsDone* on_rows) {
+    return cp::tokenize_rows(c.views.data(), c.views.size(), tok, workers, on_rows);
+  });
 }
 
 py::tuple build_corpus_py(py::handle texts, const std::string& tokenizer, int workers) {

@@ -1323,7 +1323,8 @@ std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* tex
   return result;
 }
 
-corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers) {
+corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers,
+                               const corpus::RowsDone* on_rows) {
   Mode mode = kind == TokenizerKind::T13a         ? Mode::T13a
               : kind == TokenizerKind::Whitespace ? Mode::Whitespace
                                                   : Mode::Rouge;
@@ -1333,7 +1334,7 @@ corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, Tokenize
     Seq seq;
   };
   std::vector<std::unique_ptr<State>> per_thread(static_cast<size_t>(resolve_workers(workers)));
-  return corpus::intern_rows(n, workers, [&](size_t tid, size_t i, std::vector<std::string_view>& out) {
+  corpus::RowTokenizer one = [&](size_t tid, size_t i, std::vector<std::string_view>& out) {
     if (!per_thread[tid]) {
       per_thread[tid] = std::make_unique<State>();
       per_thread[tid]->ws.tbuf.resize(1);
@@ -1342,7 +1343,8 @@ corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, Tokenize
     st.ws.views.clear();
     tokenize_one(texts[i], mode, stem, 0, st.ws, st.seq);
     out.insert(out.end(), st.ws.views.begin(), st.ws.views.end());
-  });
+  };
+  return corpus::intern_rows(n, workers, one, on_rows);
 }
 
 }  // namespace pysynth

@@ -72,10 +72,17 @@ struct TokenRows {
 // a table of its own; the tables are merged afterwards (issue 29: the tokenizers' callers then
 // make one Python str per distinct token instead of one per token).
 using RowTokenizer = std::function<void(size_t tid, size_t row, std::vector<std::string_view>& out)>;
-TokenRows intern_rows(size_t n, int workers, const RowTokenizer& tokenize);
+// on_rows(begin, end, lens): lens[0 .. end - begin) = the token counts of rows [begin, end).
+// Called on the calling thread only, for consecutive blocks that cover every row in order, as
+// soon as a block is tokenized, between the calling thread's own blocks, while the other
+// workers keep tokenizing (so the caller's serial work, e.g. making Python lists while it
+// holds the GIL, overlaps theirs; issue 29). An exception from it ends the call.
+using RowsDone = std::function<void(size_t begin, size_t end, const int64_t* lens)>;
+TokenRows intern_rows(size_t n, int workers, const RowTokenizer& tokenize, const RowsDone* on_rows = nullptr);
 
 // build_corpus's tokenization without the statistics.
-TokenRows tokenize_rows(const std::string_view* texts, size_t n, Tokenizer tok, int workers);
+TokenRows tokenize_rows(const std::string_view* texts, size_t n, Tokenizer tok, int workers,
+                        const RowsDone* on_rows = nullptr);
 
 // ------------------------------------------------------------------------ phrases
 

@@ -78,6 +78,7 @@ std::vector<std::vector<std::string>> tokenize_texts(const std::string_view* tex
 
 // The same tokens as ids against a per-call vocabulary (corpus::intern_rows): what the binding
 // turns into lists of str, one str per distinct token.
-corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers);
+corpus::TokenRows tokenize_ids(const std::string_view* texts, size_t n, TokenizerKind kind, int workers,
+                               const corpus::RowsDone* on_rows = nullptr);
 
 }  // namespace pysynth

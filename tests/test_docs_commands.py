@@ -47,6 +47,7 @@ SKIP = {
     ("docs/k2q.md", "pysynth k2q table1"): "needs ../shared/data and runs for minutes",
     ("docs/k2q.md", "pysynth k2q make-corpus --n 1000000"): "a million-row corpus for scale runs (tests/k2q: small n)",
     ("docs/dup.md", "pysynth dup pairs --in DUMP"): "needs a Stack Exchange dump (DUMP: shared data)",
+    ("docs/dup.md", "pysynth dup evaluate-dqg --in DUMP"): "needs a Stack Exchange dump (DUMP: shared data)",
     ("docs/dup.md", "pysynth dup train"): "trains a model with torch (minutes)",
     ("docs/dup.md", "pysynth dup eval-data --source comqa"): "needs ../shared/data",
     ("docs/dup.md", "pysynth dup evaluate --in comqa_eval.jsonl"): "needs the file the skipped eval-data writes",

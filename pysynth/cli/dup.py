@@ -68,9 +68,9 @@ def _cmd_pairs(args) -> int:
     exclude = C.read_lines(args.exclude_ids, "--exclude-ids") if args.exclude_ids else []
     model = None
     if args.method != "ws-tb":
-        from pysynth.dup.dqg import DEFAULT_MODEL
+        from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
 
-        model = C.llm_spec(args.model, "--model") or (
+        model = EXTRACT if args.model == EXTRACT else C.llm_spec(args.model, "--model") or (
             str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None)
     summary = make_pairs(args.inp, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
                          select=args.select, min_score=args.min_score, exclude=exclude,
@@ -145,10 +145,10 @@ def _cmd_export_dqg(args) -> int:
 
 
 def _cmd_evaluate_dqg(args) -> int:
-    from pysynth.dup.dqg import DEFAULT_MODEL, evaluate
+    from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT, evaluate
 
-    model = str(C.resolve_model(args.model, default=DEFAULT_MODEL).path)
-    res = evaluate(model, args.inp, C.backend(args.backend, model), args.beam, args.limit, args.subset, args.threads,
+    model = EXTRACT if args.model == EXTRACT else str(C.resolve_model(args.model, default=DEFAULT_MODEL).path)
+    res = evaluate(model, args.inp, "onnx" if model == EXTRACT else C.backend(args.backend, model), args.beam, args.limit, args.subset, args.threads,
                    args.dev_fraction, args.seed, **C.guards(args))
     print(json.dumps(res, ensure_ascii=False))
     return 0
@@ -185,8 +185,9 @@ def add_commands(sub) -> None:
                                                        "line: ID (any site) or SITE:ID")
     p.add_argument("--holdout-linked", action="store_true",
                    help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
-    p.add_argument("--model", default=None, help="dqg/both: the title generator, or an LLM spec "
-                                                 "(openai:URL?model=NAME, hf-causal:DIR) (default: the shipped "
+    p.add_argument("--model", default=None, help="dqg/both: the title generator, an LLM spec "
+                                                 "(openai:URL?model=NAME, hf-causal:DIR), or 'extract' (the body's "
+                                                 "question sentence, no model) (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
     C.add_decoding(p, beam=1)
     C.add_guards(p, note="; dqg/both: the title search")
@@ -305,7 +306,8 @@ def _dqg_commands(ds) -> None:
     x.set_defaults(func=_cmd_export_dqg)
 
     v = ds.add_parser("evaluate-dqg", help="BLEU/ROUGE of generated titles against the real ones")
-    C.add_model(v, "dup-dqg-copynet", "the title generator: a name or folder")
+    C.add_model(v, "dup-dqg-copynet", "the title generator: a name or folder, or 'extract' (the body's question "
+                                      "sentence, no model)")
     _dumps(v)
     C.add_backend(v)
     C.add_decoding(v, beam=1)

@@ -23,13 +23,53 @@ Command line (training needs torch; generation runs on onnxruntime)::
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["DEFAULT_MODEL", "training_rows", "split_dev", "train", "export", "TitleGenerator", "evaluate"]
+__all__ = ["DEFAULT_MODEL", "EXTRACT", "training_rows", "split_dev", "train", "export", "extract_title",
+           "TitleGenerator", "evaluate"]
 
 #: the shipped generator (``pysynth/models/assets/dup-dqg-copynet``)
 DEFAULT_MODEL = "dup-dqg-copynet"
+#: the model spec of the extractive title writer (:func:`extract_title`; no weights)
+EXTRACT = "extract"
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+# A leading connective or a "my question is"-style preamble is not part of what a title asks.
+_CONNECTIVE = re.compile(r"^(so|but|and|also|now|then|thus|hence|therefore|however|basically|well|ok|okay)\b,?\s+",
+                         re.I)
+_PREAMBLE = re.compile(r"^(my question is|the question is|my questions? (?:is|are)|i (?:was|am) wondering|i wonder|"
+                       r"i would like to know|i'd like to know|i want to know|i'm wondering|question)\s*"
+                       r"(?:[:,]|if|whether)?\s*", re.I)
+
+
+def _trim(sentence: str) -> str:
+    t = _PREAMBLE.sub("", _CONNECTIVE.sub("", sentence))
+    return t[0].upper() + t[1:] if t else sentence
+
+
+def extract_title(body: str, max_words: int = 19, fallback_words: int = 11) -> str:
+    """A title cut from the body: its first question sentence (ending in ``?``) without a leading
+    connective or preamble ("So,", "My question is"), at most ``max_words`` words; a body without
+    one gives the first ``fallback_words`` words of its first sentence, trimmed the same way.
+
+    The extractive reference for DQG (Rücklé et al. 2019 generate titles from bodies; a body often
+    states its question in one sentence). The defaults were chosen by corpus BLEU + ROUGE-L on four
+    Stack Exchange dumps and scored on the fifth (each site in turn, ``experiments/dqg_extract.py``;
+    ``bench/RESULTS_generators.md``, "Extractive titles"). Whitespace-split words; ``""`` for a body
+    without a word."""
+    if not isinstance(body, str):
+        raise TypeError(f"body: expected str, got {type(body).__name__}")
+    for name, v in (("max_words", max_words), ("fallback_words", fallback_words)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {v!r}")
+    sentences = [x.strip() for x in _SENTENCE_END.split(body.strip()) if x.strip()]
+    if not sentences:
+        return ""
+    asked = [x for x in sentences if x.endswith("?")]
+    words = _trim(asked[0] if asked else sentences[0]).split()
+    return " ".join(words[: max_words if asked else fallback_words])
 
 
 def training_rows(dumps: Sequence, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,
@@ -118,12 +158,16 @@ def export(model, out, quantize: bool = True) -> Path:
 class TitleGenerator:
     """A body -> title generator (the shipped ``dup-dqg-copynet``, a model directory, an ONNX
     export or a training run) on onnxruntime (``backend="onnx"``, no torch) or torch; or an LLM
-    spec (:mod:`pysynth.llm`, the ``dqg`` prompt role; ``llm``: its :class:`pysynth.llm.LLMOptions`)."""
+    spec (:mod:`pysynth.llm`, the ``dqg`` prompt role; ``llm``: its :class:`pysynth.llm.LLMOptions`); or
+    ``"extract"`` (:data:`EXTRACT`): :func:`extract_title`, no model."""
 
     def __init__(self, model: Optional[str] = None, backend: str = "onnx", threads: int = 1, llm=None):
         from pysynth.llm import is_llm_spec
         from pysynth.models.text2text import text2text
 
+        if model == EXTRACT:
+            self.model = self.generator = EXTRACT
+            return
         if is_llm_spec(model):
             from pysynth.llm.text2text import open_text_role
 
@@ -150,6 +194,9 @@ class TitleGenerator:
         if isinstance(bodies, str):
             raise TypeError("bodies: expected a list of strings, got a single str (wrap it in a list)")
         bodies = list(bodies)
+        if self.generator == EXTRACT:
+            titles = [extract_title(b) if isinstance(b, str) else _not_str(i, b) for i, b in enumerate(bodies)]
+            return [(t, "") if t else ("", "empty") for t in titles]
         out: List[Tuple[str, str]] = [("", "unreadable")] * len(bodies)
         ok = []
         for i, b in enumerate(bodies):
@@ -175,6 +222,10 @@ class TitleGenerator:
                 t = g.texts[0].strip() if g.texts else ""
                 out[i] = (truecase(t, bodies[i]), "") if t else ("", "empty")
         return out
+
+
+def _not_str(i: int, b) -> str:
+    raise TypeError(f"bodies[{i}]: expected str, got {type(b).__name__}")
 
 
 def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 1, limit: int = 0,

@@ -200,15 +200,16 @@ class _Stage(pipelines.RowStage):
     def signature(self) -> Dict[str, Any]:
         models = {}
         if self.method != "ws-tb":
-            from pysynth.dup.dqg import DEFAULT_MODEL
+            from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
             from pysynth.models.registry import generator_fingerprint
 
-            models = {"dqg": generator_fingerprint(self.model, DEFAULT_MODEL, "dqg", self.llm)}
+            models = {"dqg": {"name": EXTRACT, "rule": 1} if self.model == EXTRACT else
+                      generator_fingerprint(self.model, DEFAULT_MODEL, "dqg", self.llm)}
         return _signature.signature(
             FORMAT, FORMAT_VERSION, {"method": self.method, **self.config,
                                      "exclude": _signature.fingerprint(sorted(self.exclude))},
             {"dumps": [dump_fingerprint(d) for d in self.dumps]},
-            extra_versions=("onnxruntime",) if models else (), models=models)
+            extra_versions=("onnxruntime",) if models and self.model != EXTRACT else (), models=models)
 
     def items(self, workers: int, log) -> List[dict]:
         c = self.config

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pysynth.dup.dqg import TitleGenerator, evaluate, split_dev, train, training_rows
+from pysynth.dup.dqg import EXTRACT, TitleGenerator, evaluate, extract_title, split_dev, train, training_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_pairs import write_dump  # noqa: E402
@@ -76,3 +76,36 @@ def test_command_errors(tmp_path):
     r = subprocess.run(run + ["eval", "--dump", str(write_dump(tmp_path)), "--model", str(tmp_path / "nope")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "model" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("body, want", [
+    ("I tried a burr grinder. So, how do I adjust the grind size? It is too fine.", "How do I adjust the grind size?"),
+    ("My question is: which network is best for short texts?", "Which network is best for short texts?"),
+    ("I was wondering if storing wine cold is safe? Thanks.", "Storing wine cold is safe?"),
+    ("No question here, only a statement about the bike chain slipping on the cog. And more.",
+     "No question here, only a statement about the bike chain slipping"),  # first 11 words of the first sentence
+    ("Is this a very long question that keeps going with many more words than a title should have at all?",
+     "Is this a very long question that keeps going with many more words than a title should have at"),  # 19
+    ("", ""), ("   ", ""),
+])
+def test_extract_title(body, want):
+    assert extract_title(body) == want
+
+
+def test_extract_title_bad_input_and_the_generator_spec(tmp_path):
+    with pytest.raises(TypeError, match="body"):
+        extract_title(None)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_words"):
+            extract_title("x?", max_words=bad)
+    gen = TitleGenerator(EXTRACT)  # no model is loaded: runs without onnxruntime or torch
+    assert gen.generate(BODIES[:2] + [""]) == [("How do I adjust the grind size?", ""),
+                                                ("What should I check?", ""), ("", "empty")]
+    with pytest.raises(TypeError, match=r"bodies\[1\]"):
+        gen.generate(["a?", 3])
+    d = write_dump(tmp_path)
+    res = evaluate(EXTRACT, [d])
+    assert res["questions"] == 6 and res["body_word_share"] == 100.0 and res["empty"] == 0
+    r = subprocess.run([sys.executable, "-m", "pysynth", "dup", "evaluate-dqg", "--model", "extract", "--in", str(d)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)["bleu"] == res["bleu"], r.stderr

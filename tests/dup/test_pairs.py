@@ -203,3 +203,17 @@ def test_make_pairs_min_wellformed_filters_generated_titles(tmp_path):
     assert {r["method"] for r in _rows(tmp_path / "c.jsonl")} == {"ws-tb"}
     with pytest.raises(ValueError, match="min_wellformed"):
         make_pairs([d], tmp_path / "e.jsonl", "dqg", min_wellformed=2, progress=False)
+
+
+def test_make_pairs_dqg_extract_needs_no_model(tmp_path):
+    d = write_dump(tmp_path)
+    s = make_pairs([d], tmp_path / "x.jsonl", "dqg", model="extract", negatives=1, chunk_size=2, progress=False)
+    rows = _rows(tmp_path / "x.jsonl")
+    assert s["dumps"]["tiny"]["dqg_titles"] == 6 and len(rows) == 12
+    bodies = {r["post_id"]: r["body"] for r in rows if r["label"] == 1}
+    from pysynth.dup.dqg import extract_title
+    from pysynth.dup.prep import questions
+
+    assert bodies == {q["post_id"]: extract_title(q["body"]) for q in questions(d).rows}
+    meta = json.loads((tmp_path / "x.jsonl.meta.json").read_text())
+    assert '"dqg": {"name": "extract"' in json.dumps(meta)  # the rule, not a model fingerprint, is signed

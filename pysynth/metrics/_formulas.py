@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from fractions import Fraction
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 
@@ -62,17 +62,24 @@ def nltk_corpus_bleu(
     epsilon: float = 0.1,
     alpha: float = 5,
     k: int = 5,
+    totals: Optional[np.ndarray] = None,
 ) -> float:
     """``nltk.translate.bleu_score.corpus_bleu`` (nltk 3.10) from per-segment statistics.
 
     ``SmoothingFunction().method0..method7`` (Chen & Cherry 2014). Methods 5 and 6 read the
     *last* segment's tokens (an nltk quirk reproduced here), hence ``last_hyp``/``last_refs``.
+    ``totals``: ``stats.sum(axis=0)`` when the caller has it already.
     """
     s = np.asarray(stats, dtype=np.int64)
-    nums = [int(x) for x in s[:, 2 : 2 + max_order].sum(axis=0)]
-    dens = [int(x) for x in np.maximum(s[:, 2 + max_order :], 1).sum(axis=0)]
-    hyp_lengths = int(s[:, 0].sum())
-    ref_lengths = int(s[:, 1].sum())
+    # One pass over the statistics instead of five (a serial NumPy tail of ~6 ms per 100k
+    # segments after the threaded counting, issue 29): nltk clamps each segment's
+    # denominators at 1, i.e. sum(max(d, 1)) = sum(d) + the number of zero denominators.
+    t = s.sum(axis=0) if totals is None else totals
+    zeros = np.count_nonzero(s[:, 2 + max_order :] == 0, axis=0)
+    nums = [int(x) for x in t[2 : 2 + max_order]]
+    dens = [int(x) + int(z) for x, z in zip(t[2 + max_order :], zeros)]
+    hyp_lengths = int(t[0])
+    ref_lengths = int(t[1])
     if hyp_lengths > ref_lengths:
         bp = 1
     elif hyp_lengths == 0:

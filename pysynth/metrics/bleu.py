@@ -178,7 +178,7 @@ def corpus_bleu(
         return BLEUScore(bleus[-1], flavor, counts, totals, sys_len, ref_len, bleu_n=bleus, signature=sig)
     last_hyp, last_refs = _last_tokens(hyps2, streams, tok, n)
     weights = (0.25, 0.25, 0.25, 0.25) if max_order == 4 else (1 / max_order,) * max_order
-    score = _formulas.nltk_corpus_bleu(stats, max_order, weights, sm, last_hyp, last_refs)
+    score = _formulas.nltk_corpus_bleu(stats, max_order, weights, sm, last_hyp, last_refs, totals=total)
     return BLEUScore(score, flavor, counts, totals, sys_len, ref_len, signature=sig)
 
 

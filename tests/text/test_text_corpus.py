@@ -130,6 +130,18 @@ def test_tokenize_many_rows_any_workers():
             assert backend("text").tokenize(texts, tokenizer, w) == want
 
 
+@pytest.mark.skipif(not has_cpp(), reason="compiled backend not built")
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 4096, 6145])
+def test_tokenize_pipelined_rows_at_chunk_edges(n):
+    # workers > 1: the calling thread makes the row lists of each finished 2,048-row chunk
+    # while the other workers tokenize; every row, empty ones included, must come out once
+    texts = ["" if i % 7 == 0 else f"Row {i} what's up, w{i % 13}" for i in range(n)]
+    want = backend("text").tokenize(texts, "rouge", 1)
+    for w in (2, 3):
+        assert backend("text").tokenize(texts, "rouge", w) == want
+    assert want[-1] == ([] if (n - 1) % 7 == 0 else ["row", str(n - 1), "what", "s", "up", f"w{(n - 1) % 13}"])
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_tokenize_restores_gc_state(enabled):
     # the compiled tokenize pauses the cyclic GC while it makes the rows; the caller's state

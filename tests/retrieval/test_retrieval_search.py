@@ -332,3 +332,37 @@ def test_core_functions_reject_bad_arguments_alike():
         call_all("target_ranks", index, q, qo, np.array([10], np.int32), 5, "sdm", 2500.0, W, 1.5, 0.75, 1)
     with pytest.raises(ValueError):
         call_all("window_stats", index, np.array([0], np.int32), np.array([5], np.int32), 1)
+
+
+@pytest.mark.skipif(not HAS_CPP, reason="compiled extension not built")
+def test_pruning_is_exact_with_exact_ties():
+    # keyword-query shape of issue 29: frequent terms in thousands of documents built from a few
+    # patterns, so hundreds of documents share bit-identical scores around rank k (ties broken by
+    # doc id); k below, at and above the lists' lengths, and the rank of a tied document
+    rng = np.random.default_rng(29)
+    patterns = [[0, 1, 5], [1, 0, 5], [0, 5, 1, 6], [0, 1], [2, 0, 1, 7], [3, 4], [0, 0, 1]]
+    rows = [list(patterns[int(rng.integers(0, len(patterns)))]) for _ in range(6000)]
+    for d in rng.integers(0, 6000, 300):
+        rows[d] = rows[d] + [int(rng.integers(8, 400))]
+    ix = Index.build(rows, vocab_size=400, workers=2)
+    q = [[0, 1], [1, 0], [0, 1, 5], [5, 0, 1], [0, 0, 1], [3, 0, 1], [int(rows[9][-1]), 0, 1], [7, 1], [6, 0]]
+    with _dispatch.force("cpp", "retrieval"):
+        full = ix.search(q, k=ix.n_docs, model="sdm", dtype=np.float64, workers=2)
+        assert (full.scores[:, 99] == full.scores[:, 100]).any()  # ties across rank 100
+        for k in (1, 100, 1000, 7000):
+            got = ix.search(q, k=k, model="sdm", dtype=np.float64, workers=2)
+            kk = min(k, ix.n_docs)
+            assert_same(tuple(got)[2], np.minimum(full.counts, k))
+            assert_same((got.docs[:, :kk], got.scores[:, :kk]), (full.docs[:, :kk], full.scores[:, :kk]))
+        targets = full.docs[np.arange(len(q)), [0, 50, 99, 100, 150, 99, 3, 10, 99]]
+        targets[targets < 0] = 0
+        ranks = ix.rank_of(q, targets=targets, n=100, workers=2)
+        for i, t in enumerate(targets):
+            hit = np.flatnonzero(full.docs[i, :100] == t)
+            assert ranks[i] == (hit[0] + 1 if hit.size else 0)
+    outs = []
+    for impl in sorted(BACKENDS):
+        with _dispatch.force(impl, "retrieval"):
+            outs.append(tuple(ix.search(q[:4], k=120, model="sdm", dtype=np.float64)))
+    for o in outs[1:]:
+        assert_same(o, outs[0])

@@ -21,6 +21,8 @@
 //   is one SIMD compare (no data-dependent loop exit); the per-term tables of the next
 //   question are prefetched;
 // * the random words are SplitMix64 outputs (2 multiplies each), independent of each other.
+// * paraphrase model: 8 candidates of a question in flight, their draws grouped by component
+//   (sample_lanes): +15-34% candidates per CPU-second; the baseline model draws one at a time.
 #include "pysynth/sampling.hpp"
 
 #include <algorithm>
@@ -977,7 +979,7 @@ void Sampler::Impl::sample_range(const E* alias, std::size_t b, std::size_t e, s
     }
     const std::uint64_t qk = question_key(skey, static_cast<std::uint64_t>(cfg.first_index) + i);
     // lanes pay off when draws alternate between the question and the cluster document
-    // (paraphrase model: +21-34% per CPU-second); the baseline model, whose draws nearly
+    // (paraphrase model: +15-34% per CPU-second); the baseline model, whose draws nearly
     // all search the question document, ran 7-18% slower with them (RESULTS_sampling.md)
     if (use_cluster && cfg.max_rejections > 0) {
       sample_lanes(alias, qk, i * m, dq, dc, crow, offsets, ids, ws);

@@ -68,10 +68,7 @@ def _cmd_pairs(args) -> int:
     exclude = C.read_lines(args.exclude_ids, "--exclude-ids") if args.exclude_ids else []
     model = None
     if args.method != "ws-tb":
-        from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
-
-        model = EXTRACT if args.model == EXTRACT else C.llm_spec(args.model, "--model") or (
-            str(C.resolve_model(args.model, default=DEFAULT_MODEL).path) if args.model else None)
+        model = _title_model(args.model, llm=True)
     summary = make_pairs(args.inp, args.out, args.method, negatives=args.negatives, min_words=args.min_words,
                          select=args.select, min_score=args.min_score, exclude=exclude,
                          holdout_linked=args.holdout_linked, seed=args.seed, model=model, beam=args.beam,
@@ -144,11 +141,26 @@ def _cmd_export_dqg(args) -> int:
     return 0
 
 
-def _cmd_evaluate_dqg(args) -> int:
-    from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT, evaluate
+def _title_model(value, llm: bool = False):
+    """``--model`` of the DQG commands: ``extract`` (the rule), an LLM spec (``llm``), else a model's path
+    (``None`` for the shipped default where ``llm``, which the pairs stage fingerprints by name)."""
+    from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
 
-    model = EXTRACT if args.model == EXTRACT else str(C.resolve_model(args.model, default=DEFAULT_MODEL).path)
-    res = evaluate(model, args.inp, "onnx" if model == EXTRACT else C.backend(args.backend, model), args.beam, args.limit, args.subset, args.threads,
+    if value == EXTRACT:
+        return EXTRACT
+    if llm:
+        spec = C.llm_spec(value, "--model")
+        if spec or not value:
+            return spec
+    return str(C.resolve_model(value, default=DEFAULT_MODEL).path)
+
+
+def _cmd_evaluate_dqg(args) -> int:
+    from pysynth.dup.dqg import EXTRACT, evaluate
+
+    model = _title_model(args.model)
+    backend = "onnx" if model == EXTRACT else C.backend(args.backend, model)  # the rule runs on neither
+    res = evaluate(model, args.inp, backend, args.beam, args.limit, args.subset, args.threads,
                    args.dev_fraction, args.seed, **C.guards(args))
     print(json.dumps(res, ensure_ascii=False))
     return 0

@@ -194,14 +194,14 @@ class TitleGenerator:
         if isinstance(bodies, str):
             raise TypeError("bodies: expected a list of strings, got a single str (wrap it in a list)")
         bodies = list(bodies)
-        if self.generator == EXTRACT:
-            titles = [extract_title(b) if isinstance(b, str) else _not_str(i, b) for i, b in enumerate(bodies)]
-            return [(t, "") if t else ("", "empty") for t in titles]
-        out: List[Tuple[str, str]] = [("", "unreadable")] * len(bodies)
-        ok = []
         for i, b in enumerate(bodies):
             if not isinstance(b, str):
                 raise TypeError(f"bodies[{i}]: expected str, got {type(b).__name__}")
+        if self.generator == EXTRACT:
+            return [(t, "") if t else ("", "empty") for t in map(extract_title, bodies)]
+        out: List[Tuple[str, str]] = [("", "unreadable")] * len(bodies)
+        ok = []
+        for i, b in enumerate(bodies):
             try:
                 if getattr(self.generator, "runtime", "") == "llm":
                     if self.generator.valid(b):
@@ -222,10 +222,6 @@ class TitleGenerator:
                 t = g.texts[0].strip() if g.texts else ""
                 out[i] = (truecase(t, bodies[i]), "") if t else ("", "empty")
         return out
-
-
-def _not_str(i: int, b) -> str:
-    raise TypeError(f"bodies[{i}]: expected str, got {type(b).__name__}")
 
 
 def evaluate(model: Optional[str], dumps: Sequence, backend: str = "onnx", beam: int = 1, limit: int = 0,

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@ py::array_t<T> to_numpy(std::vector<T>&& v) {
 struct IndexArg {
   std::vector<py::array> keep;
   IndexView view;
+  std::shared_ptr<SearchCache> cache;  // this index's, when it is remembered (read-only arrays)
 };
 
 template <class T>
@@ -116,10 +118,35 @@ IndexArg index_arg(const py::object& obj) {
 // very index was validated before: validate_index takes 30 ms on a 200k-question index and a
 // one-query search 0.26 ms (measured 2026-11-25, 2-core VM). Remembered are only indexes whose
 // arrays are all read-only (Index makes them so), by the arrays' identities, with weak references:
-// while an entry's arrays are alive no other object can have their ids.
+// while an entry's arrays are alive no other object can have their ids. Each remembered index
+// also gets its SearchCache (sdm.hpp: pair statistics, od lists, rank maps kept across calls),
+// released as soon as one of its arrays is (weak reference callback).
+// Entries: (key, weak references, capsule of a std::shared_ptr<SearchCache>).
 py::list& validated_cache() {
   static py::list* cache = new py::list();  // leaked on purpose: lives as long as the module
   return *cache;
+}
+
+// At most this many bytes per index's SearchCache (at most kRemembered indexes).
+constexpr std::size_t kSearchCacheBytes = std::size_t{256} << 20;
+constexpr py::ssize_t kRemembered = 16;
+
+bool entry_alive(const py::handle& entry) {
+  for (auto ref : entry.cast<py::tuple>()[1].cast<py::list>())
+    if (ref().is_none()) return false;
+  return true;
+}
+
+// Drop the entries of indexes whose arrays are gone (and their caches with them).
+void forget_dead() {
+  py::list& reg = validated_cache();
+  for (py::ssize_t i = static_cast<py::ssize_t>(py::len(reg)) - 1; i >= 0; --i)
+    if (!entry_alive(reg[static_cast<std::size_t>(i)])) reg.attr("pop")(i);
+}
+
+std::shared_ptr<SearchCache> cache_of(const py::handle& entry) {
+  auto cap = entry.cast<py::tuple>()[2].cast<py::capsule>();
+  return *static_cast<std::shared_ptr<SearchCache>*>(cap.get_pointer());
 }
 
 // index_arg + validate_index, skipped for an index remembered as validated (see above).
@@ -131,25 +158,33 @@ IndexArg checked_index(const py::object& obj, int workers) {
     key[i] = py::int_(reinterpret_cast<std::uintptr_t>(ia.keep[i].ptr()));
     readonly = readonly && !ia.keep[i].writeable();
   }
-  py::list& cache = validated_cache();
-  if (readonly)
-    for (auto entry : cache) {
-      auto pair = entry.cast<py::tuple>();
-      if (!key.equal(py::object(pair[0]))) continue;
-      bool alive = true;
-      for (auto ref : pair[1].cast<py::list>()) alive = alive && !ref().is_none();
-      if (alive) return ia;
+  py::list& reg = validated_cache();
+  if (readonly) {
+    // a copy: a weak reference callback may shrink the registry meanwhile
+    auto entries = py::reinterpret_steal<py::list>(PySequence_List(reg.ptr()));
+    for (auto entry : entries) {
+      if (!key.equal(py::object(entry.cast<py::tuple>()[0]))) continue;
+      if (entry_alive(entry)) {
+        ia.cache = cache_of(entry);
+        return ia;
+      }
     }
+  }
   {
     py::gil_scoped_release nogil;
     validate_index(ia.view, workers);
   }
   if (readonly) {
+    forget_dead();
     py::object ref = py::module_::import("weakref").attr("ref");
+    py::cpp_function on_death([](py::handle) { forget_dead(); });
     py::list refs;
-    for (const auto& a : ia.keep) refs.append(ref(a));
-    cache.append(py::make_tuple(key, refs));
-    if (py::len(cache) > 16) cache.attr("pop")(0);
+    for (const auto& a : ia.keep) refs.append(ref(a, on_death));
+    auto* holder = new std::shared_ptr<SearchCache>(make_search_cache(kSearchCacheBytes));
+    py::capsule cap(holder, [](void* p) { delete static_cast<std::shared_ptr<SearchCache>*>(p); });
+    ia.cache = *holder;
+    reg.append(py::make_tuple(key, refs, cap));
+    if (py::len(reg) > static_cast<std::size_t>(kRemembered)) reg.attr("pop")(0);
   }
   return ia;
 }
@@ -264,9 +299,9 @@ py::tuple search_py(const py::object& index, const py::object& query_ids, const 
   {
     py::gil_scoped_release nogil;
     if (float64)
-      search<double>(ia.view, qa.q, p, k, workers, dp, static_cast<double*>(sp), cp);
+      search<double>(ia.view, qa.q, p, k, workers, dp, static_cast<double*>(sp), cp, ia.cache.get());
     else
-      search<float>(ia.view, qa.q, p, k, workers, dp, static_cast<float*>(sp), cp);
+      search<float>(ia.view, qa.q, p, k, workers, dp, static_cast<float*>(sp), cp, ia.cache.get());
   }
   return py::make_tuple(docs, scores, counts);
 }
@@ -287,7 +322,7 @@ py::array_t<std::int32_t> target_ranks_py(const py::object& index, const py::obj
   std::int32_t* op = out.mutable_data();
   {
     py::gil_scoped_release nogil;
-    target_ranks(ia.view, qa.q, targets.data(), p, n, workers, op);
+    target_ranks(ia.view, qa.q, targets.data(), p, n, workers, op, ia.cache.get());
   }
   return out;
 }
@@ -307,6 +342,28 @@ py::tuple window_stats_py(const py::object& index, const py::object& a_obj, cons
     window_stats(ia.view, a.data(), b.data(), static_cast<std::size_t>(a.shape(0)), workers, odp, uwp);
   }
   return py::make_tuple(od, uw);
+}
+
+// What the SearchCache of an index holds (tests and benchmarks), after setting its bound to
+// max_bytes when >= 0; None for an index that is not remembered (writable arrays).
+py::object cache_info_py(const py::object& index, std::int64_t max_bytes) {
+  IndexArg ia = checked_index(index, 1);
+  if (!ia.cache) return py::none();
+  if (max_bytes >= 0) set_search_cache_bound(*ia.cache, static_cast<std::size_t>(max_bytes));
+  const SearchCacheInfo i = search_cache_info(*ia.cache);
+  py::dict d;
+  d["bytes"] = i.bytes;
+  d["max_bytes"] = i.max_bytes;
+  d["pair_stats"] = i.pair_stats;
+  d["pair_lists"] = i.pair_lists;
+  d["od_lists"] = i.od_lists;
+  d["rank_maps"] = i.rank_maps;
+  d["workers"] = i.workers;
+  d["pairs_reused"] = i.pairs_reused;
+  d["od_lists_reused"] = i.od_lists_reused;
+  d["rank_maps_reused"] = i.rank_maps_reused;
+  d["clears"] = i.clears;
+  return d;
 }
 
 std::int32_t ordered_count_py(const std::vector<std::int32_t>& A, const std::vector<std::int32_t>& B, int width) {
@@ -345,6 +402,10 @@ void register_retrieval(py::module_& m) {
           "Collection frequencies of the windows of the term pairs ``(a[i], b[i])``.\n\nFull docs: the twin "
           "pysynth.retrieval._reference.window_stats.",
           py::arg("index"), py::arg("a"), py::arg("b"), py::arg("workers"));
+  sub.def("_cache_info", &cache_info_py,
+          "What the compiled backend keeps across calls for this index (a dict), or None (writable arrays: nothing "
+          "kept); max_bytes >= 0 sets its bound first. Private: tests and benchmarks.",
+          py::arg("index"), py::arg("max_bytes") = -1);
   sub.def("ordered_count", &ordered_count_py,
           "Galago ``OrderedWindowIterator`` matches of ``#od:width(a b)`` in one document.\n\nFull docs: the twin "
           "pysynth.retrieval._reference.ordered_count.",

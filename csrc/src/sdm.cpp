@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,36 @@ struct PairStat {
   std::int32_t max_od = 0, max_uw = 0;
   bool listed = false;  // the PairList is materialized
 };
+
+// A word of a rank map (see RankMaps).
+struct RankWord {
+  std::uint64_t bits;
+  std::uint32_t base, pad;
+};
+
+struct Worker;
+
+}  // namespace
+
+struct SearchCache {
+  std::mutex mu;
+  std::size_t max_bytes = 0, bytes = 0;
+  std::unordered_map<std::uint64_t, PairStat> stats;                         // pairs outside the pair table
+  std::unordered_map<std::uint64_t, std::shared_ptr<const PairList>> lists;  // their window lists (listed)
+  std::unordered_map<std::uint64_t, std::shared_ptr<const PairList>> od;     // #od:1 lists (build_od_lists)
+  std::unordered_map<std::int32_t, std::shared_ptr<const std::vector<RankWord>>> ranks;
+  std::shared_ptr<const std::vector<std::uint8_t>> len8;
+  std::vector<std::unique_ptr<Worker>> idle;  // workers' scratch between calls
+  std::int64_t pairs_reused = 0, od_reused = 0, ranks_reused = 0, clears = 0;
+
+  explicit SearchCache(std::size_t cap) : max_bytes(cap) {}
+  ~SearchCache();
+  // Under `mu`: account for `add` more bytes, dropping everything kept first when they would
+  // pass the bound; false (keep nothing) when they can never fit.
+  bool reserve(std::size_t add);
+};
+
+namespace {
 
 inline std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
@@ -158,10 +189,10 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
 struct PairTable {
   std::vector<std::uint64_t> keys;
   std::vector<PairStat> stats;
-  std::vector<PairList> lists;
+  std::vector<std::shared_ptr<const PairList>> lists;  // the window list of a listed pair
   // #od:1 lists of the pairs too frequent to list (build_od_lists): the documents with od > 0
   // and their od counts (uw left empty), when has_od[i]
-  std::vector<PairList> od_lists;
+  std::vector<std::shared_ptr<const PairList>> od_lists;
   std::vector<char> has_od;
 
   std::size_t find(std::int32_t a, std::int32_t b) const {
@@ -187,8 +218,12 @@ bool table_pair(const IndexView& ix, const std::vector<std::int32_t>& slot, std:
   return true;
 }
 
+// Bytes a SearchCache counts for a pair's statistics and for a list (hash-map node included).
+constexpr std::size_t kStatBytes = 64, kListBytes = 128;
+
 void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe, int workers,
-                      std::unordered_map<std::uint64_t, PairStat>& big, const std::vector<std::int32_t>& slot) {
+                      std::unordered_map<std::uint64_t, PairStat>& big, const std::vector<std::int32_t>& slot,
+                      SearchCache* cache) {
   t.keys.clear();
   for (std::size_t i = qb; i < qe; ++i)
     for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j)
@@ -196,8 +231,10 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
   std::sort(t.keys.begin(), t.keys.end());
   t.keys.erase(std::unique(t.keys.begin(), t.keys.end()), t.keys.end());
   t.stats.assign(t.keys.size(), PairStat());
-  t.lists.assign(t.keys.size(), PairList());
+  t.lists.assign(t.keys.size(), nullptr);
   std::vector<char> known(t.keys.size(), 0);
+  std::unique_lock<std::mutex> lock;
+  if (cache) lock = std::unique_lock<std::mutex>(cache->mu);
   for (std::size_t i = 0; i < t.keys.size(); ++i) {
     if (table_pair(ix, slot, static_cast<std::int32_t>(t.keys[i] >> 32),
                    static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), &t.stats[i])) {
@@ -208,16 +245,38 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
     if (it != big.end()) {
       t.stats[i] = it->second;
       known[i] = 1;
+    } else if (cache) {
+      auto c = cache->stats.find(t.keys[i]);
+      if (c == cache->stats.end()) continue;
+      auto l = c->second.listed ? cache->lists.find(t.keys[i]) : cache->lists.end();
+      if (c->second.listed && l == cache->lists.end()) continue;
+      t.stats[i] = c->second;
+      if (c->second.listed) t.lists[i] = l->second;
+      known[i] = 1;
+      ++cache->pairs_reused;
     }
   }
+  if (lock) lock.unlock();
   parallel_for(t.keys.size(), workers, 16, [&](std::size_t, std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i)
-      if (!known[i])
+      if (!known[i]) {
+        auto list = std::make_shared<PairList>();
         t.stats[i] = compute_pair(ix, static_cast<std::int32_t>(t.keys[i] >> 32),
-                                  static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), &t.lists[i], kPairListMax);
+                                  static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), list.get(), kPairListMax);
+        if (t.stats[i].listed) t.lists[i] = std::move(list);
+      }
   });
   for (std::size_t i = 0; i < t.keys.size(); ++i)
     if (!known[i] && !t.stats[i].listed) big.emplace(t.keys[i], t.stats[i]);
+  if (!cache) return;
+  lock = std::unique_lock<std::mutex>(cache->mu);
+  for (std::size_t i = 0; i < t.keys.size(); ++i) {
+    if (known[i]) continue;
+    const std::size_t add = kStatBytes + (t.stats[i].listed ? kListBytes + 12 * t.lists[i]->docs.size() : 0);
+    if (!cache->reserve(add)) continue;
+    cache->stats[t.keys[i]] = t.stats[i];
+    if (t.stats[i].listed) cache->lists[t.keys[i]] = t.lists[i];
+  }
 }
 
 // The #od:1 lists of the sub-batch's unlisted pairs (window lists above kPairListMax: pairs of
@@ -233,17 +292,31 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
 // visits only the od list (a few thousand documents). The scan (~15 ms over 7.4M tokens on
 // one core) is paid once per sub-batch, and only when the pairs' shorter posting lists, summed
 // over the queries, are long enough to repay it.
-void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe, int workers) {
+// With a cache, the lists kept from earlier calls are taken from it (whatever the sub-batch's
+// size) and the scan runs for the others alone, if they repay it.
+void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::size_t qb, std::size_t qe, int workers,
+                    SearchCache* cache) {
   const std::size_t np = t.keys.size();
-  t.od_lists.assign(np, PairList());
+  t.od_lists.assign(np, nullptr);
   t.has_od.assign(np, 0);
   std::vector<char> want(np, 0);
+  if (cache) {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    for (std::size_t i = 0; i < np; ++i) {
+      if (t.stats[i].listed || t.stats[i].max_od == 0) continue;
+      auto it = cache->od.find(t.keys[i]);
+      if (it == cache->od.end()) continue;
+      t.od_lists[i] = it->second;
+      t.has_od[i] = 1;
+      ++cache->od_reused;
+    }
+  }
   double work = 0.0;
   for (std::size_t i = qb; i < qe; ++i)
     for (std::int64_t j = q.offsets[i]; j + 1 < q.offsets[i + 1]; ++j) {
       const std::int32_t a = q.ids[j], b = q.ids[j + 1];
       const std::size_t at = t.find(a, b);
-      if (t.stats[at].listed || t.stats[at].max_od == 0) continue;
+      if (t.stats[at].listed || t.stats[at].max_od == 0 || t.has_od[at]) continue;
       want[at] = 1;
       work += static_cast<double>(std::min(ix.indptr[a + 1] - ix.indptr[a], ix.indptr[b + 1] - ix.indptr[b]));
     }
@@ -301,16 +374,25 @@ void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::si
   std::vector<std::size_t> size(np, 0);
   for (const auto& h : hits)
     for (const Hit& x : h) ++size[x.pair];
+  std::vector<std::shared_ptr<PairList>> made(np);
   for (std::size_t i = 0; i < np; ++i)
     if (want[i]) {
-      t.has_od[i] = 1;
-      t.od_lists[i].docs.reserve(size[i]);
-      t.od_lists[i].od.reserve(size[i]);
+      made[i] = std::make_shared<PairList>();
+      made[i]->docs.reserve(size[i]);
+      made[i]->od.reserve(size[i]);
     }
   for (const auto& h : hits)
     for (const Hit& x : h) {
-      t.od_lists[x.pair].docs.push_back(x.doc);
-      t.od_lists[x.pair].od.push_back(x.od);
+      made[x.pair]->docs.push_back(x.doc);
+      made[x.pair]->od.push_back(x.od);
+    }
+  std::unique_lock<std::mutex> lock;
+  if (cache) lock = std::unique_lock<std::mutex>(cache->mu);
+  for (std::size_t i = 0; i < np; ++i)
+    if (want[i]) {
+      t.has_od[i] = 1;
+      t.od_lists[i] = made[i];
+      if (cache && cache->reserve(kListBytes + 8 * size[i])) cache->od[t.keys[i]] = made[i];
     }
 }
 
@@ -321,11 +403,6 @@ void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::si
 // Why: after the od lists, gallops into lists of 100k-475k documents (phase A probing each
 // document of a shorter list, phase B probing its non-essential lists) were 25% of the search
 // time on 1M questions with KQGM queries (perf: gallop's two loops the two hottest lines).
-struct RankWord {
-  std::uint64_t bits;
-  std::uint32_t base, pad;
-};
-
 inline std::int64_t rank_lb(const RankWord* r, std::int32_t d) {
   const RankWord& w = r[static_cast<std::uint32_t>(d) >> 6];
   return static_cast<std::int64_t>(w.base) +
@@ -337,21 +414,22 @@ inline bool rank_has(const RankWord* r, std::int32_t d) {
 
 struct RankMaps {
   std::vector<std::int32_t> of_term;  // term -> map index, -1: none
-  std::vector<std::vector<RankWord>> maps;
+  std::vector<std::shared_ptr<const std::vector<RankWord>>> maps;
   const RankWord* get(std::int32_t t) const {
     if (of_term.empty()) return nullptr;
     const std::int32_t i = of_term[static_cast<std::size_t>(t)];
-    return i < 0 ? nullptr : maps[static_cast<std::size_t>(i)].data();
+    return i < 0 ? nullptr : maps[static_cast<std::size_t>(i)]->data();
   }
 };
 
 // Maps for the terms with df >= max(kRankMin, N / 32) used by at least kRankUses queries of the
-// batch (at most kRankTerms of them, the longest lists first): each costs N / 4 bytes.
+// batch (at most kRankTerms of them, the longest lists first): each costs N / 4 bytes. With a
+// cache, every map kept from an earlier call is used too (it costs nothing more).
 constexpr std::int64_t kRankMin = 4096;
 constexpr int kRankUses = 4;
 constexpr std::size_t kRankTerms = 256;
 
-void build_rank_maps(RankMaps& rm, const IndexView& ix, const Queries& q, int workers) {
+void build_rank_maps(RankMaps& rm, const IndexView& ix, const Queries& q, int workers, SearchCache* cache) {
   const std::int64_t min_df = std::max<std::int64_t>(kRankMin, ix.n_docs / 32);
   std::unordered_map<std::int32_t, int> uses;
   for (std::size_t i = 0; i < q.n; ++i)
@@ -363,21 +441,38 @@ void build_rank_maps(RankMaps& rm, const IndexView& ix, const Queries& q, int wo
       if (!again) ++uses[t];
     }
   std::vector<std::pair<std::int64_t, std::int32_t>> pick;
-  for (const auto& [t, n] : uses)
-    if (n >= kRankUses) pick.push_back({-(ix.indptr[t + 1] - ix.indptr[t]), t});
-  if (pick.empty()) return;
+  std::vector<std::pair<std::int32_t, std::shared_ptr<const std::vector<RankWord>>>> kept;
+  {
+    std::unique_lock<std::mutex> lock;
+    if (cache) lock = std::unique_lock<std::mutex>(cache->mu);
+    for (const auto& [t, n] : uses) {
+      if (cache) {
+        auto it = cache->ranks.find(t);
+        if (it != cache->ranks.end()) {
+          kept.push_back({t, it->second});
+          ++cache->ranks_reused;
+          continue;
+        }
+      }
+      if (n >= kRankUses) pick.push_back({-(ix.indptr[t + 1] - ix.indptr[t]), t});
+    }
+  }
+  if (pick.empty() && kept.empty()) return;
   std::sort(pick.begin(), pick.end());
   if (pick.size() > kRankTerms) pick.resize(kRankTerms);
   rm.of_term.assign(static_cast<std::size_t>(ix.vocab_size), -1);
-  rm.maps.resize(pick.size());
+  rm.maps.clear();
+  for (const auto& [t, m] : kept) {
+    rm.of_term[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(rm.maps.size());
+    rm.maps.push_back(m);
+  }
   const std::size_t words = static_cast<std::size_t>(ix.n_docs) / 64 + 1;
-  for (std::size_t i = 0; i < pick.size(); ++i)
-    rm.of_term[static_cast<std::size_t>(pick[i].second)] = static_cast<std::int32_t>(i);
+  std::vector<std::shared_ptr<std::vector<RankWord>>> made(pick.size());
   parallel_for(pick.size(), workers, 1, [&](std::size_t, std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
       const std::int32_t t = pick[i].second;
-      std::vector<RankWord>& m = rm.maps[i];
-      m.assign(words, RankWord{0, 0, 0});
+      made[i] = std::make_shared<std::vector<RankWord>>(words, RankWord{0, 0, 0});
+      std::vector<RankWord>& m = *made[i];
       for (std::int64_t p = ix.indptr[t]; p < ix.indptr[t + 1]; ++p) {
         const std::uint32_t d = static_cast<std::uint32_t>(ix.doc_ids[p]);
         m[d >> 6].bits |= std::uint64_t{1} << (d & 63);
@@ -389,6 +484,13 @@ void build_rank_maps(RankMaps& rm, const IndexView& ix, const Queries& q, int wo
       }
     }
   });
+  std::unique_lock<std::mutex> lock;
+  if (cache) lock = std::unique_lock<std::mutex>(cache->mu);
+  for (std::size_t i = 0; i < pick.size(); ++i) {
+    rm.of_term[static_cast<std::size_t>(pick[i].second)] = static_cast<std::int32_t>(rm.maps.size());
+    rm.maps.push_back(made[i]);
+    if (cache && cache->reserve(kListBytes + words * sizeof(RankWord))) cache->ranks[pick[i].second] = made[i];
+  }
 }
 
 // Collection-level constants of one search call.
@@ -403,13 +505,26 @@ struct Context {
   const RankMaps* ranks = nullptr;
   // document lengths clamped to 255: a 1-byte copy that stays in cache for the bounds (a clamped
   // length is never larger, so the bounds computed with it stay upper bounds)
-  std::vector<std::uint8_t> len8;
+  std::shared_ptr<const std::vector<std::uint8_t>> len8_owner;
+  const std::uint8_t* len8 = nullptr;
   std::vector<double> log_len;  // log(L + mu), L < kLogLen: the length prior of the bounds
 
-  Context(const IndexView& v, const ScoreParams& params) : ix(v), p(params) {
-    len8.resize(static_cast<std::size_t>(ix.n_docs));
-    for (std::int64_t d = 0; d < ix.n_docs; ++d)
-      len8[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(std::min<std::int32_t>(ix.doc_lengths[d], 255));
+  Context(const IndexView& v, const ScoreParams& params, SearchCache* cache) : ix(v), p(params) {
+    if (cache) {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      len8_owner = cache->len8;
+    }
+    if (!len8_owner) {
+      auto l8 = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(ix.n_docs));
+      for (std::int64_t d = 0; d < ix.n_docs; ++d)
+        (*l8)[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(std::min<std::int32_t>(ix.doc_lengths[d], 255));
+      len8_owner = l8;
+      if (cache) {
+        std::lock_guard<std::mutex> lock(cache->mu);
+        if (cache->reserve(kListBytes + l8->size())) cache->len8 = l8;
+      }
+    }
+    len8 = len8_owner->data();
     log_len.resize(kLogLen);
     for (int L = 0; L < kLogLen; ++L) log_len[static_cast<std::size_t>(L)] = std::log(static_cast<double>(L) + p.mu);
     C = static_cast<double>(ix.n_tokens);
@@ -684,9 +799,10 @@ void prepare(const Context& ctx, Worker& W, const std::int32_t* q, int n) {
         const double p_uw = st.cf_uw > 0 ? static_cast<double>(st.cf_uw) / ctx.C : 0.5 / ctx.C;
         P.mu_p_od.push_back(mu * p_od);
         P.mu_p_uw.push_back(mu * p_uw);
-        P.plist.push_back(st.listed ? &ctx.pairs->lists[at] : nullptr);
-        P.podl.push_back(!st.listed && !ctx.pairs->has_od.empty() && ctx.pairs->has_od[at] ? &ctx.pairs->od_lists[at]
-                                                                                           : nullptr);
+        P.plist.push_back(st.listed ? ctx.pairs->lists[at].get() : nullptr);
+        P.podl.push_back(!st.listed && !ctx.pairs->has_od.empty() && ctx.pairs->has_od[at]
+                             ? ctx.pairs->od_lists[at].get()
+                             : nullptr);
         P.pair_ub.push_back(P.alpha_o * std::log1p(static_cast<double>(st.max_od) / (mu * p_od)) +
                             P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
         P.pair_ub_uw.push_back(P.alpha_u * std::log1p(static_cast<double>(st.max_uw) / (mu * p_uw)));
@@ -1080,7 +1196,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
           const std::int32_t dn = ix.doc_ids[p + 16];
           prefetch(ix.doc_offsets + dn);
           prefetch(W.stamp.data() + dn);
-          prefetch(ctx.len8.data() + dn);
+          prefetch(ctx.len8 + dn);
         }
         // (once the threshold is known most documents are dropped unread: no token prefetch)
         if (p + 8 < p1 && !sink.full()) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 8]]);
@@ -1162,7 +1278,7 @@ void seed(const Context& ctx, Worker& W, Sink& sink) {
           if (x + 16 < ng) {
             const std::int32_t dn = ix.doc_ids[W.gather[x + 16]];
             prefetch(W.stamp.data() + dn);
-            prefetch(ctx.len8.data() + dn);
+            prefetch(ctx.len8 + dn);
           }
           if (visit(W.gather[x])) return;
         }
@@ -1377,7 +1493,7 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
     for (int i = ne; i < R; ++i) {
       const Comp& c = comps[static_cast<std::size_t>(i)];
       if (c.cur < c.end) d = std::min(d, c.docs[c.cur]);
-      if (c.cur + 16 < c.end) prefetch(ctx.len8.data() + c.docs[c.cur + 16]);
+      if (c.cur + 16 < c.end) prefetch(ctx.len8 + c.docs[c.cur + 16]);
     }
     if (d == kNone) return;
     double acc = 0.0, rem = rem_ne;
@@ -1461,11 +1577,36 @@ void traverse(const Context& ctx, Worker& W, Sink& sink, bool seed_first) {
   maxscore(ctx, W, sink);
 }
 
-std::vector<std::unique_ptr<Worker>> make_workers(int workers) {
-  std::vector<std::unique_ptr<Worker>> w(static_cast<std::size_t>(resolve_workers(workers)));
-  for (auto& x : w) x = std::make_unique<Worker>();
-  return w;
-}
+// The workers of one call: from the cache's idle ones when there are (their N-sized stamps are
+// then allocated and zeroed once per index, not per call), given back at the end of the call.
+struct Workers {
+  std::vector<std::unique_ptr<Worker>> w;
+  SearchCache* cache;
+  Workers(int workers, SearchCache* c) : w(static_cast<std::size_t>(resolve_workers(workers))), cache(c) {
+    if (cache) {
+      std::lock_guard<std::mutex> lock(cache->mu);
+      for (auto& x : w)
+        if (!cache->idle.empty()) {
+          x = std::move(cache->idle.back());
+          cache->idle.pop_back();
+          cache->bytes -= std::min(cache->bytes, bytes_of(*x));
+        }
+    }
+    for (auto& x : w)
+      if (!x) x = std::make_unique<Worker>();
+  }
+  ~Workers() {
+    if (!cache) return;
+    std::lock_guard<std::mutex> lock(cache->mu);
+    for (auto& x : w)
+      if (cache->reserve(bytes_of(*x))) cache->idle.push_back(std::move(x));
+  }
+  // the stamps (4 N bytes) and the memoized logarithms dominate a worker's memory
+  static std::size_t bytes_of(const Worker& x) {
+    return x.stamp.size() * sizeof(std::uint32_t) + x.logc.size() * 12 + kListBytes;
+  }
+  Worker& operator[](std::size_t i) { return *w[i]; }
+};
 
 }  // namespace
 
@@ -1538,37 +1679,99 @@ void check_queries(const IndexView& ix, const Queries& q) {
            " is outside [0, vocab_size = " + std::to_string(ix.vocab_size) + ")");
 }
 
-template <class Score>
-void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers, std::int32_t* docs,
-            Score* scores, std::int32_t* counts) {
-  if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
-  check_params(p);
-  check_queries(ix, q);
-  Context ctx(ix, p);
+namespace {
+
+// What search and target_ranks set up per call: constants, the pair statistics of each
+// sub-batch, rank maps, workers (each from the cache when there is one).
+struct Call {
+  Context ctx;
   PairTable pairs;
   std::unordered_map<std::uint64_t, PairStat> big;
   std::vector<std::int32_t> slot;
-  if (p.model == Model::Sdm && ix.n_pair_terms > 0) {
-    slot.assign(static_cast<std::size_t>(ix.vocab_size), -1);
-    for (std::int64_t i = 0; i < ix.n_pair_terms; ++i) {
-      if (ix.pair_terms[i] < 0 || ix.pair_terms[i] >= ix.vocab_size) fail("index: pair_terms holds a bad term id");
-      slot[static_cast<std::size_t>(ix.pair_terms[i])] = static_cast<std::int32_t>(i);
-    }
-  }
-  ctx.pairs = &pairs;
   RankMaps ranks;
-  build_rank_maps(ranks, ix, q, workers);
-  ctx.ranks = &ranks;
-  auto ws = make_workers(workers);
+  Workers ws;
+
+  Call(const IndexView& ix, const Queries& q, const ScoreParams& p, int workers, SearchCache* cache)
+      : ctx(ix, p, cache), ws(workers, cache) {
+    if (p.model == Model::Sdm && ix.n_pair_terms > 0) {
+      slot.assign(static_cast<std::size_t>(ix.vocab_size), -1);
+      for (std::int64_t i = 0; i < ix.n_pair_terms; ++i) {
+        if (ix.pair_terms[i] < 0 || ix.pair_terms[i] >= ix.vocab_size) fail("index: pair_terms holds a bad term id");
+        slot[static_cast<std::size_t>(ix.pair_terms[i])] = static_cast<std::int32_t>(i);
+      }
+    }
+    ctx.pairs = &pairs;
+    build_rank_maps(ranks, ix, q, workers, cache);
+    ctx.ranks = &ranks;
+  }
+  void sub_batch(const Queries& q, std::size_t qb, std::size_t qe, int workers, SearchCache* cache) {
+    if (ctx.p.model != Model::Sdm) return;
+    build_pair_table(pairs, ctx.ix, q, qb, qe, workers, big, slot, cache);
+    build_od_lists(pairs, ctx.ix, q, qb, qe, workers, cache);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<SearchCache> make_search_cache(std::size_t max_bytes) {
+  return std::make_shared<SearchCache>(max_bytes);
+}
+
+SearchCache::~SearchCache() = default;
+
+bool SearchCache::reserve(std::size_t add) {
+  if (add > max_bytes) return false;
+  if (bytes + add > max_bytes) {
+    stats.clear();
+    lists.clear();
+    od.clear();
+    ranks.clear();
+    len8.reset();
+    idle.clear();
+    bytes = 0;
+    ++clears;
+  }
+  bytes += add;
+  return true;
+}
+
+void set_search_cache_bound(SearchCache& c, std::size_t max_bytes) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.max_bytes = max_bytes;
+  c.reserve(0);
+}
+
+SearchCacheInfo search_cache_info(SearchCache& c) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  SearchCacheInfo i;
+  i.bytes = c.bytes;
+  i.max_bytes = c.max_bytes;
+  i.pair_stats = c.stats.size();
+  i.pair_lists = c.lists.size();
+  i.od_lists = c.od.size();
+  i.rank_maps = c.ranks.size();
+  i.workers = c.idle.size();
+  i.pairs_reused = c.pairs_reused;
+  i.od_lists_reused = c.od_reused;
+  i.rank_maps_reused = c.ranks_reused;
+  i.clears = c.clears;
+  return i;
+}
+
+template <class Score>
+void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers, std::int32_t* docs,
+            Score* scores, std::int32_t* counts, SearchCache* cache) {
+  if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
+  check_params(p);
+  check_queries(ix, q);
+  Call call(ix, q, p, workers, cache);
+  const Context& ctx = call.ctx;
   const std::size_t kk = static_cast<std::size_t>(k);
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) {
-      build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
-      build_od_lists(pairs, ix, q, qb, qe, workers);
-    }
+    call.sub_batch(q, qb, qe, workers, cache);
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
-      Worker& W = *ws[tid];
+      Worker& W = call.ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {
         const int n = static_cast<int>(q.offsets[i + 1] - q.offsets[i]);
         std::int32_t* drow = docs + i * kk;
@@ -1598,12 +1801,12 @@ void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, 
 }
 
 template void search<float>(const IndexView&, const Queries&, const ScoreParams&, int, int, std::int32_t*, float*,
-                            std::int32_t*);
+                            std::int32_t*, SearchCache*);
 template void search<double>(const IndexView&, const Queries&, const ScoreParams&, int, int, std::int32_t*, double*,
-                             std::int32_t*);
+                             std::int32_t*, SearchCache*);
 
 void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets, const ScoreParams& p, int n,
-                  int workers, std::int32_t* ranks) {
+                  int workers, std::int32_t* ranks, SearchCache* cache) {
   if (n < 1) fail("n must be >= 1, got " + std::to_string(n));
   check_params(p);
   check_queries(ix, q);
@@ -1611,30 +1814,13 @@ void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* tar
     if (targets[i] < 0 || targets[i] >= ix.n_docs)
       fail("targets[" + std::to_string(i) + "] = " + std::to_string(targets[i]) + " is not a document id in [0, " +
            std::to_string(ix.n_docs) + ")");
-  Context ctx(ix, p);
-  PairTable pairs;
-  std::unordered_map<std::uint64_t, PairStat> big;
-  std::vector<std::int32_t> slot;
-  if (p.model == Model::Sdm && ix.n_pair_terms > 0) {
-    slot.assign(static_cast<std::size_t>(ix.vocab_size), -1);
-    for (std::int64_t i = 0; i < ix.n_pair_terms; ++i) {
-      if (ix.pair_terms[i] < 0 || ix.pair_terms[i] >= ix.vocab_size) fail("index: pair_terms holds a bad term id");
-      slot[static_cast<std::size_t>(ix.pair_terms[i])] = static_cast<std::int32_t>(i);
-    }
-  }
-  ctx.pairs = &pairs;
-  RankMaps rmaps;
-  build_rank_maps(rmaps, ix, q, workers);
-  ctx.ranks = &rmaps;
-  auto ws = make_workers(workers);
+  Call call(ix, q, p, workers, cache);
+  const Context& ctx = call.ctx;
   for (std::size_t qb = 0; qb < q.n; qb += kSubBatch) {
     const std::size_t qe = std::min(q.n, qb + kSubBatch);
-    if (p.model == Model::Sdm) {
-      build_pair_table(pairs, ix, q, qb, qe, workers, big, slot);
-      build_od_lists(pairs, ix, q, qb, qe, workers);
-    }
+    call.sub_batch(q, qb, qe, workers, cache);
     parallel_for(qe - qb, workers, 16, [&](std::size_t tid, std::size_t b, std::size_t e) {
-      Worker& W = *ws[tid];
+      Worker& W = call.ws[tid];
       for (std::size_t i = qb + b; i < qb + e; ++i) {
         const int len = static_cast<int>(q.offsets[i + 1] - q.offsets[i]);
         ranks[i] = 0;

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,16 +64,37 @@ void check_params(const ScoreParams& p);
 // Throws std::invalid_argument for malformed offsets or ids outside [0, V).
 void check_queries(const IndexView& ix, const Queries& q);
 
+// What search / target_ranks derive from the index alone, kept across calls on one index: the
+// window statistics and lists of the query pairs outside the index's pair table, the #od:1 lists
+// of frequent pairs, the rank maps of long lists, the 1-byte lengths and the workers' scratch
+// (N-sized stamps). None depends on the scoring parameters, so results are those of a call
+// without it. Thread-safe (calls on one index from several threads share it). Bounded: when an
+// addition would pass max_bytes, everything kept is dropped first (parts in use by a running
+// call stay alive until it ends). Why: the K2Q pipeline calls rank_of chunk after chunk on one
+// index with the same frequent pairs; pair statistics were 18 % of a call (RESULTS_retrieval.md).
+// The caller must pass one cache per index (never an index whose arrays changed since).
+struct SearchCache;
+std::shared_ptr<SearchCache> make_search_cache(std::size_t max_bytes);
+
+struct SearchCacheInfo {
+  std::size_t bytes = 0, max_bytes = 0, pair_stats = 0, pair_lists = 0, od_lists = 0, rank_maps = 0, workers = 0;
+  std::int64_t pairs_reused = 0, od_lists_reused = 0, rank_maps_reused = 0, clears = 0;
+};
+SearchCacheInfo search_cache_info(SearchCache& c);
+// A new bound; what is kept is dropped when it passes it (0: keep nothing).
+void set_search_cache_bound(SearchCache& c, std::size_t max_bytes);
+
 // Top-k of every query: docs (n x k, -1 padded), scores (n x k, NaN padded), counts (n).
+// cache: nullptr, or the SearchCache of this index.
 template <class Score>
 void search(const IndexView& ix, const Queries& q, const ScoreParams& p, int k, int workers, std::int32_t* docs,
-            Score* scores, std::int32_t* counts);
+            Score* scores, std::int32_t* counts, SearchCache* cache = nullptr);
 
 // 1-based rank of targets[i] in the ranking of query i (the order `search` returns), or 0 when
 // the target is not among the first n results (or matches no query term). Exact, and much
 // cheaper than a top-n search: the target's own score prunes from the start.
 void target_ranks(const IndexView& ix, const Queries& q, const std::int32_t* targets, const ScoreParams& p, int n,
-                  int workers, std::int32_t* ranks);
+                  int workers, std::int32_t* ranks, SearchCache* cache = nullptr);
 
 // Collection statistics of the windows of term pairs (a[i], b[i]): cf_od (#od:1 matches),
 // cf_uw (#uw:8 matches), summed over all documents.

@@ -1,6 +1,6 @@
 """Extractive titles for DQG, chosen on four Stack Exchange sites and scored on the fifth
 (bench/RESULTS_generators.md, "Extractive titles"): for each site in turn, the ``max_words`` /
-``fallback_words`` of :func:`pysynth.dup.dqg.extract_title` with the best corpus BLEU on the other
+``fallback_words`` of :func:`pysynth.dup.dqg.rule_title` (the session-9 rule) with the best corpus BLEU on the other
 four sites (questions pooled; the criterion: corpus BLEU + ROUGE-L, so that short, precise but
 incomplete titles do not win on BLEU's precision alone), then BLEU / ROUGE-L of those titles and of lead-12 (the body's first
 12 words) on the held-out site. BLEU = sacrebleu lower-cased corpus BLEU as in ``dup evaluate-dqg``.
@@ -17,7 +17,7 @@ import json
 def main() -> None:
     from pysynth import metrics
     from pysynth.data import shared_dir
-    from pysynth.dup.dqg import extract_title
+    from pysynth.dup.dqg import rule_title
     from pysynth.dup.prep import questions
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -35,7 +35,7 @@ def main() -> None:
 
     def bleu_counts(site, p):  # the titles; pooled over the sites, as corpus BLEU is not a mean of sites
         if (site, p) not in memo:
-            memo[site, p] = [extract_title(r["body"], *p) for r in rows[site]]
+            memo[site, p] = [rule_title(r["body"], *p) for r in rows[site]]
         return memo[site, p]
 
     out = []
@@ -48,7 +48,7 @@ def main() -> None:
             return m["bleu"] + m["rougeL"]
 
         best = max(grid, key=criterion)
-        got = score(tgt, lambda b: extract_title(b, *best), ("bleu", "rougeL"))
+        got = score(tgt, lambda b: rule_title(b, *best), ("bleu", "rougeL"))
         lead = score(tgt, lambda b: " ".join(b.split()[:12]), ("bleu", "rougeL"))
         rec = {"held_out": tgt, "questions": len(rows[tgt]), "max_words": best[0], "fallback_words": best[1],
                "bleu": round(got["bleu"], 2), "rougeL": round(got["rougeL"], 2), "lead12_bleu": round(lead["bleu"], 2),

@@ -22,12 +22,13 @@ Command line (training needs torch; generation runs on onnxruntime)::
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["DEFAULT_MODEL", "EXTRACT", "training_rows", "split_dev", "train", "export", "extract_title",
+__all__ = ["DEFAULT_MODEL", "EXTRACT", "training_rows", "split_dev", "train", "export", "extract_title", "rule_title",
            "TitleGenerator", "evaluate"]
 
 #: the shipped generator (``pysynth/models/assets/dup-dqg-copynet``)
@@ -49,16 +50,15 @@ def _trim(sentence: str) -> str:
     return t[0].upper() + t[1:] if t else sentence
 
 
-def extract_title(body: str, max_words: int = 19, fallback_words: int = 11) -> str:
-    """A title cut from the body: its first question sentence (ending in ``?``) without a leading
+def rule_title(body: str, max_words: int = 19, fallback_words: int = 11) -> str:
+    """A title cut from the body by a rule (the ``extract`` writer of session 9; one of the candidates
+    :func:`extract_title` chooses from): its first question sentence (ending in ``?``) without a leading
     connective or preamble ("So,", "My question is"), at most ``max_words`` words; a body without
     one gives the first ``fallback_words`` words of its first sentence, trimmed the same way.
 
-    The extractive reference for DQG (Rücklé et al. 2019 generate titles from bodies; a body often
-    states its question in one sentence). The defaults were chosen by corpus BLEU + ROUGE-L on four
-    Stack Exchange dumps and scored on the fifth (each site in turn, ``experiments/dqg_extract.py``;
-    ``bench/RESULTS_generators.md``, "Extractive titles"). Whitespace-split words; ``""`` for a body
-    without a word."""
+    The defaults were chosen by corpus BLEU + ROUGE-L on four Stack Exchange dumps and scored on the
+    fifth (each site in turn, ``experiments/dqg_extract.py``; ``bench/RESULTS_generators.md``,
+    "Extractive titles"). Whitespace-split words; ``""`` for a body without a word."""
     if not isinstance(body, str):
         raise TypeError(f"body: expected str, got {type(body).__name__}")
     for name, v in (("max_words", max_words), ("fallback_words", fallback_words)):
@@ -70,6 +70,162 @@ def extract_title(body: str, max_words: int = 19, fallback_words: int = 11) -> s
     asked = [x for x in sentences if x.endswith("?")]
     words = _trim(asked[0] if asked else sentences[0]).split()
     return " ".join(words[: max_words if asked else fallback_words])
+
+
+_WORD = re.compile(r"\w+")
+# English function words that open a question (the titles of the dumps mostly ask one)
+_WH = frozenset("what which who whom whose when where why how".split())
+_AUX = frozenset("is are was were am do does did can could should would will shall may might must has have had "
+                 "isn't aren't don't doesn't didn't can't cannot shouldn't won't wouldn't".split())
+_FIRST_PERSON = frozenset("i my we our i'm i've i'd me".split())
+_CUTS = (6, 8, 11, 14, 19)  # word cuts of a candidate sentence
+_MAX_SENTENCES = 12  # titles come from a paragraph's first sentences; this bounds the work on a long one
+#: the candidate features, in the order of :func:`_title_candidates`' rows and of ``_TITLE_WEIGHTS``
+TITLE_FEATURES = (
+    "rule", "from_question", "ends_question", "first_question", "first_sentence", "second_sentence",
+    "last_sentence", "position", "sentences", "wh_start", "aux_start", "first_person", "words", "log_words",
+    "len_le8", "len_9_14", "len_15_20", "len_gt20", "cut", "kept_share", "trimmed", "tail", "head", "rest_overlap",
+    "centrality", "coverage", "digit_share", "symbol_share", "short_last_word", "comma", "question_cut",
+    "question_log_words")
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else 0.0
+
+
+def _content(text: str) -> List[str]:
+    """Lower-cased words of 4+ letters (a language-independent stand-in for content words)."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) >= 4 and not w.isdigit()]
+
+
+def _comma_tail(text: str) -> str:
+    """The clause after a sentence's last comma when it asks the question ("If X, how do I Y?" -> "How
+    do I Y?"), else ``""``."""
+    if not text.endswith("?") or ", " not in text:
+        return ""
+    tail = text.rsplit(", ", 1)[1]
+    first = tail.split()[0].lower() if tail.split() else ""
+    if (first in _WH or first in _AUX) and len(tail.split()) >= 3:
+        return tail[0].upper() + tail[1:]
+    return ""
+
+
+# where a sentence's first clause ends: a comma, a parenthesis, a dash, or and/or/but opening a second question
+_CLAUSE = re.compile(r",\s|\s\(|\s[-\u2013\u2014]\s|\s(?:and|or|but)\s(?=(?:%s)\b)" % "|".join(sorted(_WH | _AUX)),
+                     re.I)
+
+
+def _head_clause(text: str) -> str:
+    """The first clause (4+ words) of a question that opens with a wh-word or an auxiliary, closed by
+    ``?`` ("What is X, and how does it work?" -> "What is X?"), else ``""``."""
+    words = text.split()
+    if not text.endswith("?") or not words or not (words[0].lower() in _WH or words[0].lower() in _AUX):
+        return ""
+    m = _CLAUSE.search(text)
+    head = text[: m.start()].rstrip(" ,;:") if m else ""
+    return head + "?" if len(head.split()) >= 4 else ""
+
+
+def _snap(words: Sequence[str], cut: int) -> int:
+    """``cut`` moved back past closing lower-case words of 1-3 letters ("the", "of", "and"): a cut title
+    should not end on a function word."""
+    while cut > 3 and words[cut - 1].isalpha() and words[cut - 1].islower() and len(words[cut - 1]) <= 3:
+        cut -= 1
+    return cut
+
+
+def _title_candidates(body: str) -> Tuple[List[str], List[List[float]]]:
+    """``(texts, features)``: the titles a body offers (each of its first sentences, trimmed as in
+    :func:`rule_title`, also as its asking clause after a comma and as its first clause, whole and
+    cut to each of a few word counts, a cut moved back off closing function words; the rule's question
+    title is one of them when it is a whole sentence) and a row of
+    :data:`TITLE_FEATURES` for each: cheap features of position, form, length and word overlap with
+    the rest of the body."""
+    sentences = [x.strip() for x in _SENTENCE_END.split(body.strip()) if x.strip()]
+    if not sentences:
+        return [], []
+    rule = rule_title(body).rstrip(".,;:")
+    n = len(sentences)
+    first_q = next((i for i, x in enumerate(sentences) if x.endswith("?")), -1)
+    content = [_content(x) for x in sentences]
+    para = set(w for c in content for w in c)
+    texts: List[str] = []
+    rows: List[List[float]] = []
+    seen = set()
+    for i, sent in enumerate(sentences[:_MAX_SENTENCES]):
+        trimmed = _trim(sent)
+        rest: Dict[str, int] = {}
+        for j, c in enumerate(content):
+            if j != i:
+                for w in c:
+                    rest[w] = rest.get(w, 0) + 1
+        variants = [(trimmed, 0.0, 0.0)]
+        tail = _comma_tail(trimmed)
+        # a sentence that asks in its last clause opens with a subordinate one ("When I X, how do I Y?")
+        for k, v in enumerate((tail, "" if tail else _head_clause(trimmed))):
+            if v:
+                variants.append((v, float(k == 0), float(k == 1)))
+        for text, is_tail, is_head in variants:
+            words = text.split()
+            full = len(words)
+            for cut in (full,) + tuple(_snap(words, c) for c in _CUTS if c < full):
+                t = " ".join(words[:cut]).rstrip(".,;:")  # a title has no closing full stop
+                if not t or t in seen:
+                    continue
+                seen.add(t)
+                ws = words[:cut]
+                first = ws[0].lower().strip("\"'(")
+                c = _content(t)
+                cs = set(c)
+                texts.append(t)
+                rows.append([
+                    float(t == rule), float(sent.endswith("?")), float(t.endswith("?")), float(i == first_q),
+                    float(i == 0), float(i == 1), float(i == n - 1), i / n, float(n), float(first in _WH),
+                    float(first in _AUX), float(first in _FIRST_PERSON), float(cut), float(_log(cut)),
+                    float(cut <= 8), float(9 <= cut <= 14), float(15 <= cut <= 20), float(cut > 20),
+                    float(cut < full), cut / full, float(trimmed.lower() != sent.lower()), is_tail, is_head,
+                    sum(w in rest for w in c) / len(c) if c else 0.0,
+                    sum(_log(1 + rest.get(w, 0)) for w in c) / len(c) if c else 0.0,
+                    len(cs) / len(para) if para else 0.0,
+                    sum(any(ch.isdigit() for ch in w) for w in ws) / cut,
+                    sum(any(not (ch.isalnum() or ch in "'?,.!-") for ch in w) for w in ws) / cut,
+                    float(cut < full and len(ws[-1]) <= 3), float("," in t),
+                    float(sent.endswith("?") and cut < full), _log(cut) if sent.endswith("?") else 0.0])
+    return texts, rows
+
+
+# The weights of TITLE_FEATURES (divided by their standard deviations; the per-word length bias is in "words"):
+# a listwise logistic model fitted on the five Stack Exchange dumps by
+# `python experiments/dqg_learned.py --final` (target: the candidates' sentence BLEU + ROUGE-L against the real
+# titles; settings chosen leave-one-site-out; bench/RESULTS_generators.md, "Learned extractive titles").
+_TITLE_WEIGHTS = tuple({
+    "rule": 0.0711069, "from_question": -0.170217, "ends_question": 0.079365, "first_question": 0.38968,
+    "first_sentence": 0.248989, "second_sentence": 0.00200708, "last_sentence": -0.0223775, "position": -0.0491426,
+    "sentences": -4.11562e-16, "wh_start": 0.449444, "aux_start": 0.259227, "first_person": -0.0306727,
+    "words": -0.0373771, "log_words": 0.383928, "len_le8": 0.0581758, "len_9_14": 0.0279607, "len_15_20": -0.0715918,
+    "len_gt20": -0.204618, "cut": -0.0495952, "kept_share": 0.0727823, "trimmed": 0.136155, "tail": -0.00225948,
+    "head": 0.000451453, "rest_overlap": 0.243473, "centrality": 0.630362, "coverage": 0.346756,
+    "digit_share": 0.396431, "symbol_share": 0.256363, "short_last_word": 0.0438068, "comma": -0.140761,
+    "question_cut": -0.0518106, "question_log_words": 0.0247245}[f] for f in TITLE_FEATURES)
+
+
+def extract_title(body: str) -> str:
+    """A title chosen from the body's own sentences, no model: of the candidates a body offers (each of
+    its first sentences without a leading connective or "My question is"-style preamble, its asking
+    clause after a comma, its first clause, each whole and cut to 6-19 words), the one a linear scorer of cheap features (position, question form, length,
+    word overlap with the rest of the body) rates best; the first on ties.
+
+    The extractive reference for DQG (Rücklé et al. 2019 generate titles from bodies; a body often
+    states its question in one sentence). Scorer fitted on five Stack Exchange dumps; chosen and
+    scored leave-one-site-out (``experiments/dqg_learned.py``; ``bench/RESULTS_generators.md``,
+    "Learned extractive titles"). ``""`` for a body without a word."""
+    if not isinstance(body, str):
+        raise TypeError(f"body: expected str, got {type(body).__name__}")
+    texts, rows = _title_candidates(body)
+    if not texts:
+        return ""
+    scores = [sum(w * x for w, x in zip(_TITLE_WEIGHTS, r)) for r in rows]
+    return texts[scores.index(max(scores))]
 
 
 def training_rows(dumps: Sequence, min_words: int = 10, select: str = "tfidf", min_score: Optional[int] = None,

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pysynth.dup.dqg import EXTRACT, TitleGenerator, evaluate, extract_title, split_dev, train, training_rows
+from pysynth.dup.dqg import (
+    EXTRACT,
+    TitleGenerator,
+    evaluate,
+    extract_title,
+    rule_title,
+    split_dev,
+    train,
+    training_rows,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_pairs import write_dump  # noqa: E402
@@ -88,16 +97,18 @@ def test_command_errors(tmp_path):
      "Is this a very long question that keeps going with many more words than a title should have at"),  # 19
     ("", ""), ("   ", ""),
 ])
-def test_extract_title(body, want):
-    assert extract_title(body) == want
+def test_rule_title(body, want):
+    assert rule_title(body) == want
 
 
 def test_extract_title_bad_input_and_the_generator_spec(tmp_path):
     with pytest.raises(TypeError, match="body"):
         extract_title(None)
+    with pytest.raises(TypeError, match="body"):
+        rule_title(None)
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="max_words"):
-            extract_title("x?", max_words=bad)
+            rule_title("x?", max_words=bad)
     gen = TitleGenerator(EXTRACT)  # no model is loaded: runs without onnxruntime or torch
     assert gen.generate(BODIES[:2] + [""]) == [("How do I adjust the grind size?", ""),
                                                 ("What should I check?", ""), ("", "empty")]

@@ -127,9 +127,12 @@ def _head_clause(text: str) -> str:
 
 
 def _snap(words: Sequence[str], cut: int) -> int:
-    """``cut`` moved back past closing lower-case words of 1-3 letters ("the", "of", "and"): a cut title
-    should not end on a function word."""
-    while cut > 3 and words[cut - 1].isalpha() and words[cut - 1].islower() and len(words[cut - 1]) <= 3:
+    """``cut`` moved back past closing lower-case words of 1-3 letters ("the", "of", "(or") and "I": a cut
+    title should not end on a function word."""
+    while cut > 3:
+        w = words[cut - 1].lstrip("(\"'\u201c")
+        if w and not (w.isalpha() and (w.islower() or len(w) == 1) and len(w) <= 3):  # "I" too
+            break
         cut -= 1
     return cut
 
@@ -168,7 +171,9 @@ def _title_candidates(body: str) -> Tuple[List[str], List[List[float]]]:
         for text, is_tail, is_head in variants:
             words = text.split()
             full = len(words)
-            for cut in (full,) + tuple(_snap(words, c) for c in _CUTS if c < full):
+            # a text that stops without closing punctuation was cut already (a paragraph ending in "... the")
+            whole = full if text.endswith((".", "?", "!")) else _snap(words, full)
+            for cut in (whole,) + tuple(_snap(words, c) for c in _CUTS if c < full):
                 t = " ".join(words[:cut]).rstrip(".,;:")  # a title has no closing full stop
                 if not t or t in seen:
                     continue
@@ -199,14 +204,14 @@ def _title_candidates(body: str) -> Tuple[List[str], List[List[float]]]:
 # `python experiments/dqg_learned.py --final` (target: the candidates' sentence BLEU + ROUGE-L against the real
 # titles; settings chosen leave-one-site-out; bench/RESULTS_generators.md, "Learned extractive titles").
 _TITLE_WEIGHTS = tuple({
-    "rule": 0.0711069, "from_question": -0.170217, "ends_question": 0.079365, "first_question": 0.38968,
-    "first_sentence": 0.248989, "second_sentence": 0.00200708, "last_sentence": -0.0223775, "position": -0.0491426,
-    "sentences": -4.11562e-16, "wh_start": 0.449444, "aux_start": 0.259227, "first_person": -0.0306727,
-    "words": -0.0373771, "log_words": 0.383928, "len_le8": 0.0581758, "len_9_14": 0.0279607, "len_15_20": -0.0715918,
-    "len_gt20": -0.204618, "cut": -0.0495952, "kept_share": 0.0727823, "trimmed": 0.136155, "tail": -0.00225948,
-    "head": 0.000451453, "rest_overlap": 0.243473, "centrality": 0.630362, "coverage": 0.346756,
-    "digit_share": 0.396431, "symbol_share": 0.256363, "short_last_word": 0.0438068, "comma": -0.140761,
-    "question_cut": -0.0518106, "question_log_words": 0.0247245}[f] for f in TITLE_FEATURES)
+    "rule": 0.0681288, "from_question": -0.497244, "ends_question": 0.374293, "first_question": 0.405956,
+    "first_sentence": 0.329151, "second_sentence": 0.035003, "last_sentence": -0.0476989, "position": 0.103712,
+    "sentences": -1.37471e-15, "wh_start": 0.460102, "aux_start": 0.267476, "first_person": -0.0312051,
+    "words": -0.040178, "log_words": 0.420308, "len_le8": 0.0603009, "len_9_14": 0.0241622, "len_15_20": -0.0732824,
+    "len_gt20": -0.195284, "cut": -0.0557663, "kept_share": 0.0628852, "trimmed": 0.134564, "tail": -0.00655681,
+    "head": -0.000930796, "rest_overlap": 0.195077, "centrality": 0.703434, "coverage": 0.350056,
+    "digit_share": 0.386416, "symbol_share": 0.241201, "short_last_word": 0.0691677, "comma": -0.144144,
+    "question_cut": 0.246762, "question_log_words": 0.0284789}[f] for f in TITLE_FEATURES)
 
 
 def extract_title(body: str) -> str:

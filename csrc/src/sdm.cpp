@@ -47,6 +47,9 @@ constexpr std::int64_t kImpactBudget = 1024;
 // postings, at most half of them have tf >= 2 and the bound of tf = 1 is at most half the
 // term's bound (else the extra list costs more probes than the tighter bound saves).
 constexpr std::int64_t kSplitList = 256;
+// compute_pair reads the documents of the shorter list from the forward index when the longer
+// list is at least this many times longer (else it gallops through the longer list).
+constexpr std::int64_t kPairScanRatio = 16;
 // Window lists of a pair are materialized up to this many documents (larger ones are "implicit":
 // bounded through their two terms and counted from the positions of the postings).
 constexpr std::size_t kPairListMax = 8192;
@@ -89,6 +92,7 @@ struct SearchCache {
   std::unordered_map<std::uint64_t, std::shared_ptr<const PairList>> od;     // #od:1 lists (build_od_lists)
   std::unordered_map<std::int32_t, std::shared_ptr<const std::vector<RankWord>>> ranks;
   std::shared_ptr<const std::vector<std::uint8_t>> len8;
+  std::int32_t min_len = 1;                   // with len8: Context::min_len
   std::vector<std::unique_ptr<Worker>> idle;  // workers' scratch between calls
   std::int64_t pairs_reused = 0, od_reused = 0, ranks_reused = 0, clears = 0;
 
@@ -166,6 +170,32 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
     const bool a_short = (a1 - a0) <= (b1 - b0);
     const std::int64_t s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l1 = a_short ? b1 : a1;
     std::int64_t l = a_short ? b0 : a0;
+    if (l1 - l >= kPairScanRatio * (s1 - s0)) {
+      // a short list against a much longer one: each document of the short list is read from the
+      // forward index (the positions of both terms in one pass over its tokens) instead of
+      // galloping through the long list (the gallops were ~3/4 of compute_pair's time, itself
+      // 11 % of the 1M K2Q pipeline); the same counts, documents in the same order
+      std::vector<std::int32_t> A, B;
+      for (std::int64_t p = s0; p < s1; ++p) {
+        if (p + 8 < s1) prefetch(ix.doc_offsets + ix.doc_ids[p + 8]);
+        if (p + 4 < s1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 4]]);
+        const std::int32_t d = ix.doc_ids[p];
+        const std::int64_t o0 = ix.doc_offsets[d], o1 = ix.doc_offsets[d + 1];
+        A.clear();
+        B.clear();
+        for (std::int64_t o = o0; o < o1; ++o) {
+          const std::int32_t t = ix.doc_tokens[o];
+          if (t == a) A.push_back(static_cast<std::int32_t>(o - o0));
+          if (t == b) B.push_back(static_cast<std::int32_t>(o - o0));
+        }
+        if (B.empty() || A.empty()) continue;
+        std::int32_t od, uw;
+        window_counts(A.data(), A.size(), B.data(), B.size(), false, &od, &uw);
+        add(d, od, uw);
+      }
+      s.listed = keep;
+      return s;
+    }
     for (std::int64_t p = s0; p < s1 && l < l1; ++p) {
       const std::int32_t d = ix.doc_ids[p];
       l = gallop(ix.doc_ids, l, l1, d);
@@ -513,15 +543,20 @@ struct Context {
     if (cache) {
       std::lock_guard<std::mutex> lock(cache->mu);
       len8_owner = cache->len8;
+      min_len = cache->min_len;
     }
     if (!len8_owner) {
       auto l8 = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(ix.n_docs));
       for (std::int64_t d = 0; d < ix.n_docs; ++d)
         (*l8)[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(std::min<std::int32_t>(ix.doc_lengths[d], 255));
       len8_owner = l8;
+      min_len = std::max<std::int32_t>(1, min_positive_length(ix));
       if (cache) {
         std::lock_guard<std::mutex> lock(cache->mu);
-        if (cache->reserve(kListBytes + l8->size())) cache->len8 = l8;
+        if (cache->reserve(kListBytes + l8->size())) {
+          cache->len8 = l8;
+          cache->min_len = min_len;
+        }
       }
     }
     len8 = len8_owner->data();
@@ -529,7 +564,6 @@ struct Context {
     for (int L = 0; L < kLogLen; ++L) log_len[static_cast<std::size_t>(L)] = std::log(static_cast<double>(L) + p.mu);
     C = static_cast<double>(ix.n_tokens);
     avgdl = static_cast<double>(ix.n_tokens) / static_cast<double>(ix.n_docs);
-    min_len = std::max<std::int32_t>(1, min_positive_length(ix));
     double total = p.w_unigram + p.w_ordered + p.w_unordered;
     lam_t = p.w_unigram / total;
     lam_o = p.w_ordered / total;

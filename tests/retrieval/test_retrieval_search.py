@@ -144,6 +144,30 @@ def test_window_stats_parity(seed, n_docs, vocab):
     call_all("window_stats", index, a, b, 2)
 
 
+def test_window_stats_short_list_against_a_long_one():
+    # a rare term against one in every document (>= 16 times longer: compute_pair reads the rare
+    # term's documents from the forward index), repeated, adjacent or not, in both orders
+    rng = np.random.default_rng(3)
+    rows = []
+    for d in range(600):
+        doc = [int(t) for t in rng.integers(3, 40, int(rng.integers(1, 12)))]
+        doc.insert(int(rng.integers(0, len(doc) + 1)), 0)
+        if d % 37 == 0:
+            at = int(rng.integers(0, len(doc) + 1))
+            doc[at:at] = [1, 0] if d % 2 else [0, 1, 1]
+        if d % 53 == 0:
+            doc += [2, 0, 2, 0]
+        rows.append(doc)
+    ids = np.array([t for r in rows for t in r], np.int32)
+    off = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=off[1:])
+    index = call_all("build_index", ids, off, 40, 1)
+    a = np.array([1, 0, 2, 0, 1, 2, 5, 0], np.int32)
+    b = np.array([0, 1, 0, 2, 2, 1, 0, 5], np.int32)
+    od, uw = call_all("window_stats", index, a, b, 2)
+    assert od[:4].min() > 0 and uw[:4].min() > 0
+
+
 @pytest.fixture(scope="module")
 def medium():
     """5,000 short documents, 400 queries drawn from them (3-7 terms) and from the Zipf law."""

@@ -128,7 +128,7 @@ py::list& validated_cache() {
 }
 
 // At most this many bytes per index's SearchCache (at most kRemembered indexes).
-constexpr std::size_t kSearchCacheBytes = std::size_t{256} << 20;
+constexpr std::size_t kSearchCacheBytes = std::size_t{128} << 20;
 constexpr py::ssize_t kRemembered = 16;
 
 bool entry_alive(const py::handle& entry) {
@@ -363,6 +363,7 @@ py::object cache_info_py(const py::object& index, std::int64_t max_bytes) {
   d["od_lists_reused"] = i.od_lists_reused;
   d["rank_maps_reused"] = i.rank_maps_reused;
   d["clears"] = i.clears;
+  d["pair_clears"] = i.pair_clears;
   return d;
 }
 

@@ -94,13 +94,17 @@ struct SearchCache {
   std::shared_ptr<const std::vector<std::uint8_t>> len8;
   std::int32_t min_len = 1;                   // with len8: Context::min_len
   std::vector<std::unique_ptr<Worker>> idle;  // workers' scratch between calls
-  std::int64_t pairs_reused = 0, od_reused = 0, ranks_reused = 0, clears = 0;
+  std::size_t pair_bytes = 0;                 // of `bytes`, those of stats and lists
+  std::int64_t pairs_reused = 0, od_reused = 0, ranks_reused = 0, clears = 0, pair_clears = 0;
 
   explicit SearchCache(std::size_t cap) : max_bytes(cap) {}
   ~SearchCache();
   // Under `mu`: account for `add` more bytes, dropping everything kept first when they would
   // pass the bound; false (keep nothing) when they can never fit.
-  bool reserve(std::size_t add);
+  // Under `mu`: account for `add` more bytes (of pair statistics / window lists when `pair`),
+  // dropping first the pairs', then everything kept, when they would pass the bound; false
+  // (keep nothing) when they can never fit.
+  bool reserve(std::size_t add, bool pair = false);
 };
 
 namespace {
@@ -303,7 +307,7 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
   for (std::size_t i = 0; i < t.keys.size(); ++i) {
     if (known[i]) continue;
     const std::size_t add = kStatBytes + (t.stats[i].listed ? kListBytes + 12 * t.lists[i]->docs.size() : 0);
-    if (!cache->reserve(add)) continue;
+    if (!cache->reserve(add, true)) continue;
     cache->stats[t.keys[i]] = t.stats[i];
     if (t.stats[i].listed) cache->lists[t.keys[i]] = t.lists[i];
   }
@@ -1753,8 +1757,17 @@ std::shared_ptr<SearchCache> make_search_cache(std::size_t max_bytes) {
 
 SearchCache::~SearchCache() = default;
 
-bool SearchCache::reserve(std::size_t add) {
+bool SearchCache::reserve(std::size_t add, bool pair) {
   if (add > max_bytes) return false;
+  if (bytes + add > max_bytes && pair_bytes > 0) {
+    // first the statistics and window lists of pairs (mostly of one batch's rare terms; the
+    // #od:1 lists, rank maps and workers serve every later call)
+    stats.clear();
+    lists.clear();
+    bytes -= std::min(bytes, pair_bytes);
+    pair_bytes = 0;
+    ++pair_clears;
+  }
   if (bytes + add > max_bytes) {
     stats.clear();
     lists.clear();
@@ -1762,10 +1775,11 @@ bool SearchCache::reserve(std::size_t add) {
     ranks.clear();
     len8.reset();
     idle.clear();
-    bytes = 0;
+    bytes = pair_bytes = 0;
     ++clears;
   }
   bytes += add;
+  if (pair) pair_bytes += add;
   return true;
 }
 
@@ -1789,6 +1803,7 @@ SearchCacheInfo search_cache_info(SearchCache& c) {
   i.od_lists_reused = c.od_reused;
   i.rank_maps_reused = c.ranks_reused;
   i.clears = c.clears;
+  i.pair_clears = c.pair_clears;
   return i;
 }
 

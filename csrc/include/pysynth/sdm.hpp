@@ -69,16 +69,17 @@ void check_queries(const IndexView& ix, const Queries& q);
 // of frequent pairs, the rank maps of long lists, the 1-byte lengths and the workers' scratch
 // (N-sized stamps). None depends on the scoring parameters, so results are those of a call
 // without it. Thread-safe (calls on one index from several threads share it). Bounded: when an
-// addition would pass max_bytes, everything kept is dropped first (parts in use by a running
-// call stay alive until it ends). Why: the K2Q pipeline calls rank_of chunk after chunk on one
-// index with the same frequent pairs; pair statistics were 18 % of a call (RESULTS_retrieval.md).
-// The caller must pass one cache per index (never an index whose arrays changed since).
+// addition would pass max_bytes, the pairs' statistics and lists are dropped first, then, if
+// needed, everything kept (parts in use by a running call stay alive until it ends).
+// Why: the K2Q pipeline calls rank_of chunk after chunk on one index with the same frequent
+// pairs; pair statistics were 18 % of a call (RESULTS_retrieval.md, issue 29).
+// The caller passes one cache per index (never one of an index whose arrays changed since).
 struct SearchCache;
 std::shared_ptr<SearchCache> make_search_cache(std::size_t max_bytes);
 
 struct SearchCacheInfo {
   std::size_t bytes = 0, max_bytes = 0, pair_stats = 0, pair_lists = 0, od_lists = 0, rank_maps = 0, workers = 0;
-  std::int64_t pairs_reused = 0, od_lists_reused = 0, rank_maps_reused = 0, clears = 0;
+  std::int64_t pairs_reused = 0, od_lists_reused = 0, rank_maps_reused = 0, clears = 0, pair_clears = 0;
 };
 SearchCacheInfo search_cache_info(SearchCache& c);
 // A new bound; what is kept is dropped when it passes it (0: keep nothing).

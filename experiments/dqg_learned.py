@@ -13,7 +13,7 @@ settings the same way on all five sites, fits on all of them and prints the weig
 ``pysynth/dup/dqg.py`` ships (``_TITLE_WEIGHTS``, already divided by the features' standard
 deviations). BLEU = sacrebleu lower-cased corpus BLEU, ROUGE-L = rouge-score F, as ``dup evaluate-dqg``.
 
-    python experiments/dqg_learned.py [--data DIR] [--read 20] [--final]
+    python experiments/dqg_learned.py [--data DIR] [--read 20] [--final] [--no-folds]
 """
 from __future__ import annotations
 
@@ -118,16 +118,17 @@ def scores(site, model, bias):
 
 
 def choose(sites):
-    """The (temp, l2, bias) with the best pooled BLEU + ROUGE-L over inner leave-one-site-out on ``sites``."""
-    best, best_val = None, -1.0
+    """``((temp, l2, bias), (BLEU, ROUGE-L))``: the settings with the best pooled BLEU + ROUGE-L over an inner
+    leave-one-site-out on ``sites``, and those scores (the criterion for any other choice, e.g. of candidates)."""
+    best, best_val, got = None, -1.0, None
     for temp, l2 in itertools.product(TEMPS, L2S):
         models = [fit([s for s in sites if s is not u], temp, l2) for u in sites]
         for bias in BIASES:
             picks = [group_argmax(u, scores(u, m, bias)) for u, m in zip(sites, models)]
             b, r = corpus(sites, picks)
             if b + r > best_val:
-                best, best_val = (temp, l2, bias), b + r
-    return best
+                best, best_val, got = (temp, l2, bias), b + r, (round(b, 2), round(r, 2))
+    return best, got
 
 
 def main() -> None:
@@ -140,6 +141,7 @@ def main() -> None:
     p.add_argument("--data", default=None)
     p.add_argument("--read", type=int, default=20, help="held-out titles printed per fold for reading (seeded)")
     p.add_argument("--final", action="store_true", help="also fit on all five sites and print the weights")
+    p.add_argument("--no-folds", action="store_true", help="skip the held-out table (with --final: the weights only)")
     a = p.parse_args()
     root = shared_dir(a.data) / "stackexchange_dumps"
     names = sorted(d.name for d in root.iterdir() if d.is_dir())
@@ -149,9 +151,9 @@ def main() -> None:
         m = score_corpus(hyps, [refs], ["bleu", "rougeL"], lowercase=True)
         return round(m["bleu"], 2), round(m["rougeL"], 2)
 
-    for tgt in sites:
+    for tgt in [] if a.no_folds else sites:
         train = [s for s in sites if s is not tgt]
-        temp, l2, bias = choose(train)
+        (temp, l2, bias), _ = choose(train)
         model = fit(train, temp, l2)
         pick = group_argmax(tgt, scores(tgt, model, bias))
         refs = [r["title"] for r in tgt.rows]
@@ -169,12 +171,12 @@ def main() -> None:
         for k in random.Random(10).sample(range(len(refs)), min(a.read, len(refs))):
             print(json.dumps({"site": tgt.name, "k": k, "title": refs[k], "rule": rule[k], "learned": hyps[k]}))
     if a.final:
-        temp, l2, bias = choose(sites)
+        (temp, l2, bias), pooled = choose(sites)
         w, mu, sd = fit(sites, temp, l2)
         ship = w / sd
         ship[TITLE_FEATURES.index("words")] += bias
         ship = [float(f"{v:.6g}") for v in ship]
-        print(json.dumps({"final": {"temp": temp, "l2": l2, "bias": bias}, "weights": dict(zip(TITLE_FEATURES, ship))}))
+        print(json.dumps({"final": {"temp": temp, "l2": l2, "bias": bias, "pooled_loso": pooled}, "weights": dict(zip(TITLE_FEATURES, ship))}))
         # the shipped function must pick what the fitted model picks (up to exact ties of the rounded weights)
         from pysynth.dup.dqg import _TITLE_WEIGHTS
 

@@ -142,7 +142,7 @@ def _cmd_export_dqg(args) -> int:
 
 
 def _title_model(value, llm: bool = False):
-    """``--model`` of the DQG commands: ``extract`` (the rule), an LLM spec (``llm``), else a model's path
+    """``--model`` of the DQG commands: ``extract`` (no model), an LLM spec (``llm``), else a model's path
     (``None`` for the shipped default where ``llm``, which the pairs stage fingerprints by name)."""
     from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
 
@@ -198,8 +198,8 @@ def add_commands(sub) -> None:
     p.add_argument("--holdout-linked", action="store_true",
                    help="leave out every question with a PostLinks duplicate (the dumps' duplicate eval items)")
     p.add_argument("--model", default=None, help="dqg/both: the title generator, an LLM spec "
-                                                 "(openai:URL?model=NAME, hf-causal:DIR), or 'extract' (the body's "
-                                                 "question sentence, no model) (default: the shipped "
+                                                 "(openai:URL?model=NAME, hf-causal:DIR), or 'extract' (a title "
+                                                 "chosen from the body's sentences, no model) (default: the shipped "
                                                  "dup-dqg-copynet; onnxruntime)")
     C.add_decoding(p, beam=1)
     C.add_guards(p, note="; dqg/both: the title search")
@@ -318,8 +318,8 @@ def _dqg_commands(ds) -> None:
     x.set_defaults(func=_cmd_export_dqg)
 
     v = ds.add_parser("evaluate-dqg", help="BLEU/ROUGE of generated titles against the real ones")
-    C.add_model(v, "dup-dqg-copynet", "the title generator: a name or folder, or 'extract' (the body's question "
-                                      "sentence, no model)")
+    C.add_model(v, "dup-dqg-copynet", "the title generator: a name or folder, or 'extract' (a title chosen "
+                                      "from the body's sentences, no model)")
     _dumps(v)
     C.add_backend(v)
     C.add_decoding(v, beam=1)

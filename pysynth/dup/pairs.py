@@ -203,7 +203,7 @@ class _Stage(pipelines.RowStage):
             from pysynth.dup.dqg import DEFAULT_MODEL, EXTRACT
             from pysynth.models.registry import generator_fingerprint
 
-            models = {"dqg": {"name": EXTRACT, "rule": 1} if self.model == EXTRACT else
+            models = {"dqg": {"name": EXTRACT, "rule": 2} if self.model == EXTRACT else
                       generator_fingerprint(self.model, DEFAULT_MODEL, "dqg", self.llm)}
         return _signature.signature(
             FORMAT, FORMAT_VERSION, {"method": self.method, **self.config,

@@ -887,7 +887,7 @@ std::vector<int64_t> unigram_counts(const IdCorpus& c, const uint8_t* conn, int 
 namespace {
 
 // Per-thread buffers of text_tokenizer.
-struct TextScratch {
+struct alignas(64) TextScratch {  // one cache line per worker: no false sharing of the headers
   std::string buf;
   std::vector<uint64_t> scratch;
 };

@@ -35,7 +35,11 @@ Candidates are the documents that contain at least one query term; results are o
 score descending, then doc id ascending.  The compiled backend prunes with MaxScore-style
 upper bounds, impact-ordered postings and a relative safety margin of 1e-9, which only skips
 documents proven to rank below the k-th result: its results are those of exhaustive scoring,
-bit for bit equal to the Python twin's.
+bit for bit equal to the Python twin's.  Per :class:`Index` (read-only arrays), it keeps what
+its calls derive from the index alone -- window statistics of query pairs, #od:1 lists of
+frequent pairs, rank maps of long lists, per-thread scratch -- for the next calls (at most
+128 MiB, released with the index): repeated ``search`` / ``rank_of`` calls on one index, as in
+the K2Q pipeline, skip that work; results never depend on it.
 
 Index format (``FORMAT_VERSION`` 2)
 -----------------------------------

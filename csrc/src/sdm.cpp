@@ -1565,7 +1565,9 @@ void maxscore(const Context& ctx, Worker& W, Sink& sink) {
       c.cur = c.rank != nullptr ? c.start + rank_lb(c.rank, d) : gallop(c.docs, c.cur, c.end, d);
       rem -= P.sdm ? c.ub : comp_ub_len(ctx, P, c, len);
       if (masks) unprobed &= ~(std::uint64_t{1} << i);
-      if (c.cur < c.end && c.docs[c.cur] == d) {
+      // with a rank map, membership is a bit of the word just read (the posting itself, a cache
+      // miss in a list of 100k+ documents, is read only when its tf is needed)
+      if (c.rank != nullptr ? rank_has(c.rank, d) : c.cur < c.end && c.docs[c.cur] == d) {
         W.found[static_cast<std::size_t>(i)] = 1;
         acc += P.sdm ? comp_gain(P, c) : comp_gain_len(ctx, P, c, len);
         if (masks) present |= std::uint64_t{1} << i;

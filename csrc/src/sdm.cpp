@@ -99,8 +99,6 @@ struct SearchCache {
 
   explicit SearchCache(std::size_t cap) : max_bytes(cap) {}
   ~SearchCache();
-  // Under `mu`: account for `add` more bytes, dropping everything kept first when they would
-  // pass the bound; false (keep nothing) when they can never fit.
   // Under `mu`: account for `add` more bytes (of pair statistics / window lists when `pair`),
   // dropping first the pairs', then everything kept, when they would pass the bound; false
   // (keep nothing) when they can never fit.

@@ -139,12 +139,16 @@ inline std::int64_t gallop(const std::int32_t* docs, std::int64_t lo, std::int64
   return (first - docs) + (len == 1 && *first < d ? 1 : 0);
 }
 
-// Window statistics of (a, b) over the collection (galloping intersection of the two posting
-// lists, driven by the shorter); fills *list when the pair's window list has <= cap documents.
-PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairList* list, std::size_t cap) {
+// A pair's statistics and window list (up to cap documents), summed one document at a time in
+// ascending order.
+struct PairSum {
   PairStat s;
-  bool keep = list != nullptr;
-  auto add = [&](std::int32_t d, std::int32_t od, std::int32_t uw) {
+  PairList* list;
+  std::size_t cap;
+  bool keep;
+
+  PairSum(PairList* l, std::size_t c) : list(l), cap(c), keep(l != nullptr) {}
+  void add(std::int32_t d, std::int32_t od, std::int32_t uw) {
     s.cf_od += od;
     s.cf_uw += uw;
     s.max_od = std::max(s.max_od, od);
@@ -159,7 +163,18 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
         list->uw.push_back(uw);
       }
     }
-  };
+  }
+  PairStat done() {
+    s.listed = keep;
+    return s;
+  }
+};
+
+// Window statistics of (a, b) over the collection (galloping intersection of the two posting
+// lists, driven by the shorter); fills *list when the pair's window list has <= cap documents.
+PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairList* list, std::size_t cap) {
+  PairSum sum(list, cap);
+  auto add = [&](std::int32_t d, std::int32_t od, std::int32_t uw) { sum.add(d, od, uw); };
   const std::int64_t a0 = ix.indptr[a], a1 = ix.indptr[a + 1];
   if (a == b) {
     for (std::int64_t p = a0; p < a1; ++p) {
@@ -195,8 +210,7 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
         window_counts(A.data(), A.size(), B.data(), B.size(), false, &od, &uw);
         add(d, od, uw);
       }
-      s.listed = keep;
-      return s;
+      return sum.done();
     }
     for (std::int64_t p = s0; p < s1 && l < l1; ++p) {
       const std::int32_t d = ix.doc_ids[p];
@@ -212,8 +226,88 @@ PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairL
       add(d, od, uw);
     }
   }
-  s.listed = keep;
-  return s;
+  return sum.done();
+}
+
+// One pair of a group (see compute_group): its place in the pair table, the other term, and
+// whether the shared term is the pair's left one.
+struct GroupPair {
+  std::uint32_t at;
+  std::int32_t other;
+  bool left;
+};
+
+// Window statistics of pairs that share the term s, s being the shorter list of each: one pass
+// over s's documents in the forward index serves them all, with the counts and the documents'
+// order of compute_pair for each (stats[k], lists[k] of g[k]).
+// Why: a KQGM query's middle term is in two adjacent pairs, and frequent terms pair with many
+// others; at 3.17M questions the pairs of one sub-batch read 60M documents one pair at a time
+// and 13M grouped, and compute_pair was 29 % of the K2Q pipeline's rank_of calls.
+void compute_group(const IndexView& ix, std::int32_t s, const GroupPair* g, std::size_t n, PairStat* stats,
+                   PairList* const* lists, std::size_t cap) {
+  std::vector<std::int32_t> others(n);
+  for (std::size_t k = 0; k < n; ++k) others[k] = g[k].other;
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+  const std::size_t no = others.size();
+  // pairs of each distinct other term (CSR), and a 64-bit filter that rejects most tokens at once
+  std::vector<std::uint32_t> first(no + 1, 0), members(n);
+  std::vector<std::uint32_t> slot(n);
+  std::uint64_t filter = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    slot[k] = static_cast<std::uint32_t>(std::lower_bound(others.begin(), others.end(), g[k].other) - others.begin());
+    ++first[slot[k] + 1];
+  }
+  for (std::size_t j = 0; j < no; ++j) {
+    first[j + 1] += first[j];
+    filter |= std::uint64_t{1} << (static_cast<std::uint32_t>(others[j]) & 63u);
+  }
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t k = 0; k < n; ++k) members[fill[slot[k]]++] = static_cast<std::uint32_t>(k);
+  }
+  std::vector<PairSum> sums;
+  sums.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) sums.emplace_back(lists[k], cap);
+  std::vector<std::int32_t> A;
+  std::vector<std::vector<std::int32_t>> B(no);
+  std::vector<std::uint32_t> seen;
+  const std::int64_t s0 = ix.indptr[s], s1 = ix.indptr[s + 1];
+  for (std::int64_t p = s0; p < s1; ++p) {
+    if (p + 8 < s1) prefetch(ix.doc_offsets + ix.doc_ids[p + 8]);
+    if (p + 4 < s1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 4]]);
+    const std::int32_t d = ix.doc_ids[p];
+    const std::int64_t o0 = ix.doc_offsets[d], o1 = ix.doc_offsets[d + 1];
+    A.clear();
+    for (std::uint32_t j : seen) B[j].clear();
+    seen.clear();
+    for (std::int64_t o = o0; o < o1; ++o) {
+      const std::int32_t t = ix.doc_tokens[o];
+      const std::int32_t pos = static_cast<std::int32_t>(o - o0);
+      if (t == s) {
+        A.push_back(pos);
+      } else if ((filter >> (static_cast<std::uint32_t>(t) & 63u)) & 1u) {
+        const auto it = std::lower_bound(others.begin(), others.end(), t);
+        if (it == others.end() || *it != t) continue;
+        const std::uint32_t j = static_cast<std::uint32_t>(it - others.begin());
+        if (B[j].empty()) seen.push_back(j);
+        B[j].push_back(pos);
+      }
+    }
+    if (A.empty()) continue;
+    std::sort(seen.begin(), seen.end());
+    for (std::uint32_t j : seen)
+      for (std::uint32_t m = first[j]; m < first[j + 1]; ++m) {
+        const std::uint32_t k = members[m];
+        std::int32_t od, uw;
+        if (g[k].left)
+          window_counts(A.data(), A.size(), B[j].data(), B[j].size(), false, &od, &uw);
+        else
+          window_counts(B[j].data(), B[j].size(), A.data(), A.size(), false, &od, &uw);
+        sums[k].add(d, od, uw);
+      }
+  }
+  for (std::size_t k = 0; k < n; ++k) stats[k] = sums[k].done();
 }
 
 // Window statistics (and short window lists) of every distinct adjacent pair of a sub-batch of
@@ -289,14 +383,79 @@ void build_pair_table(PairTable& t, const IndexView& ix, const Queries& q, std::
     }
   }
   if (lock) lock.unlock();
-  parallel_for(t.keys.size(), workers, 16, [&](std::size_t, std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i)
-      if (!known[i]) {
+  // the pairs to compute, grouped by their shorter term (ties: the left one, as compute_pair);
+  // a group is computed in one pass over that term's documents (compute_group) when one of its
+  // pairs would read them anyway (the other list >= kPairScanRatio times longer) or when it has
+  // three or more pairs, else each pair by compute_pair
+  struct Todo {
+    std::int32_t s;
+    std::uint32_t at;
+    bool operator<(const Todo& o) const { return s != o.s ? s < o.s : at < o.at; }
+  };
+  std::vector<Todo> todo;
+  for (std::size_t i = 0; i < t.keys.size(); ++i) {
+    if (known[i]) continue;
+    const std::int32_t a = static_cast<std::int32_t>(t.keys[i] >> 32);
+    const std::int32_t b = static_cast<std::int32_t>(t.keys[i] & 0xffffffffu);
+    const std::int64_t na = ix.indptr[a + 1] - ix.indptr[a], nb = ix.indptr[b + 1] - ix.indptr[b];
+    todo.push_back({a == b ? -1 : (na <= nb ? a : b), static_cast<std::uint32_t>(i)});
+  }
+  std::sort(todo.begin(), todo.end());
+  std::vector<std::pair<std::size_t, std::size_t>> items;  // ranges of todo: a group or one pair
+  for (std::size_t u = 0; u < todo.size();) {
+    std::size_t v = u + 1;
+    while (v < todo.size() && todo[v].s == todo[u].s) ++v;
+    bool scan = false;
+    if (todo[u].s >= 0 && v - u >= 2) {
+      const std::int64_t ns = ix.indptr[todo[u].s + 1] - ix.indptr[todo[u].s];
+      for (std::size_t w = u; w < v && !scan; ++w) {
+        const std::int32_t a = static_cast<std::int32_t>(t.keys[todo[w].at] >> 32);
+        const std::int32_t b = static_cast<std::int32_t>(t.keys[todo[w].at] & 0xffffffffu);
+        const std::int32_t o = a == todo[u].s ? b : a;
+        scan = ix.indptr[o + 1] - ix.indptr[o] >= kPairScanRatio * ns;
+      }
+      scan = scan || v - u >= 3;
+    }
+    if (scan) {
+      items.emplace_back(u, v);
+    } else {
+      for (std::size_t w = u; w < v; ++w) items.emplace_back(w, w + 1);
+    }
+    u = v;
+  }
+  parallel_for(items.size(), workers, 8, [&](std::size_t, std::size_t b, std::size_t e) {
+    std::vector<GroupPair> g;
+    std::vector<std::shared_ptr<PairList>> made;
+    std::vector<PairList*> ptrs;
+    std::vector<PairStat> st;
+    for (std::size_t it = b; it < e; ++it) {
+      const auto [u, v] = items[it];
+      if (v - u == 1) {
+        const std::size_t i = todo[u].at;
         auto list = std::make_shared<PairList>();
         t.stats[i] = compute_pair(ix, static_cast<std::int32_t>(t.keys[i] >> 32),
                                   static_cast<std::int32_t>(t.keys[i] & 0xffffffffu), list.get(), kPairListMax);
         if (t.stats[i].listed) t.lists[i] = std::move(list);
+        continue;
       }
+      g.clear();
+      made.clear();
+      ptrs.clear();
+      for (std::size_t w = u; w < v; ++w) {
+        const std::int32_t a = static_cast<std::int32_t>(t.keys[todo[w].at] >> 32);
+        const std::int32_t bb = static_cast<std::int32_t>(t.keys[todo[w].at] & 0xffffffffu);
+        const bool left = a == todo[u].s;
+        g.push_back({todo[w].at, left ? bb : a, left});
+        made.push_back(std::make_shared<PairList>());
+        ptrs.push_back(made.back().get());
+      }
+      st.assign(g.size(), PairStat());
+      compute_group(ix, todo[u].s, g.data(), g.size(), st.data(), ptrs.data(), kPairListMax);
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        t.stats[g[k].at] = st[k];
+        if (st[k].listed) t.lists[g[k].at] = std::move(made[k]);
+      }
+    }
   });
   for (std::size_t i = 0; i < t.keys.size(); ++i)
     if (!known[i] && !t.stats[i].listed) big.emplace(t.keys[i], t.stats[i]);
@@ -361,12 +520,29 @@ void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::si
       sel.push_back(t.keys[i]);
       sel_at.push_back(static_cast<std::uint32_t>(i));
     }
-  std::vector<std::int32_t> first(static_cast<std::size_t>(ix.vocab_size), -1),
-      count(static_cast<std::size_t>(ix.vocab_size), 0);
+  // a bit per left term (fits L1) rejects most tokens; the others look their pair up in an
+  // open-addressing table (a binary search among a frequent term's partners was 40 % of the scan)
+  std::vector<std::uint64_t> left((static_cast<std::size_t>(ix.vocab_size) + 63) / 64, 0);
+  int shift = 64;
+  std::size_t cap = 1;
+  while (cap < 2 * sel.size()) {
+    cap <<= 1;
+    --shift;
+  }
+  constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // never a pair_key (term ids are < 2^31)
+  std::vector<std::uint64_t> hkey(cap, kEmpty);
+  std::vector<std::uint32_t> hval(cap);
+  const std::size_t mask = cap - 1;
+  auto slot_of = [&](std::uint64_t key) {
+    return shift >= 64 ? std::size_t{0} : static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift);
+  };
   for (std::size_t k = 0; k < sel.size(); ++k) {
     const std::size_t a = static_cast<std::size_t>(sel[k] >> 32);
-    if (first[a] < 0) first[a] = static_cast<std::int32_t>(k);
-    ++count[a];
+    left[a >> 6] |= std::uint64_t{1} << (a & 63);
+    std::size_t h = slot_of(sel[k]);
+    while (hkey[h] != kEmpty) h = (h + 1) & mask;
+    hkey[h] = sel[k];
+    hval[h] = sel_at[k];
   }
   struct Hit {
     std::uint32_t pair;
@@ -383,14 +559,13 @@ void build_od_lists(PairTable& t, const IndexView& ix, const Queries& q, std::si
         const std::int64_t L = ix.doc_offsets[d + 1] - ix.doc_offsets[d];
         const std::size_t start = out.size();
         for (std::int64_t p = 0; p + 1 < L; ++p) {
-          const std::int32_t f = first[static_cast<std::size_t>(tok[p])];
-          if (f < 0) continue;
+          const std::size_t a = static_cast<std::size_t>(tok[p]);
+          if (!((left[a >> 6] >> (a & 63)) & 1u)) continue;
           const std::uint64_t key = pair_key(tok[p], tok[p + 1]);
-          const std::uint64_t* lo = sel.data() + f;
-          const std::uint64_t* hi = lo + count[static_cast<std::size_t>(tok[p])];
-          const std::uint64_t* it = std::lower_bound(lo, hi, key);
-          if (it == hi || *it != key) continue;
-          const std::uint32_t pair = sel_at[static_cast<std::size_t>(it - sel.data())];
+          std::size_t h = slot_of(key);
+          while (hkey[h] != key && hkey[h] != kEmpty) h = (h + 1) & mask;
+          if (hkey[h] != key) continue;
+          const std::uint32_t pair = hval[h];
           bool merged = false;
           for (std::size_t h = start; h < out.size() && !merged; ++h)
             if (out[h].pair == pair) {

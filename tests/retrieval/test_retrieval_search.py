@@ -168,6 +168,44 @@ def test_window_stats_short_list_against_a_long_one():
     assert od[:4].min() > 0 and uw[:4].min() > 0
 
 
+def test_pairs_sharing_a_rare_term():
+    # the compiled search computes pairs that share their shorter term in one pass over its
+    # documents (compute_group): rare terms (1, 2; outside the index's frequent-pair table, which
+    # keeps 1,024 terms) beside frequent ones (0, 3: >= 16 times longer lists) and beside other
+    # rare ones, in both orders, repeated, a partner absent from some of their documents; scores
+    # and ranks equal the twin's
+    rng = np.random.default_rng(5)
+    rows = []
+    for d in range(3000):
+        doc = [int(t) for t in rng.integers(6, 1206, int(rng.integers(6, 15)))]
+        doc.insert(int(rng.integers(0, len(doc) + 1)), 0)
+        if d % 3 == 0:
+            doc.insert(int(rng.integers(0, len(doc) + 1)), 3)
+        if d % 487 == 0:
+            at = int(rng.integers(0, len(doc) + 1))
+            doc[at:at] = [1, 0] if d % 2 else [0, 1, 3, 1, 7]
+        if d % 433 == 0:
+            doc += [2, 0, 2, 3, 2, 1] if d % 2 else [3, 2, 8]
+        rows.append(doc)
+    ids = np.array([t for r in rows for t in r], np.int32)
+    off = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=off[1:])
+    index = call_all("build_index", ids, off, 1206, 1)
+    assert not {1, 2} & set(np.asarray(index["pair_terms"]).tolist())
+    qs = [[0, 1, 0], [3, 1, 0, 1], [0, 2, 3, 2], [2, 0, 2, 1, 3], [1, 7, 1, 0], [3, 2, 0, 2, 9],
+          [7, 1, 8, 1, 9], [8, 2, 7, 2, 1]]
+    q = np.array([t for r in qs for t in r], np.int32)
+    qo = np.zeros(len(qs) + 1, np.int64)
+    np.cumsum([len(r) for r in qs], out=qo[1:])
+    docs, scores, counts = call_all("search", index, q, qo, "sdm", 50, 2500.0, W, 1.2, 0.75, 2, True)
+    assert counts.min() > 0
+    with1 = [d for d, r in enumerate(rows) if 1 in r]
+    with2 = [d for d, r in enumerate(rows) if 2 in r]
+    targets = np.array(with1[:4] + with2[:4], np.int32)
+    ranks = call_all("target_ranks", index, q, qo, targets, 50, "sdm", 2500.0, W, 1.2, 0.75, 1)
+    assert (ranks > 0).sum() >= 4
+
+
 @pytest.fixture(scope="module")
 def medium():
     """5,000 short documents, 400 queries drawn from them (3-7 terms) and from the Zipf law."""

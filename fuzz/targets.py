@@ -634,6 +634,25 @@ def _rw(s: Src):
     return seed, s.pick([0, 5, 2 ** 62, s.int(-1, 100)]), s.pick([0, 3, s.int(-1, 50)]), s.int(-1, 40)
 
 
+@target("sampling.order_like_questions")
+def _order(s: Src):
+    V = s.int(1, 10)
+    n, m = s.int(0, 4), s.int(1, 3)
+    q_ids, q_off = ragged(s, n, 8, V)
+    c_ids, c_off = ragged(s, n * m if not s.chance(10) else s.int(0, 9), 6, V + 2)
+    kw = dict(q_ids=q_ids, q_offsets=q_off, c_ids=c_ids, c_offsets=c_off, m=m)
+    if s.chance(4):  # break one field
+        key = s.pick(list(kw))
+        v = kw[key]
+        if key == "m":
+            kw[key] = s.pick([0, -1, 2 ** 63, "2", None])
+        elif key.endswith("offsets"):
+            kw[key] = break_offsets(s, v)
+        else:
+            kw[key] = poke(s, v) if s.bool() else maybe_dtype(s, v)
+    return kw
+
+
 @target("sampling.generate")
 def _gen(s: Src):
     V = s.int(1, 12)

@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -187,6 +188,55 @@ py::tuple collection_stats_py(py::handle ids, py::handle offsets, py::handle voc
   return py::make_tuple(cf, df);
 }
 
+// The twin's messages (pysynth._validate.offsets with what = "the number of ids").
+void check_offsets(const Arr<std::int64_t>& o, py::ssize_t total, const std::string& name) {
+  if (o.shape(0) < 1)
+    throw std::invalid_argument(name + " must have at least one entry (n + 1 for n rows, starting with 0)");
+  const std::int64_t* od = o.data();
+  const py::ssize_t n = o.shape(0) - 1;
+  if (od[0] != 0)
+    throw std::invalid_argument(name + " must start at 0, got " + name + "[0] = " + std::to_string(od[0]));
+  for (py::ssize_t i = 0; i < n; ++i)
+    if (od[i + 1] < od[i])
+      throw std::invalid_argument(name + " must be non-decreasing, but " + name + "[" + std::to_string(i + 1) +
+                                  "] = " + std::to_string(od[i + 1]) + " < " + name + "[" + std::to_string(i) +
+                                  "] = " + std::to_string(od[i]));
+  if (od[n] != static_cast<std::int64_t>(total))
+    throw std::invalid_argument(name + " must end at the number of ids = " + std::to_string(total) + ", got " + name +
+                                "[-1] = " + std::to_string(od[n]));
+}
+
+Arr<std::int32_t> order_like_questions_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids,
+                                          py::handle c_offsets, py::handle m) {
+  const std::int64_t mm = to_int(m, "m", 1);
+  auto qi = as_array<std::int32_t>(q_ids, "q_ids", "iub");
+  auto qo = as_array<std::int64_t>(q_offsets, "q_offsets", "iub");
+  check_offsets(qo, qi.shape(0), "q_offsets");
+  auto ci = as_array<std::int32_t>(c_ids, "c_ids", "iub");
+  auto co = as_array<std::int64_t>(c_offsets, "c_offsets", "iub");
+  check_offsets(co, ci.shape(0), "c_offsets");
+  const std::size_t nq = static_cast<std::size_t>(qo.shape(0) - 1);
+  const std::size_t nc = static_cast<std::size_t>(co.shape(0) - 1);
+  if (nc / static_cast<std::size_t>(mm) != nq || nc % static_cast<std::size_t>(mm) != 0)
+    throw std::invalid_argument("c_offsets must hold m = " + std::to_string(mm) + " candidates per question (" +
+                                std::to_string(nq) + " questions), got " + std::to_string(nc) + " candidates");
+  for (const auto* a : {&qi, &ci}) {
+    const std::int32_t* d = a->data();
+    std::int32_t lo = 0;
+    for (py::ssize_t i = 0; i < a->shape(0); ++i) lo = std::min(lo, d[i]);
+    if (lo < 0)
+      throw std::invalid_argument(std::string(a == &qi ? "q_ids" : "c_ids") + " contains the negative id " +
+                                  std::to_string(lo));
+  }
+  Arr<std::int32_t> out(ci.shape(0));
+  {
+    py::gil_scoped_release nogil;
+    pysynth::sampling::order_like_questions(qi.data(), qo.data(), nq, ci.data(), co.data(),
+                                            static_cast<std::size_t>(mm), out.mutable_data());
+  }
+  return out;
+}
+
 py::array_t<std::uint64_t> random_words_py(py::handle seed, py::handle question_index, py::handle candidate_index,
                                            py::handle count) {
   std::uint64_t s = to_seed(seed);
@@ -218,6 +268,10 @@ void register_sampling(py::module_& m) {
           "Collection statistics of documents ``ids[offsets[i]:offsets[i+1]]`` over the ids\n``[0, vocab_size)`` (Ding "
           "& Balog 2018, Eq. 2 and 5).\n\nFull docs: the twin pysynth.sampling._reference.collection_stats.",
           py::arg("ids"), py::arg("offsets"), py::arg("vocab_size"));
+  sub.def("order_like_questions", &order_like_questions_py,
+          "Terms of every candidate in the order they occur in its question: candidate ``c``\nbelongs to question "
+          "``c // m``.\n\nFull docs: the twin pysynth.sampling._reference.order_like_questions.",
+          py::arg("q_ids"), py::arg("q_offsets"), py::arg("c_ids"), py::arg("c_offsets"), py::arg("m"));
   sub.def(
       "random_words", &random_words_py,
       "The first ``count`` random words of candidate ``candidate_index`` of question\n``question_index`` (global "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['collection_stats', 'generate', 'random_words']
+__all__: list[str] = ['collection_stats', 'generate', 'order_like_questions', 'random_words']
 def collection_stats(ids: typing.Any, offsets: typing.Any, vocab_size: typing.Any) -> tuple:
     """
     Collection statistics of documents ``ids[offsets[i]:offsets[i+1]]`` over the ids
@@ -18,6 +18,13 @@ def generate(q_ids: typing.Any, q_offsets: typing.Any, c_ids: typing.Any, c_offs
     Sample ``m`` keyword query candidates per question (Ding & Balog 2018, Alg. 1).
     
     Full docs: the twin pysynth.sampling._reference.generate.
+    """
+def order_like_questions(q_ids: typing.Any, q_offsets: typing.Any, c_ids: typing.Any, c_offsets: typing.Any, m: typing.Any) -> numpy.typing.NDArray[numpy.int32]:
+    """
+    Terms of every candidate in the order they occur in its question: candidate ``c``
+    belongs to question ``c // m``.
+    
+    Full docs: the twin pysynth.sampling._reference.order_like_questions.
     """
 def random_words(seed: typing.Any, question_index: typing.Any, candidate_index: typing.Any, count: typing.Any) -> numpy.typing.NDArray[numpy.uint64]:
     """

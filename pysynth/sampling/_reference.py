@@ -241,6 +241,56 @@ def collection_stats(ids, offsets, vocab_size: int) -> Tuple[np.ndarray, np.ndar
     return cf, df
 
 
+def order_like_questions(q_ids, q_offsets, c_ids, c_offsets, m: int) -> np.ndarray:
+    """Terms of every candidate in the order they occur in its question: candidate ``c``
+    belongs to question ``c // m``.
+
+    A term's key is its first position in the question; terms absent from it (drawn from
+    paraphrases only) follow in their own order.  Keyword queries people write mostly keep
+    the question's word order (T0), and SDM's ordered windows reward it.
+
+    Parameters
+    ----------
+    q_ids : int32 (n_ids), q_offsets : int64 (n_questions + 1)
+        The questions' terms.
+    c_ids : int32, c_offsets : int64 (n_questions * m + 1)
+        The candidates' terms, ``m`` per question.
+    m : int
+        Candidates per question (>= 1).
+
+    Returns
+    -------
+    int32 array like ``c_ids``: each candidate's terms reordered (``c_offsets`` unchanged).
+    """
+    m = _check_int("m", m, 1)
+    q = _as(q_ids, np.int32, "q_ids")
+    q_off = _v.offsets(_as(q_offsets, np.int64, "q_offsets"), q.shape[0], "q_offsets", "the number of ids")
+    cid = _as(c_ids, np.int32, "c_ids")
+    coff = _v.offsets(_as(c_offsets, np.int64, "c_offsets"), cid.shape[0], "c_offsets", "the number of ids")
+    nq, nc = q_off.shape[0] - 1, coff.shape[0] - 1
+    if nc // m != nq or nc % m:
+        raise ValueError(f"c_offsets must hold m = {m} candidates per question ({nq} questions), got {nc} candidates")
+    for name, a in (("q_ids", q), ("c_ids", cid)):
+        if a.size and int(a.min()) < 0:
+            raise ValueError(f"{name} contains the negative id {int(a.min())}")
+    if cid.size == 0:
+        return cid.copy()
+    V = np.int64(max(int(q.max(initial=0)), int(cid.max(initial=0))) + 1)
+    q_row = np.repeat(np.arange(nq, dtype=np.int64), np.diff(q_off))
+    pos = np.arange(q.shape[0], dtype=np.int64) - q_off[q_row]
+    key = q_row * V + q
+    order = np.lexsort((pos, key))
+    ukey, first = np.unique(key[order], return_index=True)  # first occurrence of each (question, term)
+    upos = pos[order][first]
+    c_idx = np.repeat(np.arange(nc, dtype=np.int64), np.diff(coff))
+    j = np.arange(cid.shape[0], dtype=np.int64) - coff[c_idx]
+    ckey = (c_idx // m) * V + cid
+    at = np.minimum(np.searchsorted(ukey, ckey), max(ukey.shape[0] - 1, 0))
+    found = (ukey[at] == ckey) if ukey.size else np.zeros(ckey.shape, bool)
+    p = np.where(found, upos[at] if ukey.size else 0, (1 << 40) + j)
+    return cid[np.lexsort((p, c_idx))]
+
+
 # ----------------------------------------------------------------------------------
 # validation (the same checks, in the same order, as csrc/src/sampling.cpp)
 # ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Dict, Hashable, List, Optional, Sequence
 import numpy as np
 
 from pysynth import store, text
+from pysynth._dispatch import backend
 from pysynth.sampling.inputs import Candidates, Clusters, CollectionStats
 from pysynth.sampling.model import KeywordModel
 
@@ -150,24 +151,8 @@ class KeywordGenerator:
         cid, coff = np.asarray(cands.ids), np.asarray(cands.offsets)
         if cid.size == 0:
             return cands
-        V = np.int64(len(self.vocab))
-        rows = np.asarray(rows, dtype=np.int64)
-        q_ids, q_off = take_rows(ids, off, rows)
-        q_row = np.repeat(np.arange(rows.shape[0], dtype=np.int64), np.diff(q_off))
-        pos = np.arange(q_ids.shape[0], dtype=np.int64) - q_off[q_row]
-        key = q_row * V + q_ids
-        order = np.lexsort((pos, key))
-        ukey, first = np.unique(key[order], return_index=True)  # first occurrence of each (row, term)
-        upos = pos[order][first]
-        n_c = coff.shape[0] - 1
-        c_idx = np.repeat(np.arange(n_c, dtype=np.int64), np.diff(coff))
-        j = np.arange(cid.shape[0], dtype=np.int64) - coff[c_idx]
-        ckey = (c_idx // m) * V + cid
-        at = np.minimum(np.searchsorted(ukey, ckey), ukey.shape[0] - 1)
-        found = ukey[at] == ckey
-        p = np.where(found, upos[at], (1 << 40) + j)
-        perm = np.lexsort((p, c_idx))
-        return Candidates(cid[perm], coff)
+        q_ids, q_off = take_rows(ids, off, np.asarray(rows, dtype=np.int64))
+        return Candidates(backend("sampling").order_like_questions(q_ids, q_off, cid, coff, m), coff)
 
     @property
     def cluster_rows(self) -> np.ndarray:

@@ -140,3 +140,29 @@ def test_corpus_load_recounts_statistics(tmp_path):
     (d / "df.npy").write_bytes((d / "df.npy").read_bytes()[:-8])  # truncated: the checksum
     with pytest.raises(ValueError, match="df"):
         text.Corpus.load(d)
+
+
+def test_order_like_questions_by_hand_and_parity():
+    # question 0: 5 3 7 3; question 1: 2 9. m = 2 candidates each
+    q, qo = np.array([5, 3, 7, 3, 2, 9], np.int32), np.array([0, 4, 6], np.int64)
+    c = np.array([7, 5, 3, 8, 3, 5, 9, 4, 2, 1, 9], np.int32)
+    co = np.array([0, 4, 6, 9, 11], np.int64)
+    out = core_all("order_like_questions", q, qo, c, co, 2)
+    # present terms by first position; absent ones (8, 4, 1) after them, in their order
+    assert out.tolist() == [5, 3, 7, 8, 5, 3, 2, 9, 4, 9, 1]
+    rng = np.random.default_rng(2)
+    n, m = 400, 5
+    ql = rng.integers(0, 12, n)
+    q = rng.integers(0, 30, ql.sum()).astype(np.int32)
+    qo = np.concatenate([[0], np.cumsum(ql)]).astype(np.int64)
+    cl = rng.integers(0, 7, n * m)
+    c = rng.integers(0, 40, cl.sum()).astype(np.int32)
+    co = np.concatenate([[0], np.cumsum(cl)]).astype(np.int64)
+    out = core_all("order_like_questions", q, qo, c, co, m)
+    for i in range(n * m):
+        got, src = out[co[i]:co[i + 1]].tolist(), c[co[i]:co[i + 1]].tolist()
+        assert sorted(got) == sorted(src)
+    for bad in (dict(m=0), dict(m=3), dict(c_offsets=co[:-1]), dict(q_ids=-q - 1)):
+        kw = dict(q_ids=q, q_offsets=qo, c_ids=c, c_offsets=co, m=m) | bad
+        with pytest.raises(ValueError):
+            core_all("order_like_questions", **kw)

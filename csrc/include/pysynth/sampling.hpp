@@ -55,6 +55,14 @@ void random_words(std::uint64_t seed, std::uint64_t global_question, std::uint64
 void collection_stats(const std::int32_t* ids, const std::int64_t* offsets, std::size_t n_docs, std::size_t n_terms,
                       std::int64_t* cf, std::int64_t* df);
 
+// Terms of each candidate in the order they occur in its question (candidate c belongs to
+// question c / m): a term's key is its first position in the question, terms absent from it
+// follow in their order; out_ids gets the candidates' terms (offsets unchanged). Arguments are
+// checked by the caller (offsets from 0, non-decreasing, c_offsets of n_questions * m + 1).
+void order_like_questions(const std::int32_t* q_ids, const std::int64_t* q_offsets, std::size_t n_questions,
+                          const std::int32_t* c_ids, const std::int64_t* c_offsets, std::size_t m,
+                          std::int32_t* out_ids);
+
 // The data: questions, the cluster table, statistics and the exclusion mask.
 struct Corpus {
   const std::int32_t* q_ids = nullptr;

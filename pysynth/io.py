@@ -26,8 +26,10 @@ import stat
 import sys
 import tempfile
 import zlib
+from json.encoder import c_make_encoder as _c_make_encoder
+from json.encoder import encode_basestring as _encode_basestring
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
 __all__ = ["BOM", "decode_text", "strip_bom", "chomp", "is_device", "atomic_open", "atomic_write", "atomic_write_text", "atomic_dir", "read_rows", "read_jsonl", "write_rows",
            "write_jsonl", "write_json", "is_parquet", "pyarrow_parquet"]
@@ -305,8 +307,20 @@ def _parquet_rows(path: Path, what: str, batch_size: int) -> Iterator[dict]:
 
 # ------------------------------------------------------------------------------------- writing
 
+_JSON_DEFAULT = json.JSONEncoder(ensure_ascii=False).default
+
+
+def _json_text(row: Any) -> str:
+    """``json.dumps(row, ensure_ascii=False)``, the same text: json's C encoder called directly
+    (``dumps`` with a non-default argument builds a ``JSONEncoder`` per call, most of its time on
+    small rows); a fresh circular-reference memo per row, as ``dumps`` keeps."""
+    if _c_make_encoder is None:
+        return json.dumps(row, ensure_ascii=False)
+    return "".join(_c_make_encoder({}, _JSON_DEFAULT, _encode_basestring, None, ": ", ", ", False, False, True)(row, 0))
+
+
 def _jsonl_line(row: Mapping) -> bytes:
-    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    return (_json_text(row) + "\n").encode("utf-8")
 
 
 def write_jsonl(path: PathLike, rows: Iterable[Mapping], *,
@@ -319,9 +333,16 @@ def write_jsonl(path: PathLike, rows: Iterable[Mapping], *,
 
     def write(f):
         nonlocal n
+        batch: List[str] = []
         for r in rows:
-            f.write(_jsonl_line(r))
-            n += 1
+            batch.append(_json_text(r))
+            if len(batch) == 4096:  # one encode and one write per batch, not per row
+                f.write(("\n".join(batch) + "\n").encode("utf-8"))
+                n += len(batch)
+                batch.clear()
+        if batch:
+            f.write(("\n".join(batch) + "\n").encode("utf-8"))
+            n += len(batch)
 
     if str(path) == "-":
         out = sys.stdout.buffer

@@ -355,3 +355,19 @@ def test_score_out_dev_full_names_the_device(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pysynth", "score", "--hyp", str(hyp), "--ref", str(hyp), "--out",
                         "/dev/full"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 1 and r.stderr.splitlines() == ["pysynth: error: /dev/full: No space left on device"]
+
+
+def test_json_text_is_json_dumps():
+    # JSONL rows are encoded by json's C encoder directly: the text of json.dumps(ensure_ascii=False)
+    odd = [{"id": 1, "q": 'a "b" \\ é “x”\n\t\x00', "rr": 1 / 3, "p": None, "c": "c1", "r": 7},
+           {"n": float("nan"), "i": float("inf"), "z": -0.0, "big": 10 ** 30, "b": True, "l": [1, {"x": [None]}]},
+           {"e": 1e-300, "u": "\U0001F600", 3: "int key"}, [1, "two"], "plain", 5]
+    for row in odd:
+        assert io._json_text(row) == json.dumps(row, ensure_ascii=False)
+    loop: dict = {}
+    loop["self"] = loop
+    with pytest.raises(ValueError, match="Circular"):
+        io._json_text(loop)
+    with pytest.raises(TypeError):
+        io._json_text({"x": object()})
+    assert io._json_text({"ok": 1}) == '{"ok": 1}'  # nothing left behind by the failures

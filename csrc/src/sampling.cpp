@@ -1112,8 +1112,14 @@ void order_like_questions(const std::int32_t* q_ids, const std::int64_t* q_offse
           }
         keyed.emplace_back(key, c_ids[j]);
       }
-      // keys are distinct within a candidate except for a repeated term, whose copies are equal
-      std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      // a stable insertion sort (candidates hold a few terms; std::stable_sort allocated a buffer
+      // per candidate): keys are distinct except for copies of a repeated term, kept in order
+      for (std::size_t x = 1; x < keyed.size(); ++x) {
+        const auto v = keyed[x];
+        std::size_t y = x;
+        for (; y > 0 && keyed[y - 1].first > v.first; --y) keyed[y] = keyed[y - 1];
+        keyed[y] = v;
+      }
       for (std::int64_t j = b; j < e; ++j) out_ids[j] = keyed[static_cast<std::size_t>(j - b)].second;
     }
   }

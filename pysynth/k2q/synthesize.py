@@ -196,26 +196,31 @@ def read_questions(source, what: str = "questions") -> _Questions:
     ids: List[Any] = []
     texts: List[str] = []
     groups: List[Optional[Hashable]] = []
+    plain = (str, int)  # the usual id types, checked by type() first: isinstance on ABCs is slow per row
     for i, r in enumerate(io.read_rows(source, what)):
-        if not isinstance(r, Mapping):
+        if type(r) is not dict and not isinstance(r, Mapping):
             raise TypeError(f"{what} row {i + 1}: expected a dict with a 'question' field, got {type(r).__name__}")
         q = r.get("question")
-        if not isinstance(q, str):
+        if type(q) is not str and not isinstance(q, str):
             raise ValueError(f"{what} row {i + 1}: needs a string field 'question'")
-        try:  # JSON may spell a lone surrogate (\\ud800); no tokenizer or writer can take it
-            q.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{what} row {i + 1}: 'question' is not valid Unicode (a lone surrogate); "
-                             "clean the text first") from None
         rid = r.get("id", i)
-        if not _is_id(rid):
+        if type(rid) not in plain and not _is_id(rid):
             raise ValueError(f"{what} row {i + 1}: 'id' must be a string or an integer, got {rid!r}")
         g = r.get("cluster_id")
-        if g is not None and not _is_id(g):
+        if g is not None and type(g) not in plain and not _is_id(g):
             raise ValueError(f"{what} row {i + 1}: 'cluster_id' must be a string, an integer or null, got {g!r}")
         ids.append(rid.item() if isinstance(rid, np.integer) else rid)
         texts.append(q)
         groups.append(g.item() if isinstance(g, np.integer) else g)
+    try:  # JSON may spell a lone surrogate (\\ud800); no tokenizer or writer can take it
+        "".join(texts).encode("utf-8")  # one check for all (str never pairs surrogates)
+    except UnicodeEncodeError:
+        for i, q in enumerate(texts):
+            try:
+                q.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{what} row {i + 1}: 'question' is not valid Unicode (a lone surrogate); "
+                                 "clean the text first") from None
     if len(set(ids)) != len(ids):
         seen: set = set()
         dup = next(x for x in ids if x in seen or seen.add(x))
@@ -257,7 +262,7 @@ def _fingerprint(*parts: _Questions) -> str:
     """SHA-256 of each part's length, then its ``[id, question, cluster_id]`` records."""
     fp = _signature.Fingerprint()
     for qs in parts:
-        fp.part(list(zip(qs.ids, qs.texts, qs.groups)))
+        fp.columns(qs.ids, qs.texts, qs.groups)  # the bytes of part(list(zip(...))), without the rows
     return fp.hexdigest()
 
 
@@ -401,11 +406,14 @@ class _K2QStage(pipelines.Stage):
         self.kernel = _K2QKernel(cfg)
         self.m_gen = cfg.m if cfg.kqf else 1
         self.log = lambda msg: None
+        self._sha: Optional[str] = None
 
     def signature(self) -> Dict[str, Any]:
         qs, cq = self.qs, self.cq
+        if self._sha is None:  # asked for by the runner and again by finish: hash the input once
+            self._sha = _fingerprint(qs, cq)
         return _signature.signature(FORMAT, FORMAT_VERSION, self.cfg.as_dict(), {
-            "questions": len(qs.texts), "corpus": len(cq.texts), "sha256": _fingerprint(qs, cq)})
+            "questions": len(qs.texts), "corpus": len(cq.texts), "sha256": self._sha})
 
     def prepare(self, context: Path, workers: int, log) -> int:
         """Statistics, phrases, clusters and the SDM index over corpus + questions (Sect. 3.1)."""
@@ -499,9 +507,10 @@ class _K2QStage(pipelines.Stage):
                     vocabulary_coverage=[[int(s), float(v)] for s, v in zip(sizes, cov)])
         keywords = gen.decode(sampling.Candidates(kw_ids, kw_off))
         sel = np.flatnonzero((rank >= 0) & (rank < L))
-        rows = ({"id": qs.ids[i], "question": qs.texts[i], "keywords": keywords[i], "rr": float(rr[i]),
-                 "precision": None if not cfg.tdf else float(prec[i]), "cluster_id": qs.groups[i],
-                 "tdf_rank": int(rank[i])} for i in sel.tolist())
+        rr_l, prec_l, rank_l = rr.tolist(), prec.tolist(), rank.tolist()  # Python numbers: no per-row casts
+        rows = ({"id": qs.ids[i], "question": qs.texts[i], "keywords": keywords[i], "rr": rr_l[i],
+                 "precision": None if not cfg.tdf else prec_l[i], "cluster_id": qs.groups[i],
+                 "tdf_rank": rank_l[i]} for i in sel.tolist())
         info.log(f"[3/3] writing {L:,} pairs to {out} ...")
         out.parent.mkdir(parents=True, exist_ok=True)
         if io.is_parquet(out):

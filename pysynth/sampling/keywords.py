@@ -161,10 +161,14 @@ class KeywordGenerator:
 
     def decode(self, cands: Candidates) -> List[str]:
         """Keyword strings of candidates; phrases become their words."""
-        vocab = self.vocab
-        ids = cands.ids.tolist()
+        vocab, ids = self.vocab, cands.ids.tolist()
+        if len(ids) > len(vocab) // 4:  # many terms (a whole run's queries): each word's spelling once
+            words = [w.replace("_", " ") for w in vocab]
+            toks = [words[t] for t in ids]
+        else:
+            toks = [vocab[t].replace("_", " ") for t in ids]
         off = cands.offsets.tolist()
-        return [" ".join(vocab[t].replace("_", " ") for t in ids[a:b]) for a, b in zip(off[:-1], off[1:])]
+        return [" ".join(toks[a:b]) for a, b in zip(off[:-1], off[1:])]
 
     def generate(self, model: Optional[KeywordModel] = None, m: int = 20, seed: int = 0,
                  workers: int = 1) -> List[List[str]]:

@@ -12,6 +12,7 @@ their range and of the prepared context; the runner merges parts in chunk order)
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
@@ -22,7 +23,9 @@ __all__ = ["LocalExecutor", "RayExecutor", "add_executor_arguments", "executor_f
 
 
 class LocalExecutor:
-    """Run chunks in this process, in order, each with ``workers`` threads (-1 = all cores)."""
+    """Run chunks in this process, in order, each with ``workers`` threads (-1 = all cores);
+    a kernel's ``chunks_ahead`` later chunks may run beside the current one (see ``Kernel``),
+    the threads then split among the chunks in flight."""
 
     name = "local"
 
@@ -34,10 +37,38 @@ class LocalExecutor:
         if not chunks:
             return
         ctx = kernel.open(context)
-        for c, a, b in chunks:
+        # chunks in flight: 1 + the kernel's chunks_ahead, at most one per thread; the threads
+        # are split among them (two chunks of one thread each beat one of two threads plus one
+        # of two on 2 cores: 8-10 % at 3.17M questions, where oversubscribing cost cache)
+        workers = (os.cpu_count() or 1) if self.workers == -1 else self.workers
+        flight = max(1, min(1 + int(getattr(kernel, "chunks_ahead", 0) or 0), workers, len(chunks)))
+        per = self.workers if flight == 1 else max(1, workers // flight)
+
+        def run(c: int, a: int, b: int) -> Tuple[int, dict, float]:
             t = time.perf_counter()
-            arrays = kernel.run_chunk(ctx, a, b, self.workers)
-            yield c, arrays, time.perf_counter() - t
+            arrays = kernel.run_chunk(ctx, a, b, per)
+            return c, arrays, time.perf_counter() - t
+
+        if flight == 1:
+            for c, a, b in chunks:
+                yield run(c, a, b)
+            return
+        # the next chunks run in threads while this one is delivered; results still in order
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=flight, thread_name_prefix="pysynth-chunk")
+        todo = iter(chunks)
+        pending = deque(pool.submit(run, *x) for _, x in zip(range(flight), todo))
+        try:
+            while pending:
+                done = pending.popleft().result()
+                nxt = next(todo, None)
+                if nxt is not None:
+                    pending.append(pool.submit(run, *nxt))
+                yield done
+        finally:  # interrupted or failed: start nothing more (a running chunk finishes in its thread)
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"

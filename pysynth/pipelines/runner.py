@@ -52,7 +52,14 @@ class Kernel:
     ``run_chunk(ctx, start, stop, workers)`` returns ``{name: ndarray}`` for items
     ``[start, stop)`` and must not depend on anything else; ``check(arrays, n)`` says whether a
     part loaded from disk is whole (shapes agree with ``n`` items).
+
+    ``chunks_ahead``: with the local executor, how many later chunks may run beside the one
+    being delivered, in threads of this process (0: one at a time).  Only for a ``run_chunk``
+    that is thread-safe and spends part of its time single-threaded (Python between compiled
+    calls that release the GIL): the other core then works on the next chunk.
     """
+
+    chunks_ahead = 0
 
     def open(self, context: Path) -> Any:
         return context

@@ -214,3 +214,27 @@ def test_importing_the_pipelines_imports_neither_ray_nor_tqdm():
     p = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def test_chunks_ahead_overlap_keeps_order_and_bytes(tmp_path, reference):
+    # a kernel with chunks_ahead runs the next chunk in a thread beside the current one (the
+    # threads split between them): the same bytes, parts in order, each chunk once; a failure
+    # still stops the run, and what finished before it is kept for the resume
+    for w, ahead in ((2, 1), (2, 3), (1, 1), (3, 1)):
+        out = tmp_path / f"o{w}_{ahead}.jsonl"
+        calls = []
+        stage = ToyStage(VALUES, out, calls=calls, sleep=0.002)
+        stage.kernel.chunks_ahead = ahead
+        seen = []
+        orig = stage.kernel.run_chunk
+        stage.kernel.run_chunk = lambda v, a, b, workers=1: (seen.append(workers), orig(v, a, b, workers))[1]
+        pipelines.run(stage, out, chunk_size=5, executor=pipelines.LocalExecutor(w), progress=False)
+        assert (out.read_bytes(), out.with_name(out.name + ".meta.json").read_bytes()) == reference
+        assert sorted(calls) == [(a, min(a + 5, 50)) for a in range(0, 50, 5)]
+        assert set(seen) == ({1} if w <= 2 else {w // 2 if ahead == 1 else 1})
+    out = tmp_path / "fail.jsonl"
+    stage = ToyStage(VALUES, out, fail_at=21)
+    stage.kernel.chunks_ahead = 1
+    with pytest.raises(RuntimeError, match="toy failure"):
+        pipelines.run(stage, out, chunk_size=7, executor=pipelines.LocalExecutor(2), progress=False)
+    assert {"part-000000", "part-000001", "part-000002"} <= {p.name for p in pipelines.parts_dir(out).glob("part-*")}

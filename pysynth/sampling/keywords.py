@@ -125,15 +125,10 @@ class KeywordGenerator:
         clusters = self._prep.clusters
         if subset is not None:
             subset = np.asarray(subset, dtype=np.int64)
-            parts = [ids[off[i] : off[i + 1]] for i in subset]
-            lens = np.array([len(p) for p in parts], dtype=np.int64)
-            off2 = np.zeros(len(parts) + 1, dtype=np.int64)
-            np.cumsum(lens, out=off2[1:])
-            ids = np.concatenate(parts) if parts else ids[:0]
-            off = off2
+            ids, off = take_rows(ids, off, subset)
             clusters = Clusters(clusters.values, clusters.offsets, clusters.index[subset])
         return model.generate((ids, off), clusters, self._prep.stats, m=m, seed=seed,
-                              workers=workers, vocab=self.vocab, first_index=first_index)
+                              workers=workers, vocab=self._prep.corpus, first_index=first_index)  # its term index: no dict per call
 
     def samplable(self, model: KeywordModel) -> np.ndarray:
         """Mask of the questions with at least one term the model may sample (not only question words)."""

@@ -170,65 +170,6 @@ struct PairSum {
   }
 };
 
-// Window statistics of (a, b) over the collection (galloping intersection of the two posting
-// lists, driven by the shorter); fills *list when the pair's window list has <= cap documents.
-PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairList* list, std::size_t cap) {
-  PairSum sum(list, cap);
-  auto add = [&](std::int32_t d, std::int32_t od, std::int32_t uw) { sum.add(d, od, uw); };
-  const std::int64_t a0 = ix.indptr[a], a1 = ix.indptr[a + 1];
-  if (a == b) {
-    for (std::int64_t p = a0; p < a1; ++p) {
-      const std::int32_t* A = ix.positions + ix.pos_indptr[p];
-      const std::size_t na = static_cast<std::size_t>(ix.tfs[p]);
-      add(ix.doc_ids[p], ordered_count(A, na, A, na, kOrderedWidth), ix.tfs[p]);
-    }
-  } else {
-    const std::int64_t b0 = ix.indptr[b], b1 = ix.indptr[b + 1];
-    const bool a_short = (a1 - a0) <= (b1 - b0);
-    const std::int64_t s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l1 = a_short ? b1 : a1;
-    std::int64_t l = a_short ? b0 : a0;
-    if (l1 - l >= kPairScanRatio * (s1 - s0)) {
-      // a short list against a much longer one: each document of the short list is read from the
-      // forward index (the positions of both terms in one pass over its tokens) instead of
-      // galloping through the long list (the gallops were ~3/4 of compute_pair's time, itself
-      // 11 % of the 1M K2Q pipeline); the same counts, documents in the same order
-      std::vector<std::int32_t> A, B;
-      for (std::int64_t p = s0; p < s1; ++p) {
-        if (p + 8 < s1) prefetch(ix.doc_offsets + ix.doc_ids[p + 8]);
-        if (p + 4 < s1) prefetch(ix.doc_tokens + ix.doc_offsets[ix.doc_ids[p + 4]]);
-        const std::int32_t d = ix.doc_ids[p];
-        const std::int64_t o0 = ix.doc_offsets[d], o1 = ix.doc_offsets[d + 1];
-        A.clear();
-        B.clear();
-        for (std::int64_t o = o0; o < o1; ++o) {
-          const std::int32_t t = ix.doc_tokens[o];
-          if (t == a) A.push_back(static_cast<std::int32_t>(o - o0));
-          if (t == b) B.push_back(static_cast<std::int32_t>(o - o0));
-        }
-        if (B.empty() || A.empty()) continue;
-        std::int32_t od, uw;
-        window_counts(A.data(), A.size(), B.data(), B.size(), false, &od, &uw);
-        add(d, od, uw);
-      }
-      return sum.done();
-    }
-    for (std::int64_t p = s0; p < s1 && l < l1; ++p) {
-      const std::int32_t d = ix.doc_ids[p];
-      l = gallop(ix.doc_ids, l, l1, d);
-      if (l == l1) break;
-      if (ix.doc_ids[l] != d) continue;
-      const std::int64_t pa = a_short ? p : l, pb = a_short ? l : p;
-      const std::int32_t* A = ix.positions + ix.pos_indptr[pa];
-      const std::int32_t* B = ix.positions + ix.pos_indptr[pb];
-      const std::size_t na = static_cast<std::size_t>(ix.tfs[pa]), nb = static_cast<std::size_t>(ix.tfs[pb]);
-      std::int32_t od, uw;
-      window_counts(A, na, B, nb, false, &od, &uw);
-      add(d, od, uw);
-    }
-  }
-  return sum.done();
-}
-
 // One pair of a group (see compute_group): its place in the pair table, the other term, and
 // whether the shared term is the pair's left one.
 struct GroupPair {
@@ -238,8 +179,8 @@ struct GroupPair {
 };
 
 // Window statistics of pairs that share the term s, s being the shorter list of each: one pass
-// over s's documents in the forward index serves them all, with the counts and the documents'
-// order of compute_pair for each (stats[k], lists[k] of g[k]).
+// over s's documents in the forward index serves them all (stats[k], lists[k] of g[k]: the
+// counts and the documents' order of compute_pair, whose scan of one pair is this with n = 1).
 // Why: a KQGM query's middle term is in two adjacent pairs, and frequent terms pair with many
 // others; at 3.17M questions the pairs of one sub-batch read 60M documents one pair at a time
 // and 13M grouped, and compute_pair was 29 % of the K2Q pipeline's rank_of calls.
@@ -308,6 +249,51 @@ void compute_group(const IndexView& ix, std::int32_t s, const GroupPair* g, std:
       }
   }
   for (std::size_t k = 0; k < n; ++k) stats[k] = sums[k].done();
+}
+
+// Window statistics of (a, b) over the collection (galloping intersection of the two posting
+// lists, driven by the shorter); fills *list when the pair's window list has <= cap documents.
+PairStat compute_pair(const IndexView& ix, std::int32_t a, std::int32_t b, PairList* list, std::size_t cap) {
+  PairSum sum(list, cap);
+  auto add = [&](std::int32_t d, std::int32_t od, std::int32_t uw) { sum.add(d, od, uw); };
+  const std::int64_t a0 = ix.indptr[a], a1 = ix.indptr[a + 1];
+  if (a == b) {
+    for (std::int64_t p = a0; p < a1; ++p) {
+      const std::int32_t* A = ix.positions + ix.pos_indptr[p];
+      const std::size_t na = static_cast<std::size_t>(ix.tfs[p]);
+      add(ix.doc_ids[p], ordered_count(A, na, A, na, kOrderedWidth), ix.tfs[p]);
+    }
+  } else {
+    const std::int64_t b0 = ix.indptr[b], b1 = ix.indptr[b + 1];
+    const bool a_short = (a1 - a0) <= (b1 - b0);
+    const std::int64_t s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l1 = a_short ? b1 : a1;
+    std::int64_t l = a_short ? b0 : a0;
+    if (l1 - l >= kPairScanRatio * (s1 - s0)) {
+      // a short list against a much longer one: each document of the short list is read from the
+      // forward index (the positions of both terms in one pass over its tokens) instead of
+      // galloping through the long list (the gallops were ~3/4 of compute_pair's time, itself
+      // 11 % of the 1M K2Q pipeline); the same counts, documents in the same order
+      const GroupPair g{0, a_short ? b : a, a_short};
+      PairList* const lists[1] = {list};
+      PairStat st;
+      compute_group(ix, a_short ? a : b, &g, 1, &st, lists, cap);
+      return st;
+    }
+    for (std::int64_t p = s0; p < s1 && l < l1; ++p) {
+      const std::int32_t d = ix.doc_ids[p];
+      l = gallop(ix.doc_ids, l, l1, d);
+      if (l == l1) break;
+      if (ix.doc_ids[l] != d) continue;
+      const std::int64_t pa = a_short ? p : l, pb = a_short ? l : p;
+      const std::int32_t* A = ix.positions + ix.pos_indptr[pa];
+      const std::int32_t* B = ix.positions + ix.pos_indptr[pb];
+      const std::size_t na = static_cast<std::size_t>(ix.tfs[pa]), nb = static_cast<std::size_t>(ix.tfs[pb]);
+      std::int32_t od, uw;
+      window_counts(A, na, B, nb, false, &od, &uw);
+      add(d, od, uw);
+    }
+  }
+  return sum.done();
 }
 
 // Window statistics (and short window lists) of every distinct adjacent pair of a sub-batch of

@@ -161,33 +161,6 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   return py::make_tuple(ids, offsets);
 }
 
-py::tuple collection_stats_py(py::handle ids, py::handle offsets, py::handle vocab_size) {
-  const std::int64_t V = to_int(vocab_size, "vocab_size", 0);
-  auto a = as_array<std::int32_t>(ids, "ids", "iub");
-  auto o = as_array<std::int64_t>(offsets, "offsets", "iub");
-  // the twin's messages (pysynth._validate.offsets)
-  if (o.shape(0) < 1)
-    throw std::invalid_argument("offsets must have at least one entry (n + 1 for n rows, starting with 0)");
-  const std::size_t n_docs = static_cast<std::size_t>(o.shape(0) - 1);
-  const std::int64_t* od = o.data();
-  if (od[0] != 0) throw std::invalid_argument("offsets must start at 0, got offsets[0] = " + std::to_string(od[0]));
-  for (std::size_t i = 0; i < n_docs; ++i)
-    if (od[i + 1] < od[i])
-      throw std::invalid_argument("offsets must be non-decreasing, but offsets[" + std::to_string(i + 1) +
-                                  "] = " + std::to_string(od[i + 1]) + " < offsets[" + std::to_string(i) +
-                                  "] = " + std::to_string(od[i]));
-  if (od[n_docs] != static_cast<std::int64_t>(a.shape(0)))
-    throw std::invalid_argument("offsets must end at the number of ids = " + std::to_string(a.shape(0)) +
-                                ", got offsets[-1] = " + std::to_string(od[n_docs]));
-  Arr<std::int64_t> cf(static_cast<py::ssize_t>(V)), df(static_cast<py::ssize_t>(V));
-  {
-    py::gil_scoped_release nogil;
-    pysynth::sampling::collection_stats(a.data(), o.data(), n_docs, static_cast<std::size_t>(V), cf.mutable_data(),
-                                        df.mutable_data());
-  }
-  return py::make_tuple(cf, df);
-}
-
 // The twin's messages (pysynth._validate.offsets with what = "the number of ids").
 void check_offsets(const Arr<std::int64_t>& o, py::ssize_t total, const std::string& name) {
   if (o.shape(0) < 1)
@@ -204,6 +177,21 @@ void check_offsets(const Arr<std::int64_t>& o, py::ssize_t total, const std::str
   if (od[n] != static_cast<std::int64_t>(total))
     throw std::invalid_argument(name + " must end at the number of ids = " + std::to_string(total) + ", got " + name +
                                 "[-1] = " + std::to_string(od[n]));
+}
+
+py::tuple collection_stats_py(py::handle ids, py::handle offsets, py::handle vocab_size) {
+  const std::int64_t V = to_int(vocab_size, "vocab_size", 0);
+  auto a = as_array<std::int32_t>(ids, "ids", "iub");
+  auto o = as_array<std::int64_t>(offsets, "offsets", "iub");
+  check_offsets(o, a.shape(0), "offsets");
+  const std::size_t n_docs = static_cast<std::size_t>(o.shape(0) - 1);
+  Arr<std::int64_t> cf(static_cast<py::ssize_t>(V)), df(static_cast<py::ssize_t>(V));
+  {
+    py::gil_scoped_release nogil;
+    pysynth::sampling::collection_stats(a.data(), o.data(), n_docs, static_cast<std::size_t>(V), cf.mutable_data(),
+                                        df.mutable_data());
+  }
+  return py::make_tuple(cf, df);
 }
 
 Arr<std::int32_t> order_like_questions_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids,

@@ -144,6 +144,13 @@ def test_window_stats_parity(seed, n_docs, vocab):
     call_all("window_stats", index, a, b, 2)
 
 
+def _flat(rows):
+    """Documents (lists of term ids) as the flat ids + offsets the core functions take."""
+    off = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=off[1:])
+    return np.array([t for r in rows for t in r], np.int32), off
+
+
 def test_window_stats_short_list_against_a_long_one():
     # a rare term against one in every document (>= 16 times longer: compute_pair reads the rare
     # term's documents from the forward index), repeated, adjacent or not, in both orders
@@ -158,9 +165,7 @@ def test_window_stats_short_list_against_a_long_one():
         if d % 53 == 0:
             doc += [2, 0, 2, 0]
         rows.append(doc)
-    ids = np.array([t for r in rows for t in r], np.int32)
-    off = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum([len(r) for r in rows], out=off[1:])
+    ids, off = _flat(rows)
     index = call_all("build_index", ids, off, 40, 1)
     a = np.array([1, 0, 2, 0, 1, 2, 5, 0], np.int32)
     b = np.array([0, 1, 0, 2, 2, 1, 0, 5], np.int32)
@@ -187,9 +192,7 @@ def test_pairs_sharing_a_rare_term():
         if d % 433 == 0:
             doc += [2, 0, 2, 3, 2, 1] if d % 2 else [3, 2, 8]
         rows.append(doc)
-    ids = np.array([t for r in rows for t in r], np.int32)
-    off = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum([len(r) for r in rows], out=off[1:])
+    ids, off = _flat(rows)
     index = call_all("build_index", ids, off, 1206, 1)
     assert not {1, 2} & set(np.asarray(index["pair_terms"]).tolist())
     qs = [[0, 1, 0], [3, 1, 0, 1], [0, 2, 3, 2], [2, 0, 2, 1, 3], [1, 7, 1, 0], [3, 2, 0, 2, 9],

@@ -319,10 +319,6 @@ def _json_text(row: Any) -> str:
     return "".join(_c_make_encoder({}, _JSON_DEFAULT, _encode_basestring, None, ": ", ", ", False, False, True)(row, 0))
 
 
-def _jsonl_line(row: Mapping) -> bytes:
-    return (_json_text(row) + "\n").encode("utf-8")
-
-
 def write_jsonl(path: PathLike, rows: Iterable[Mapping], *,
                 before_replace: Optional[Callable[[], None]] = None) -> int:
     """Rows as JSON Lines (UTF-8, ``ensure_ascii=False``), streamed and atomic; ``-`` writes

@@ -188,7 +188,7 @@ def test_gz_output_is_gzip_and_reads_back(tmp_path, name):
     assert list(io.read_rows(p)) == ROWS
     io.write_rows(tmp_path / "again.jsonl.gz", ROWS)  # no name or time in the header: same rows, same bytes
     assert (tmp_path / "again.jsonl.gz").read_bytes() == raw
-    assert gzip.decompress(raw) == b"".join(io._jsonl_line(r) for r in ROWS)
+    assert gzip.decompress(raw) == "".join(io._json_text(r) + "\n" for r in ROWS).encode("utf-8")
 
 
 def test_cli_gz_output_reads_back(tmp_path):

@@ -39,7 +39,7 @@ class LocalExecutor:
         ctx = kernel.open(context)
         # chunks in flight: 1 + the kernel's chunks_ahead, at most one per thread; the threads
         # are split among them (two chunks of one thread each beat one of two threads plus one
-        # of two on 2 cores: 8-10 % at 3.17M questions, where oversubscribing cost cache)
+        # of two on 2 cores: 4-10 % at 3.17M questions, where oversubscribing cost cache)
         workers = (os.cpu_count() or 1) if self.workers == -1 else self.workers
         flight = max(1, min(1 + int(getattr(kernel, "chunks_ahead", 0) or 0), workers, len(chunks)))
         per = self.workers if flight == 1 else max(1, workers // flight)

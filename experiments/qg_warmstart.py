@@ -65,6 +65,13 @@ def parse_args(argv=None):
     p.add_argument("--backend", choices=("own", "torch", "onnx"), default="own",
                    help="--eval: the model's generate(), the shared searches on torch, or on --onnx-dir")
     p.add_argument("--onnx-dir", help="--backend onnx: an export of pysynth.export.warmstart")
+    p.add_argument("--encoder", help="a local BERT directory to start from (default: the offline MiniLM)")
+    p.add_argument("--device", default="cpu", help="torch device to train on (cpu, cuda)")
+    p.add_argument("--bf16", action="store_true", help="bfloat16 autocast (on a GPU)")
+    p.add_argument("--time-budget", type=float, default=0.0, metavar="S",
+                   help="train for about S seconds: after 150 steps --steps becomes what fits (recorded in the log)")
+    p.add_argument("--workers", type=int, default=1, help="processes that build the features before training")
+    p.add_argument("--no-baseline", action="store_true", help="--eval: skip the shipped qagen-qg-copynet")
     return p.parse_args(argv)
 
 
@@ -87,7 +94,6 @@ def load_examples(path, held_out_articles):
 
 
 def build_model(args, tokenizer):
-    from pysynth.models.encoders import require_minilm
     from pysynth.models.warmstart import WarmStartConfig, WarmStartSeq2Seq
 
     fields = dict(decoder_layers=args.decoder_layers, copy=not args.no_copy, max_source_len=args.max_source_len,
@@ -96,14 +102,42 @@ def build_model(args, tokenizer):
     if args.tiny:
         return WarmStartSeq2Seq(WarmStartConfig(vocab_size=len(tokenizer), hidden_size=64, num_layers=2, num_heads=4,
                                                 intermediate_size=128, **fields))
-    return WarmStartSeq2Seq.from_bert(require_minilm(), **fields)
+    # .float(): an encoder stored in half precision is trained in float32 (autocast does the rest)
+    return WarmStartSeq2Seq.from_bert(encoder_dir(getattr(args, "encoder", None)), **fields).float()
 
 
-def tokenizer_of_minilm():
+def encoder_dir(path=None):
     from pysynth.models.encoders import require_minilm
+
+    return Path(path) if path else require_minilm()
+
+
+def tokenizer_of_minilm(path=None):
     from pysynth.models.spans import wordpiece_tokenizer
 
-    return wordpiece_tokenizer(require_minilm() / "vocab.txt")
+    return wordpiece_tokenizer(encoder_dir(path) / "vocab.txt")
+
+
+_FEATS = {}
+
+
+def _feature_chunk(rows):
+    from pysynth.models.warmstart import qg_features
+
+    tok, src_len, tgt_len = _FEATS["tok"], _FEATS["src_len"], _FEATS["tgt_len"]
+    return [qg_features(tok, t, s, e, src_len, q, tgt_len) for t, s, e, q in rows]
+
+
+def features(rows, tok, src_len, tgt_len, workers=1):
+    """:func:`qg_features` of every row, in order (``workers`` forked processes)."""
+    _FEATS.update(tok=tok, src_len=src_len, tgt_len=tgt_len)
+    chunks = [rows[i:i + 2000] for i in range(0, len(rows), 2000)]
+    if workers <= 1:
+        return [f for c in chunks for f in _feature_chunk(c)]
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(workers) as pool:
+        return [f for part in pool.map(_feature_chunk, chunks) for f in part]
 
 
 def batches(n, batch_size, seed, start_step):
@@ -130,10 +164,11 @@ def dev_loss(model, rows, tokenizer, args):
         for i in range(0, len(rows), 16):
             feats = [qg_features(tokenizer, t, s, e, c.max_source_len, q, c.max_target_len)
                      for t, s, e, q in rows[i:i + 16]]
-            b = collate(feats, c.pad_id, c.bos_id)
+            dev = next(model.parameters()).device
+            b = {k: v.to(dev) for k, v in collate(feats, c.pad_id, c.bos_id).items()}
             logp = model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"])
             k = int((b["labels"] != c.pad_id).sum())
-            tot += float(seq2seq_loss(logp, b["labels"], c.pad_id)) * k
+            tot += float(seq2seq_loss(logp.float(), b["labels"], c.pad_id)) * k
             n += k
     model.train()
     return tot / max(n, 1)
@@ -146,7 +181,6 @@ def train(args):
         collate,
         count_parameters,
         load_checkpoint,
-        qg_features,
         save_checkpoint,
         seq2seq_loss,
     )
@@ -157,12 +191,16 @@ def train(args):
     ckpt = out / "checkpoint.pt"
     if ckpt.exists() and not args.resume:
         sys.exit(f"{ckpt} exists: pass --resume to continue it, or another --out")
-    tok = tokenizer_of_minilm()
+    tok = tokenizer_of_minilm(args.encoder)
     train_rows, dev_rows, held = load_examples(args.data, args.held_out_articles)
     (out / "held_out_titles.json").write_text(json.dumps(held, indent=1, ensure_ascii=False) + "\n")
     random.seed(args.seed)
     torch.manual_seed(args.seed)
-    model = build_model(args, tok)
+    t = time.perf_counter()  # before the model: forking after torch's thread pools start can hang
+    train_feats = features(train_rows, tok, args.max_source_len, args.max_target_len, args.workers)
+    print(json.dumps({"event": "features", "rows": len(train_feats), "seconds": round(time.perf_counter() - t, 1)}),
+          flush=True)
+    model = build_model(args, tok).to(args.device)
     no_decay = ("bias", "norm", "LayerNorm")
     groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
                "weight_decay": args.weight_decay},
@@ -174,6 +212,9 @@ def train(args):
         if step < args.warmup:
             return (step + 1) / args.warmup
         return max(0.1, 1.0 - 0.9 * (step - args.warmup) / max(1, args.steps - args.warmup))
+
+    def batch_of(feats):
+        return {k: v.to(args.device, non_blocking=True) for k, v in collate(feats, c.pad_id, c.bos_id).items()}
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     step = 0
@@ -188,16 +229,23 @@ def train(args):
     c = model.config
     model.train()
     t0, acc, cnt = time.perf_counter(), 0.0, 0
+    t_start, start_step = time.perf_counter(), step
+    autocast = torch.autocast(device_type=torch.device(args.device).type, dtype=torch.bfloat16, enabled=args.bf16)
     log = open(out / "log.jsonl", "a")
     try:
         for step, idx in batches(len(train_rows), args.batch_size, args.seed, step):
+            if args.time_budget and step == start_step + 50:
+                t_probe = time.perf_counter()
+            if args.time_budget and step == start_step + 150:  # the schedule's length: what fits the budget
+                rate = 100 / (time.perf_counter() - t_probe)  # steps 50-150: the first ones warm the GPU up
+                args.steps = min(args.steps, int(step + rate * (args.time_budget - (time.perf_counter() - t_start))))
+                print(json.dumps({"event": "budget", "steps_per_s": round(rate, 2), "steps": args.steps}), flush=True)
             if step >= args.steps or stop["flag"]:
                 break
-            feats = [qg_features(tok, *train_rows[i][:3], c.max_source_len, train_rows[i][3], c.max_target_len)
-                     for i in idx]
-            b = collate(feats, c.pad_id, c.bos_id)
-            loss = seq2seq_loss(model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"]), b["labels"], c.pad_id,
-                                args.label_smoothing)
+            b = batch_of([train_feats[i] for i in idx])
+            with autocast:
+                logp = model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"])
+            loss = seq2seq_loss(logp.float(), b["labels"], c.pad_id, args.label_smoothing)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -209,7 +257,8 @@ def train(args):
                 rec = {"step": done, "loss": round(acc / cnt, 4), "lr": sched.get_last_lr()[0],
                        "steps_per_s": round(cnt / (time.perf_counter() - t0), 4), "time": time.strftime("%H:%M:%S")}
                 if args.dev_every and done % args.dev_every == 0:
-                    rec["dev_loss"] = round(dev_loss(model, dev_rows[:64], tok, args), 4)
+                    with autocast:
+                        rec["dev_loss"] = round(dev_loss(model, dev_rows[:64], tok, args), 4)
                 print(json.dumps(rec), flush=True)
                 log.write(json.dumps(rec) + "\n")
                 log.flush()
@@ -222,7 +271,8 @@ def train(args):
         log.close()
     step = sched.last_epoch
     save_checkpoint(ckpt, model, opt, sched, step, {"args": vars(args)})
-    print(json.dumps({"event": "saved", "step": step, "path": str(ckpt)}), flush=True)
+    print(json.dumps({"event": "saved", "step": step, "path": str(ckpt),
+                      "train_seconds": round(time.perf_counter() - t_start, 1)}), flush=True)
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -266,7 +316,7 @@ def evaluate(args):
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     model, state = load_checkpoint(out / "checkpoint.pt", restore_rng=False)
-    tok = tokenizer_of_minilm()
+    tok = tokenizer_of_minilm(args.encoder)
     items = list(iter_answers(read_squad(args.eval_squad)))
     if len(items) > args.eval:
         items = random.Random(0).sample(items, args.eval)
@@ -278,7 +328,8 @@ def evaluate(args):
         systems[f"warmstart beam{args.beam}"] = WarmStartGenerator(model, tok, beam=args.beam)
     if args.backend != "own":
         systems = _shared_search_systems(args, model, tok)
-    systems["qagen-qg-copynet (shipped)"] = QuestionGenerator(threads=args.threads)
+    if not args.no_baseline:
+        systems["qagen-qg-copynet (shipped)"] = QuestionGenerator(threads=args.threads)
     res = {"step": state["step"], "n": len(items), "squad": args.eval_squad, "threads": args.threads, "systems": {}}
     outputs = {}
     for name, gen in systems.items():

@@ -12,12 +12,15 @@ published numbers depend on them:
 * :func:`match_case` (paraphrase candidates, round-trip translation): whitespace-separated words
   only, each spelt as in the source, and a capital first letter; no respacing (the paraphrase
   score compares whitespace tokens).
+
+A third, :func:`context_case`, is for outputs written from a paragraph (question generation), where a
+sentence-initial "The" or "In" must not capitalise every "the" of the output.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["WORD", "respace", "truecase", "match_case"]
+__all__ = ["WORD", "respace", "truecase", "match_case", "context_case"]
 
 #: a word (with inner apostrophes: "it's") or one punctuation character
 WORD = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
@@ -89,3 +92,43 @@ def match_case(text: str, source: str) -> str:
     if words and words[0][:1].islower():
         words[0] = words[0][:1].upper() + words[0][1:]
     return " ".join(words)
+
+
+_PIECE = re.compile(r"\w+|[^\w\s]")  # a BERT-style token: a word or one punctuation character
+_SENTENCE_END = frozenset(".!?")
+
+
+def context_case(output: str, context: str) -> str:
+    """Case and spacing of a lower-cased output written from a paragraph ``context`` (question
+    generation): two tokens (words or single punctuation characters) glued in the context are glued
+    in the output ("chicago ' s" -> "chicago's", "co - ed" -> "co-ed"); a word takes the case it
+    has inside the context's sentences (the commonest such form; a word seen only at a sentence's
+    start stays lower-case, so "The ..." does not capitalise every "the"); the first letter is
+    capitalised.
+
+    Examples
+    --------
+    >>> context_case("what is jacksonville ' s co - ed fraternity?",
+    ...              "The fraternity of Jacksonville's co-ed college is Alpha Phi Omega.")
+    "What is Jacksonville's co-ed fraternity?"
+    """
+    pieces = list(_PIECE.finditer(context))
+    glued, forms = set(), {}
+    for i, m in enumerate(pieces):
+        w = m.group()
+        if i and pieces[i - 1].end() == m.start():
+            glued.add((pieces[i - 1].group().lower(), w.lower()))
+        starts = i == 0 or pieces[i - 1].group() in _SENTENCE_END
+        if w[0].isalnum() and not starts:
+            count = forms.setdefault(w.lower(), {})
+            count[w] = count.get(w, 0) + 1
+    best = {k: max(v.items(), key=lambda kv: (kv[1], kv[0] == k))[0] for k, v in forms.items()}
+    out, pos, prev = [], 0, None
+    for m in _PIECE.finditer(output):
+        gap, w = output[pos:m.start()], m.group()
+        if prev is not None and gap.isspace() and (prev, w.lower()) in glued:
+            gap = ""
+        out.append(gap + best.get(w.lower(), w))
+        pos, prev = m.end(), w.lower()
+    text = "".join(out) + output[pos:]
+    return text[:1].upper() + text[1:]

@@ -22,7 +22,7 @@ from pysynth.qagen.pipeline import QAGenConfig, QAGenerator, add_unanswerables, 
 __all__ = ["run", "to_squad"]
 
 FORMAT = "pysynth.qagen"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: questions cased as in their context (QuestionGenerator._cased)
 
 
 class _Kernel(pipelines.RowKernel):

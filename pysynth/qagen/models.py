@@ -121,7 +121,7 @@ class QuestionGenerator:
         search = question_search(method, beam_size, top_k, no_repeat_ngram, no_stutter)
         if self.kind == "warmstart":  # the default guards: the decoding it was evaluated with
             gens = self.impl.questions(contexts, answers, search, seeds, batch_size)
-            return [g.texts[0] if g.texts else "" for g in gens]
+            return self._cased([g.texts[0] if g.texts else "" for g in gens], contexts)
         if self.kind == "hf":
             srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
             if method == "greedy":  # a beam of one on Hugging Face models
@@ -130,7 +130,7 @@ class QuestionGenerator:
         else:
             srcs = [qg_source(c, a["start"], a["end"]) for c, a in zip(contexts, answers)]
         res = self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)
-        return [g.texts[0] if g.texts else "" for g in res]
+        return self._cased([g.texts[0] if g.texts else "" for g in res], contexts)
 
     def _scored(self, contexts, answers, method, beam_size, top_k, seeds, batch_size, no_repeat_ngram, no_stutter):
         if self.kind not in ("seq2seq", "hf") or not len(contexts):
@@ -138,8 +138,20 @@ class QuestionGenerator:
                                                      no_repeat_ngram, no_stutter)]
         srcs, search, seeds = self._sources(contexts, answers, question_search(method, beam_size, top_k,
                                                                                 no_repeat_ngram, no_stutter), seeds)
-        return [(g.texts[0], float(g.scores[0])) if g.texts else ("", None)
-                for g in self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)]
+        res = self.model.generate(srcs, search, seeds=seeds, batch_size=batch_size)
+        return [(q, float(g.scores[0]) if g.texts else None)
+                for q, g in zip(self._cased([g.texts[0] if g.texts else "" for g in res], contexts), res)]
+
+    def _cased(self, questions: List[str], contexts: Sequence[str]) -> List[str]:
+        """A lower-casing model's questions (the pysynth seq2seq and warm-start kinds) with the case and
+        spacing their words have in the context (:func:`pysynth.models.postprocess.context_case`:
+        "how many students are in the university of chicago ' s college?" -> "How many students are in
+        the University of Chicago's College?"); other kinds write their own case."""
+        if self.kind not in ("seq2seq", "warmstart"):
+            return questions
+        from pysynth.models.postprocess import context_case
+
+        return [context_case(q, c) if q else q for q, c in zip(questions, contexts)]
 
     def _sources(self, contexts, answers, search, seeds):
         """The inputs, search and seeds of a pysynth seq2seq or Hugging Face model (as :meth:`generate`)."""
@@ -164,8 +176,8 @@ class QuestionGenerator:
         if scores and self.kind in ("seq2seq", "hf") and len(contexts):
             srcs, search, _ = self._sources(contexts, answers, question_search("beam", beam_size).replace(
                 n=beam_size), None)
-            return [list(zip(g.texts, (float(x) for x in g.scores)))
-                    for g in self.model.generate(srcs, search, batch_size=batch_size)]
+            return [list(zip(self._cased(list(g.texts), [c] * len(g.texts)), (float(x) for x in g.scores)))
+                    for g, c in zip(self.model.generate(srcs, search, batch_size=batch_size), contexts)]
         if scores:
             return [[(q, None) for q in hyps] for hyps in self.nbest(contexts, answers, beam_size, batch_size)]
 
@@ -180,12 +192,13 @@ class QuestionGenerator:
         search = question_search("beam", beam_size).replace(n=beam_size)
         if self.kind == "warmstart":
             gens = self.impl.questions(contexts, answers, search.replace(no_repeat_ngram=3), batch_size=batch_size)
-            return [list(g.texts) for g in gens]
+            return [self._cased(list(g.texts), [c] * len(g.texts)) for g, c in zip(gens, contexts)]
         if self.kind == "hf":
             srcs = [f"answer: {c[a['start']:a['end']]} context: {c}" for c, a in zip(contexts, answers)]
         else:
             srcs = [qg_source(c, a["start"], a["end"]) for c, a in zip(contexts, answers)]
-        return [list(g.texts) for g in self.model.generate(srcs, search, batch_size=batch_size)]
+        return [self._cased(list(g.texts), [c] * len(g.texts))
+                for g, c in zip(self.model.generate(srcs, search, batch_size=batch_size), contexts)]
 
 
     def _ask(self, contexts, answers):

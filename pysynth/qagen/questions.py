@@ -19,7 +19,7 @@ from pysynth import signature as _signature
 
 __all__ = ["run", "generate_questions", "check_answer_row", "ROW_REASONS"]
 
-FORMAT, FORMAT_VERSION = "pysynth.qagen.questions", 1
+FORMAT, FORMAT_VERSION = "pysynth.qagen.questions", 2  # 2: questions cased as in their context
 #: why an input row gets no question
 ROW_REASONS = ("not_an_object", "missing_context", "missing_answer_text", "missing_answer_start", "empty_answer",
                "bad_answer_start", "answer_start_mismatch")

@@ -92,8 +92,10 @@ def test_qagen_question_generator_opens_warmstart_export(exported):
     spans = [{"start": s, "end": e} for _, s, e, _ in ROWS]
     from pysynth.decoding import SearchConfig
 
-    want = [g.texts[0] for g in load(fp32).questions(contexts, spans,
-                                                     SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3))]
+    from pysynth.models.postprocess import context_case
+
+    raw = load(fp32).questions(contexts, spans, SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3))
+    want = [context_case(g.texts[0], c) for g, c in zip(raw, contexts)]  # the context's case and spacing
     assert qg.generate(contexts, spans) == want
     nb = qg.nbest(contexts, spans, beam_size=3)
     assert len(nb) == len(contexts) and all(1 <= len(x) <= 3 for x in nb)

@@ -118,7 +118,8 @@ def context_case(output: str, context: str) -> str:
         w = m.group()
         if i and pieces[i - 1].end() == m.start():
             glued.add((pieces[i - 1].group().lower(), w.lower()))
-        starts = i == 0 or pieces[i - 1].group() in _SENTENCE_END
+        # after ". " a sentence starts; after a glued "." ("U.S.") none does
+        starts = i == 0 or (pieces[i - 1].group() in _SENTENCE_END and pieces[i - 1].end() != m.start())
         if w[0].isalnum() and not starts:
             count = forms.setdefault(w.lower(), {})
             count[w] = count.get(w, 0) + 1

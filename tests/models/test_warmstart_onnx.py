@@ -91,7 +91,6 @@ def test_qagen_question_generator_opens_warmstart_export(exported):
     contexts = [r[0] for r in ROWS]
     spans = [{"start": s, "end": e} for _, s, e, _ in ROWS]
     from pysynth.decoding import SearchConfig
-
     from pysynth.models.postprocess import context_case
 
     raw = load(fp32).questions(contexts, spans, SearchConfig(decode="greedy", beam=1, no_repeat_ngram=3))

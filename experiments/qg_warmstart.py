@@ -103,7 +103,7 @@ def build_model(args, tokenizer):
         return WarmStartSeq2Seq(WarmStartConfig(vocab_size=len(tokenizer), hidden_size=64, num_layers=2, num_heads=4,
                                                 intermediate_size=128, **fields))
     # .float(): an encoder stored in half precision is trained in float32 (autocast does the rest)
-    return WarmStartSeq2Seq.from_bert(encoder_dir(getattr(args, "encoder", None)), **fields).float()
+    return WarmStartSeq2Seq.from_bert(encoder_dir(args.encoder), **fields).float()
 
 
 def encoder_dir(path=None):
@@ -160,11 +160,11 @@ def dev_loss(model, rows, tokenizer, args):
     c = model.config
     model.eval()
     tot, n = 0.0, 0
+    dev = next(model.parameters()).device
     with torch.no_grad():
         for i in range(0, len(rows), 16):
             feats = [qg_features(tokenizer, t, s, e, c.max_source_len, q, c.max_target_len)
                      for t, s, e, q in rows[i:i + 16]]
-            dev = next(model.parameters()).device
             b = {k: v.to(dev) for k, v in collate(feats, c.pad_id, c.bos_id).items()}
             logp = model(b["src"], b["src_mask"], b["src_types"], b["tgt_in"])
             k = int((b["labels"] != c.pad_id).sum())

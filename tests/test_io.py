@@ -371,3 +371,74 @@ def test_json_text_is_json_dumps():
     with pytest.raises(TypeError):
         io._json_text({"x": object()})
     assert io._json_text({"ok": 1}) == '{"ok": 1}'  # nothing left behind by the failures
+
+
+def test_read_jsonl_object_lines_equal_json_loads(tmp_path):
+    # object lines go through json's scanner directly; every line must read as json.loads reads it
+    lines = ['{"a": 1, "b": [1, 2.5, null, true], "c": {"d": "\\u00e9\\ud83d\\ude00"}}\n', '{}\n',
+             '  {"lead": "space"}\n', '{"trail": "space"}  \n', '{"x": NaN, "y": -Infinity}\n',
+             '\n', '{"k": "v"}\t\n', '["not", "an", "object"]\n', '{"a": 1, "a": 2}\n', '{"last": "no newline"}']
+    p = tmp_path / "ok.jsonl"
+    p.write_text("".join(lines), encoding="utf-8")
+    got = list(io.read_jsonl(p))
+    want = [json.loads(x) for x in lines if x.strip()]
+    assert json.dumps(got) == json.dumps(want) and len(got) == 9
+    for bad, line in [('{"a": 1} {"b": 2}\n', 2), ('{"a": 1}}\n', 2), ('{bad}\n', 2), ('{"a": 1,}\n', 2),
+                      ('{"a": "\x01"}\n', 2)]:
+        q = tmp_path / "bad.jsonl"
+        q.write_text('{"ok": 1}\n' + bad + '{"ok": 2}\n', encoding="utf-8")
+        with pytest.raises(ValueError, match=f"bad.jsonl:{line}: not valid JSON"):
+            list(io.read_jsonl(q))
+
+
+def test_k2q_read_questions_columns_equal_rows(tmp_path):
+    # the column pass (dict rows of plain values) and the row-by-row checks give the same columns
+    # and the same first error, also across a bad JSON line later in the stream
+    from pysynth.k2q.synthesize import read_questions
+
+    rows = [{"question": f"q {i}", "id": f"x{i}" if i % 3 else i, "cluster_id": [None, 7, "c"][i % 3]}
+            for i in range(10)] + [{"question": "no id"}]
+    plain = read_questions(rows)
+    assert plain.ids == [r.get("id", 10) for r in rows] and plain.texts == [r["question"] for r in rows]
+    assert plain.groups == [r.get("cluster_id") for r in rows]
+    import numpy as np
+
+    mixed = read_questions([dict(r, id=np.int64(5)) if i == 0 else r for i, r in enumerate(rows)])
+    assert mixed.ids[0] == 5 and type(mixed.ids[0]) is int and mixed.ids[1:] == plain.ids[1:]
+    p = tmp_path / "q.jsonl"
+    p.write_text('{"question": "a", "id": true}\n{"question": "b"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="row 1: 'id' must be a string or an integer"):
+        read_questions(p)
+    p.write_text('{"question": "a"}\n{"question": "b"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="q.jsonl:2: not valid JSON"):
+        read_questions(p)
+
+
+def test_write_jsonl_columns_equal_json_dumps(tmp_path):
+    # rows of one key set are encoded column by column; the bytes must be json.dumps' per row
+    import enum
+
+    class E(enum.IntEnum):
+        A = 3
+
+    class S(str):
+        pass
+
+    vals = [0, -7, 2**70, 1.5, -0.0, 1e300, float("nan"), float("inf"), -float("inf"), None, True, False,
+            "é \"q\" \\ \n\t\x00 😀", "", S("sub"), E.A, [1, {"a": None}], {"k": [1.25]}, 5e-324]
+    batches = [
+        [{"id": i, "q": f"q{i}", "x": vals[i % len(vals)], "f": i / 7} for i in range(50)],
+        [{"a": 1.0, "b": 2.5}, {"a": 3.0, "b": float("nan")}],   # float column with a NaN
+        [{"r": [0.5, -0.0, 0.0, 1 / 3][i % 4]} for i in range(40)],  # repeated floats, both zeros
+        [{"a%s": "%d", "b": 1}, {"a%s": "%%", "b": 2}],          # format characters in keys and values
+        [{"a": 1}, {"b": 1}], [{}, {}], [{1: "int key"}], [{"a": 1}, [1, 2], "s", None],
+    ]
+    for rows in batches:
+        p = tmp_path / "o.jsonl"
+        io.write_jsonl(p, rows)
+        assert p.read_text(encoding="utf-8") == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    loop = {"a": 1}
+    loop["a"] = loop  # the same keys as the row before it: the column path meets the cycle
+    for bad, err in [([{"a": 1}, loop], ValueError), ([{"a": 1}, {"a": object()}], TypeError)]:
+        with pytest.raises(err):
+            io.write_jsonl(tmp_path / "bad.jsonl", bad)

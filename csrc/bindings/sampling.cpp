@@ -90,7 +90,15 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
   cfg.strategy = parse_strategy(strategy);
   cfg.m = to_int(m, "m", 1);
   cfg.seed = to_seed(seed);
-  cfg.first_index = to_int(first_index, "first_index", 0);
+  // first_index: an int (question i is keyed by first_index + i) or one global index per question
+  Arr<std::int64_t> qindex;
+  const bool per_question = py::isinstance<py::array>(first_index) || py::isinstance<py::list>(first_index) ||
+                            py::isinstance<py::tuple>(first_index);
+  if (per_question) {
+    qindex = as_array<std::int64_t>(first_index, "first_index", "iu");
+  } else {
+    cfg.first_index = to_int(first_index, "first_index", 0);
+  }
   cfg.max_rejections = to_int(max_rejections, "max_rejections", 0);
   cfg.workers = workers;
   pysynth::resolve_workers(workers);
@@ -128,6 +136,12 @@ py::tuple generate_py(py::handle q_ids, py::handle q_offsets, py::handle c_ids, 
     throw std::invalid_argument("cluster_index must have one entry per question (" + std::to_string(c.n_questions) +
                                 "), got " + std::to_string(cidx.shape(0)));
   c.cluster_index = cidx.data();
+  if (per_question) {
+    if (static_cast<std::size_t>(qindex.shape(0)) != c.n_questions)
+      throw std::invalid_argument("first_index must be an int or have one entry per question (" +
+                                  std::to_string(c.n_questions) + "), got " + std::to_string(qindex.shape(0)));
+    cfg.question_index = qindex.data();
+  }
   c.cf = cfa.data();
   c.df = dfa.data();
   c.exclude = exa.data();

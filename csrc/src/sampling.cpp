@@ -365,12 +365,21 @@ struct Sampler::Impl {
                     Workspace& ws) const;
   std::int64_t plan(std::int64_t* offsets) const;
   std::int64_t sample(std::int64_t* offsets, std::int32_t* ids) const;
+  // the index that keys question i's random stream
+  std::uint64_t global_index(std::size_t i) const {
+    return static_cast<std::uint64_t>(cfg.question_index ? cfg.question_index[i] : cfg.first_index + std::int64_t(i));
+  }
 };
 
 void Sampler::Impl::validate() {
   if (cfg.m < 1) throw std::invalid_argument("m must be an integer >= 1, got " + num(cfg.m));
   if (cfg.first_index < 0)
     throw std::invalid_argument("first_index must be an integer >= 0, got " + num(cfg.first_index));
+  if (cfg.question_index)
+    for (std::size_t i = 0; i < c.n_questions; ++i)
+      if (cfg.question_index[i] < 0)
+        throw std::invalid_argument("first_index[" + std::to_string(i) + "] must be >= 0, got " +
+                                    num(cfg.question_index[i]));
   if (cfg.max_rejections < 0)
     throw std::invalid_argument("max_rejections must be an integer >= 0, got " + num(cfg.max_rejections));
   resolve_workers(cfg.workers);
@@ -977,7 +986,7 @@ void Sampler::Impl::sample_range(const E* alias, std::size_t b, std::size_t e, s
         }
       }
     }
-    const std::uint64_t qk = question_key(skey, static_cast<std::uint64_t>(cfg.first_index) + i);
+    const std::uint64_t qk = question_key(skey, global_index(i));
     // lanes pay off when draws alternate between the question and the cluster document
     // (paraphrase model: +15-34% per CPU-second); the baseline model, whose draws nearly
     // all search the question document, ran 7-18% slower with them (RESULTS_sampling.md)
@@ -1008,7 +1017,7 @@ std::int64_t Sampler::Impl::plan(std::int64_t* offsets) const {
     std::int64_t acc = 0;
     for (std::size_t i = b; i < e; ++i) {
       const std::int64_t len = c.q_offsets[i + 1] - c.q_offsets[i];
-      const std::uint64_t qk = question_key(skey, static_cast<std::uint64_t>(cfg.first_index) + i);
+      const std::uint64_t qk = question_key(skey, global_index(i));
       for (std::size_t cand = 0; cand < m; ++cand) {
         acc += draw_length(mix64(candidate_key(qk, cand) + kGamma), len);
         offsets[i * m + cand + 1] = acc;

@@ -432,9 +432,10 @@ def generate(q_ids, q_offsets, c_ids, c_offsets, cluster_index, cf, df, n_docs, 
         Candidates per question (>= 1).
     seed : int
         In [0, 2**64).
-    first_index : int
+    first_index : int or int array (n)
         Global index of the first question (the random stream of question i is keyed by
-        ``first_index + i``), so that chunked calls reproduce one call.
+        ``first_index + i``), so that chunked calls reproduce one call; or the global index
+        of each question (any questions of a corpus, in any order, as one call gives them).
     max_rejections : int
         Rejected attempts before a draw switches to explicit renormalization (>= 0).
     workers : int
@@ -451,7 +452,17 @@ def generate(q_ids, q_offsets, c_ids, c_offsets, cluster_index, cf, df, n_docs, 
     strat = STRATEGIES.index(strategy)
     m = _check_int("m", m, 1)
     seed = _check_seed(seed)
-    first_index = _check_int("first_index", first_index, 0)
+    qindex = None
+    if isinstance(first_index, (np.ndarray, list, tuple)):  # one global index per question
+        qindex = np.asarray(first_index)
+        if qindex.ndim != 1:
+            raise ValueError(f"first_index must be 1-D, got {qindex.ndim}-D")
+        if qindex.size and qindex.dtype.kind not in "iu":
+            raise ValueError(f"first_index has an unsupported dtype kind '{qindex.dtype.kind}'")
+        qindex = qindex.astype(np.int64)
+        first_index = 0
+    else:
+        first_index = _check_int("first_index", first_index, 0)
     max_rejections = _check_int("max_rejections", max_rejections, 0)
     _check_workers(workers)
     weights = []
@@ -485,6 +496,11 @@ def generate(q_ids, q_offsets, c_ids, c_offsets, cluster_index, cf, df, n_docs, 
     n_clusters = co.shape[0] - 1
     if cidx.shape[0] != n:
         raise ValueError(f"cluster_index must have one entry per question ({n}), got {cidx.shape[0]}")
+    if qindex is not None and qindex.shape[0] != n:
+        raise ValueError(f"first_index must be an int or have one entry per question ({n}), got {qindex.shape[0]}")
+    if qindex is not None and n and int(qindex.min()) < 0:
+        i = int(np.argmax(qindex < 0))
+        raise ValueError(f"first_index[{i}] must be >= 0, got {int(qindex[i])}")
     if n and (int(cidx.min()) < -1 or int(cidx.max()) >= n_clusters):
         raise ValueError(f"cluster_index must be -1 or a row of the cluster table [0, {n_clusters})")
     _check_ids(qi, V, "q_ids")
@@ -619,7 +635,7 @@ def generate(q_ids, q_offsets, c_ids, c_offsets, cluster_index, cf, df, n_docs, 
             j = int(cidx[i])
             dc = _doc(ci[co[j]:co[j + 1]], strat, ex_l, cf_l, idf) or dq
         docs = (dq, dc)
-        qkey = _question_key(skey, first_index + i)
+        qkey = _question_key(skey, first_index + i if qindex is None else int(qindex[i]))
         for c in range(m):
             words = _Words(_candidate_key(qkey, c))
             s = draw_length(words.next(), L)

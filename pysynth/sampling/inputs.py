@@ -166,24 +166,41 @@ class Clusters:
         groups = list(groups)
         if len(groups) != n:
             raise ValueError(f"groups must have one entry per question ({n}), got {len(groups)}")
-        codes: Dict[object, int] = {}
-        index = np.array([-1 if g is None else codes.setdefault(g, len(codes)) for g in groups],
-                         dtype=np.int64)
+        # clusters numbered in order of first appearance (C-level passes: ~1 s less at 3.17M questions)
+        firsts = dict.fromkeys(groups)
+        firsts.pop(None, None)
+        codes: Dict[object, int] = dict(zip(firsts, range(len(firsts))))
+        index = np.fromiter(map({**codes, None: -1}.__getitem__, groups), dtype=np.int64, count=n)
         order = np.argsort(np.where(index < 0, len(codes), index), kind="stable")
         order = order[index[order] >= 0]
         lens = np.diff(off)
         row_len = np.bincount(index[order], weights=lens[order], minlength=len(codes)).astype(np.int64)
         c_off = np.zeros(len(codes) + 1, dtype=np.int64)
         np.cumsum(row_len, out=c_off[1:])
-        take = np.concatenate([np.arange(off[i], off[i + 1]) for i in order]) if len(order) else \
-            np.zeros(0, np.int64)
-        return cls(ids[take], c_off, index)
+        return cls(take_rows(ids, off, order)[0], c_off, index)
 
     @classmethod
     def per_question(cls, documents) -> "Clusters":
         """Row ``i`` is the cluster document of question ``i`` (flat ids + offsets or lists)."""
         ids, off = _ragged(documents, "clusters")
         return cls(ids, off, np.arange(off.shape[0] - 1, dtype=np.int64))
+
+
+def take_rows(ids: np.ndarray, off: np.ndarray, rows: np.ndarray):
+    """Rows ``rows`` of a ragged array (flat ``ids`` + ``off``) as a new ``(ids, offsets)`` pair,
+    in the order given (a row may repeat).
+
+    Examples
+    --------
+    >>> take_rows(np.array([1, 2, 3, 4]), np.array([0, 2, 3, 4]), np.array([2, 0]))
+    (array([4, 1, 2]), array([0, 1, 3]))
+    """
+    starts = off[rows]
+    lens = off[rows + 1] - starts
+    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_off[1:])
+    idx = np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)
+    return ids[idx], new_off
 
 
 class Candidates(NamedTuple):

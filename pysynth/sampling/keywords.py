@@ -20,7 +20,7 @@ import numpy as np
 
 from pysynth import store, text
 from pysynth._dispatch import backend
-from pysynth.sampling.inputs import Candidates, Clusters, CollectionStats
+from pysynth.sampling.inputs import Candidates, Clusters, CollectionStats, take_rows
 from pysynth.sampling.model import KeywordModel
 
 __all__ = ["KeywordGenerator", "DEFAULT_CONFIG", "PHRASE_PARAMS", "make_model", "take_rows"]
@@ -120,7 +120,8 @@ class KeywordGenerator:
 
         The random draws of the ``j``-th question given are keyed by ``first_index + j``
         (counter-based RNG), so consecutive slices of one list, each with its start as
-        ``first_index``, give the rows of a single call."""
+        ``first_index``, give the rows of a single call; an array ``first_index`` gives each
+        question's key (its position in that list), so any of them can be drawn alone."""
         ids, off = self._q
         clusters = self._prep.clusters
         if subset is not None:
@@ -235,23 +236,6 @@ class KeywordGenerator:
 # the store format keeps its first name: generators saved before the move still load
 _FORMAT = "pysynth.k2q.KeywordGenerator"
 _FORMAT_VERSION = 1
-
-
-def take_rows(ids: np.ndarray, off: np.ndarray, rows: np.ndarray):
-    """Rows ``rows`` of a ragged array (flat ``ids`` + ``off``) as a new ``(ids, offsets)`` pair,
-    in the order given (a row may repeat).
-
-    Examples
-    --------
-    >>> take_rows(np.array([1, 2, 3, 4]), np.array([0, 2, 3, 4]), np.array([2, 0]))
-    (array([4, 1, 2]), array([0, 1, 3]))
-    """
-    starts = off[rows]
-    lens = off[rows + 1] - starts
-    new_off = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=new_off[1:])
-    idx = np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)
-    return ids[idx], new_off
 
 
 def make_model(model: str = "paraphrase", strategy: str = "discriminative", lam: float = 0.1,

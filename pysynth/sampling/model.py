@@ -224,9 +224,10 @@ class KeywordModel:
         vocab : mapping str -> id, sequence of str or pysynth.text.Corpus, optional
             Maps :attr:`exclude_words` to ids (added to ``exclude``).  One of ``exclude`` and
             ``vocab`` is required, unless ``questions`` is a corpus (then its vocabulary).
-        first_index : int
+        first_index : int or int array
             Global index of ``questions[0]``: generating a corpus chunk by chunk with
-            ``first_index`` = the chunk's start gives the same rows as one call.
+            ``first_index`` = the chunk's start gives the same rows as one call.  Or one global
+            index per question: any questions, in any order, get the rows one call gives them.
 
         Returns
         -------
@@ -235,7 +236,8 @@ class KeywordModel:
         """
         # ValueError for every bad argument, as the compiled core raises
         m = _v.int_range(m, "m", 1, wrong_type=ValueError)
-        first_index = _v.int_range(first_index, "first_index", 0, wrong_type=ValueError)
+        if not isinstance(first_index, (np.ndarray, list, tuple)):  # else checked by the backend
+            first_index = _v.int_range(first_index, "first_index", 0, wrong_type=ValueError)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         workers = _v.workers(workers, wrong_type=ValueError)
@@ -244,7 +246,8 @@ class KeywordModel:
         wq, wc, wb = self.weights
         ids, offsets = backend("sampling").generate(
             q_ids, q_off, c_ids, c_off, c_idx, stats.cf, stats.df, stats.n_docs, mask,
-            self.length_dist, self.strategy, wq, wc, wb, int(m), int(seed), int(first_index),
+            self.length_dist, self.strategy, wq, wc, wb, int(m), int(seed),
+            first_index if isinstance(first_index, (np.ndarray, list, tuple)) else int(first_index),
             self.max_rejections, int(workers))
         return Candidates(ids, offsets)
 

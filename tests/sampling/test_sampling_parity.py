@@ -118,6 +118,33 @@ def test_chunking_invariance(name):
     assert np.array_equal(np.concatenate(parts), np.diff(full_off))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_question_index_draws_any_rows(name):
+    """A per-question first_index (global indices, any subset, any order) gives those rows of one call."""
+    mod = BACKENDS[name]
+    m = 3
+    kw = _args(m=m, seed=77, strategy="combination", weights=(0.5, 0.3, 0.2))
+    full_ids, full_off = mod.generate(**kw)
+    q_ids, q_off, cidx = kw["q_ids"], kw["q_offsets"], kw["cluster_index"]
+    for pick in ([5, 1, 6], [3], [0, 1, 2, 3, 4, 5, 6], [6, 6]):
+        pick = np.array(pick)
+        lens = q_off[pick + 1] - q_off[pick]
+        sub_ids = np.concatenate([q_ids[q_off[i]:q_off[i + 1]] for i in pick]).astype(np.int32)
+        sub_off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        for first in (pick, pick.astype(np.uint32), pick.tolist()):
+            ids, off = mod.generate(**{**kw, "q_ids": sub_ids, "q_offsets": sub_off,
+                                       "cluster_index": cidx[pick], "first_index": first})
+            want = [full_ids[full_off[i * m + c]:full_off[i * m + c + 1]] for i in pick for c in range(m)]
+            got = [ids[off[k]:off[k + 1]] for k in range(len(pick) * m)]
+            assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    consecutive = mod.generate(**{**kw, "first_index": np.arange(2, 2 + len(QUESTIONS))})
+    assert all(np.array_equal(a, b) for a, b in zip(consecutive, mod.generate(**{**kw, "first_index": 2})))
+    for bad, match in ((np.array([0, 1]), "one entry per question"), (np.array([[0] * 7]), "1-D"),
+                       (np.arange(7.0), "dtype kind"), (np.array([0, 1, 2, -1, 4, 5, 6]), r"first_index\[3\]")):
+        with pytest.raises(ValueError, match=match):
+            mod.generate(**{**kw, "first_index": bad})
+
+
 def test_public_chunking_and_workers():
     vocab = ["what", "is", "the", "capital", "of", "france", "who", "wrote", "hamlet", "pooh",
              "author", "winnie", "creator"]

@@ -89,6 +89,10 @@ struct Config {
   std::int64_t m = 1;
   std::uint64_t seed = 0;
   std::int64_t first_index = 0;
+  // or, when set, the global index of each question (n_questions entries, >= 0): the questions
+  // of a call need not be consecutive (K2Q draws the later candidates of the few questions
+  // its first candidate did not settle)
+  const std::int64_t* question_index = nullptr;
   std::int64_t max_rejections = 8;
   int workers = 1;
 };

@@ -236,7 +236,7 @@ class KeywordModel:
         """
         # ValueError for every bad argument, as the compiled core raises
         m = _v.int_range(m, "m", 1, wrong_type=ValueError)
-        if not isinstance(first_index, (np.ndarray, list, tuple)):  # else checked by the backend
+        if not isinstance(first_index, (np.ndarray, list, tuple)):  # an array is checked by the backend
             first_index = _v.int_range(first_index, "first_index", 0, wrong_type=ValueError)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
@@ -246,8 +246,7 @@ class KeywordModel:
         wq, wc, wb = self.weights
         ids, offsets = backend("sampling").generate(
             q_ids, q_off, c_ids, c_off, c_idx, stats.cf, stats.df, stats.n_docs, mask,
-            self.length_dist, self.strategy, wq, wc, wb, int(m), int(seed),
-            first_index if isinstance(first_index, (np.ndarray, list, tuple)) else int(first_index),
+            self.length_dist, self.strategy, wq, wc, wb, int(m), int(seed), first_index,
             self.max_rejections, int(workers))
         return Candidates(ids, offsets)
 

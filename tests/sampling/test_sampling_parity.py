@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from pysynth import sampling
 from pysynth.sampling import _reference as ref
+from pysynth.sampling.inputs import take_rows
 
 from _sampling_util import BACKENDS, NAMES, core_all, core_args
 
@@ -99,6 +100,13 @@ def test_thread_count_invariance(workers):
     assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
 
 
+def _questions(kw: dict, rows: np.ndarray) -> dict:
+    """``kw`` (the arguments of ``generate``, without first_index) for the questions ``rows`` only."""
+    q_ids, q_off = take_rows(kw["q_ids"], kw["q_offsets"], rows)
+    rest = {k: v for k, v in kw.items() if k != "first_index"}
+    return {**rest, "q_ids": q_ids, "q_offsets": q_off, "cluster_index": kw["cluster_index"][rows]}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_chunking_invariance(name):
     """Generating questions a..b-1 with first_index=a reproduces those rows of one call."""
@@ -106,13 +114,9 @@ def test_chunking_invariance(name):
     m = 4
     kw = _args(m=m, seed=31, strategy="popular", weights=(0.5, 0.3, 0.2))
     full_ids, full_off = mod.generate(**kw)
-    q_ids, q_off, cidx = kw["q_ids"], kw["q_offsets"], kw["cluster_index"]
     parts = []
     for a, b in [(0, 3), (3, 4), (4, 7)]:
-        sub_ids = q_ids[q_off[a]:q_off[b]]
-        sub_off = q_off[a:b + 1] - q_off[a]
-        ids, off = mod.generate(**{**kw, "q_ids": sub_ids, "q_offsets": sub_off,
-                                   "cluster_index": cidx[a:b], "first_index": a})
+        ids, off = mod.generate(**_questions(kw, np.arange(a, b)), first_index=a)
         assert np.array_equal(ids, full_ids[full_off[a * m]:full_off[b * m]])
         parts.append(np.diff(off))
     assert np.array_equal(np.concatenate(parts), np.diff(full_off))
@@ -125,15 +129,10 @@ def test_question_index_draws_any_rows(name):
     m = 3
     kw = _args(m=m, seed=77, strategy="combination", weights=(0.5, 0.3, 0.2))
     full_ids, full_off = mod.generate(**kw)
-    q_ids, q_off, cidx = kw["q_ids"], kw["q_offsets"], kw["cluster_index"]
     for pick in ([5, 1, 6], [3], [0, 1, 2, 3, 4, 5, 6], [6, 6]):
         pick = np.array(pick)
-        lens = q_off[pick + 1] - q_off[pick]
-        sub_ids = np.concatenate([q_ids[q_off[i]:q_off[i + 1]] for i in pick]).astype(np.int32)
-        sub_off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         for first in (pick, pick.astype(np.uint32), pick.tolist()):
-            ids, off = mod.generate(**{**kw, "q_ids": sub_ids, "q_offsets": sub_off,
-                                       "cluster_index": cidx[pick], "first_index": first})
+            ids, off = mod.generate(**_questions(kw, pick), first_index=first)
             want = [full_ids[full_off[i * m + c]:full_off[i * m + c + 1]] for i in pick for c in range(m)]
             got = [ids[off[k]:off[k + 1]] for k in range(len(pick) * m)]
             assert all(np.array_equal(a, b) for a, b in zip(got, want))

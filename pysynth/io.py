@@ -368,7 +368,7 @@ def _json_text(row: Any) -> str:
 def _jsonl_text(batch: List[Any]) -> str:
     """The JSON Lines of ``batch``: the text of :func:`_json_text` per row. Rows that are dicts
     with the same str keys are encoded column by column (C-level passes per column and one
-    format per row: 2-3x faster than an encoder call per row on pipeline rows, issue 29)."""
+    format per row: 2.5x faster than an encoder call per row on K2Q rows, issue 29)."""
     if set(map(type, batch)) == {dict}:
         keys = set(map(tuple, batch))
         if len(keys) == 1:
